@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# build.sh — builds attnlab into dist/:
+#   1. the C core natively under AddressSanitizer + UBSan, and runs tests/c/test_native.c on it,
+#      so memory errors surface before any WebAssembly step;
+#   2. dist/attnlab-scalar.wasm and dist/attnlab-simd.wasm with Emscripten (Debian's emcc);
+#   3. dist/attnlab-relaxed.wasm (relaxed-SIMD fused multiply-add) with clang-19 + wasm-ld-19;
+#   4. copies the JS binding and its types next to the modules.
+# Missing compilers are installed with apt-get when this runs as root (or with sudo); otherwise it
+# stops and says what to install. Environment: ATTNLAB_SKIP_BUILD=1 skips everything when dist/
+# is complete (npm pack in tests); ATTNLAB_SKIP_NATIVE_TEST=1 skips step 1.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+SRC=src/c
+OUT=dist
+BUILD=build
+CORE_SOURCES=("$SRC/api.c" "$SRC/ops.c" "$SRC/softmax.c" "$SRC/synthesizer.c" "$SRC/linear.c" "$SRC/fixed.c")
+EXPORTS_FILE="$SRC/exports.txt" # the one list of exported C functions
+
+if [[ "${ATTNLAB_SKIP_BUILD:-}" == 1 && -f $OUT/attnlab.js && -f $OUT/attnlab-simd.wasm \
+      && -f $OUT/attnlab-scalar.wasm && -f $OUT/attnlab-relaxed.wasm ]]; then
+  echo "build.sh: ATTNLAB_SKIP_BUILD=1 and dist/ is complete; nothing to do"
+  exit 0
+fi
+
+# --- tools -------------------------------------------------------------------------------------
+apt_install() { # apt_install PACKAGE... : installs with apt-get as root or through sudo, or fails
+  local sudo=""
+  if [[ $(id -u) != 0 ]]; then
+    if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo="sudo"; else
+      echo "build.sh: missing $*; install it with: sudo apt-get install -y $*" >&2
+      exit 1
+    fi
+  fi
+  echo "build.sh: installing $* with apt-get"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
+}
+
+command -v emcc >/dev/null || apt_install emscripten
+command -v clang-19 >/dev/null && command -v wasm-ld-19 >/dev/null || apt_install clang-19 lld-19
+NATIVE_CC=${CC:-gcc}
+command -v "$NATIVE_CC" >/dev/null || apt_install gcc
+
+# Debian's emcc runs its JS tools with the system node, which finds acorn etc. only here.
+export NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}
+# Emscripten writes its cache next to itself; keep it writable and out of the way for non-root.
+if [[ ! -w /usr/share/emscripten/cache ]]; then export EM_CACHE="$PWD/$BUILD/emcache"; fi
+
+mkdir -p "$OUT" "$BUILD"
+
+# --- 1. native sanitizer test ------------------------------------------------------------------
+# -O1 keeps the sanitizers fast and their reports readable; -Werror keeps warnings from piling up.
+NATIVE_FLAGS=(-std=c11 -O1 -g -Wall -Wextra -Werror -fsanitize=address,undefined -fno-sanitize-recover=all)
+if [[ "${ATTNLAB_SKIP_NATIVE_TEST:-}" != 1 ]]; then
+  echo "build.sh: native C test (ASan + UBSan)"
+  "$NATIVE_CC" "${NATIVE_FLAGS[@]}" "${CORE_SOURCES[@]}" tests/c/test_native.c -lm -o "$BUILD/test_native"
+  "$BUILD/test_native"
+fi
+
+# --- 2. Emscripten: scalar and SIMD128 ---------------------------------------------------------
+# A standalone module with no entry point: no Emscripten JS glue (its ES6 output breaks in Node),
+# our binding instantiates it. The core allocates nothing, so no malloc is linked; the binding lays
+# buffers out above attn_heap_base() and grows memory itself, up to the 4 GiB of wasm32.
+EMCC_EXPORTS=$(sed 's/^/_/' "$EXPORTS_FILE" | paste -sd, -)
+EMCC_FLAGS=(-std=c11 -O3 -DNDEBUG -Wall -Wextra -Werror
+  --no-entry -sSTANDALONE_WASM=1 -sEXPORTED_FUNCTIONS="$EMCC_EXPORTS"
+  -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=2MB -sMAXIMUM_MEMORY=4GB -sTOTAL_STACK=256KB
+  -sERROR_ON_UNDEFINED_SYMBOLS=1 -sFILESYSTEM=0)
+echo "build.sh: emcc scalar"
+emcc "${EMCC_FLAGS[@]}" "${CORE_SOURCES[@]}" -o "$OUT/attnlab-scalar.wasm"
+echo "build.sh: emcc simd128"
+emcc "${EMCC_FLAGS[@]}" -msimd128 "${CORE_SOURCES[@]}" -o "$OUT/attnlab-simd.wasm"
+
+# --- 3. clang-19: relaxed SIMD -----------------------------------------------------------------
+# clang 14 (Emscripten's) only emits the pre-standard FMA opcode that engines reject; clang-19
+# emits f32x4.relaxed_madd. We compile and link in separate steps so the clang driver does not run
+# a wasm-opt from PATH (Debian's binaryen cannot parse relaxed opcodes). There is no libc, hence
+# -ffreestanding and freestanding.c.
+RELAXED_CFLAGS=(--target=wasm32 -std=c11 -O3 -DNDEBUG -Wall -Wextra -Werror -ffreestanding
+  -msimd128 -mrelaxed-simd -fno-exceptions)
+RELAXED_LDFLAGS=(--no-entry --stack-first -z stack-size=262144 --initial-memory=2097152
+  --max-memory=4294967296 --export-memory --gc-sections --strip-debug)
+echo "build.sh: clang-19 relaxed-simd"
+mkdir -p "$BUILD/relaxed"
+objects=()
+for src in "${CORE_SOURCES[@]}" "$SRC/freestanding.c"; do
+  obj="$BUILD/relaxed/$(basename "${src%.c}").o"
+  clang-19 "${RELAXED_CFLAGS[@]}" -c "$src" -o "$obj"
+  objects+=("$obj")
+done
+wasm-ld-19 "${RELAXED_LDFLAGS[@]}" $(sed 's/^/--export=/' "$EXPORTS_FILE") "${objects[@]}" \
+  -o "$OUT/attnlab-relaxed.wasm"
+
+# --- 4. the binding ----------------------------------------------------------------------------
+cp src/js/attnlab.js src/js/attnlab.d.ts "$OUT/"
+date -u +%FT%TZ > "$OUT/.stamp"
+ls -l "$OUT"/*.wasm | awk '{ print "build.sh: " $5 " bytes  " $9 }'

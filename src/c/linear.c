@@ -1,0 +1,276 @@
+/* linear.c — attention without an n x n matrix: linear (elu+1 kernel, Katharopoulos et al. 2020),
+ * taylor (1 + q̂·k̂) and efficient (Shen et al. 2021).
+ *
+ * linear and taylor share one kernelised form with a feature map phi of width F:
+ *   y_i = phi(q_i)^T S / (phi(q_i)·z + eps),  S = sum_j phi(k_j) v_j^T  [F, dv],  z = sum_j phi(k_j)
+ * linear: phi(t) = elu(t) + 1, F = d.  taylor: phi(x) = [1, x/|x|], F = d + 1, which gives
+ * exactly 1 + q̂·k̂ and the SPEC's (sum v + q̂^T sum k̂ v^T) / (n + q̂·sum k̂ + eps).
+ *
+ * Rows are processed in chunks of BT. Causal: y of a chunk = phi(Q) S_before + tril(phi(Q) phi(K)^T) V
+ * (the chunk's own prefix), then S and z absorb the chunk. Time O(n·F·dv + n·BT·(F+dv)); memory
+ * O(F·dv + BT·(F+BT)), independent of n. Weights, when requested, are built from the definition.
+ */
+#include "internal.h"
+
+static int feature_width(attn_variant v, int d) { return v == ATTN_TAYLOR ? d + 1 : d; }
+
+/* phi of `rows` rows of x [rows, d] into dst [rows, F]. */
+static void feature_map(attn_variant v, int rows, int d, const float *x, float *dst) {
+    int F = feature_width(v, d);
+    for (int r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * d;
+        float *out = dst + (size_t)r * F;
+        if (v == ATTN_LINEAR) {
+            int c = 0;
+            for (; c + VW <= d; c += VW) {
+                vf t = vf_load(xr + c);
+                vf neg = vf_exp(vf_min(t, vf_zero())); /* min keeps exp away from large t */
+                vf_store(out + c, vf_select_gt0(t, vf_add(t, vf_splat(1.0f)), neg));
+            }
+            for (; c < d; c++) out[c] = xr[c] > 0.0f ? xr[c] + 1.0f : attn_expf(xr[c]);
+        } else { /* taylor */
+            float ss = 0.0f;
+            for (int c = 0; c < d; c++) ss += xr[c] * xr[c];
+            float norm = __builtin_sqrtf(ss);
+            out[0] = 1.0f;
+            float inv = 1.0f / (norm > 1e-12f ? norm : 1e-12f);
+            for (int c = 0; c < d; c++) out[1 + c] = xr[c] * inv;
+        }
+    }
+}
+
+/* z[c] += sum_r x[r, c]. */
+static void add_column_sums(int rows, int cols, const float *x, float *z) {
+    for (int r = 0; r < rows; r++) attn_axpy(z, x + (size_t)r * cols, cols, 1.0f);
+}
+
+static float dot(const float *a, const float *b, int len) {
+    float s = 0.0f;
+    for (int i = 0; i < len; i++) s += a[i] * b[i];
+    return s;
+}
+
+typedef struct chunk_buffers {
+    float *phi_q, *phi_k, *phi_kt, *P, *S, *z;
+} chunk_buffers;
+
+static void kernelized(attn_variant v, const attn_dims *dims, const attn_inputs *in, float eps,
+                       int causal, float *out, arena *ws) {
+    int n = dims->n, d = dims->d, dv = dims->dv, F = feature_width(v, d);
+    chunk_buffers b;
+    b.phi_q = arena_floats(ws, (uint64_t)BT * F);
+    b.phi_k = arena_floats(ws, (uint64_t)BT * F);
+    b.phi_kt = arena_floats(ws, (uint64_t)F * BT);
+    b.P = arena_floats(ws, (uint64_t)BT * BT);
+    b.S = arena_floats(ws, (uint64_t)F * dv);
+    b.z = arena_floats(ws, (uint64_t)F);
+    if (arena_measuring(ws)) return;
+    attn_fill(b.S, (size_t)F * dv, 0.0f);
+    attn_fill(b.z, (size_t)F, 0.0f);
+    if (!causal) { /* all keys first, then every query against the totals */
+        for (int t0 = 0; t0 < n; t0 += BT) {
+            int bt = imin(BT, n - t0);
+            feature_map(v, bt, d, in->k + (size_t)t0 * d, b.phi_k);
+            attn_transpose(bt, F, b.phi_k, F, b.phi_kt, bt, 1.0f);
+            attn_gemm(F, dv, bt, b.phi_kt, bt, in->v + (size_t)t0 * dv, dv, b.S, dv, 1);
+            add_column_sums(bt, F, b.phi_k, b.z);
+        }
+    }
+    for (int t0 = 0; t0 < n; t0 += BT) {
+        int bt = imin(BT, n - t0);
+        float *y = out + (size_t)t0 * dv;
+        const float *vb = in->v + (size_t)t0 * dv;
+        feature_map(v, bt, d, in->q + (size_t)t0 * d, b.phi_q);
+        attn_gemm(bt, dv, F, b.phi_q, F, b.S, dv, y, dv, 0);
+        if (!causal) {
+            for (int r = 0; r < bt; r++) {
+                float den = dot(b.phi_q + (size_t)r * F, b.z, F) + eps;
+                attn_scale(y + (size_t)r * dv, dv, 1.0f / den);
+            }
+            continue;
+        }
+        feature_map(v, bt, d, in->k + (size_t)t0 * d, b.phi_k);
+        attn_transpose(bt, F, b.phi_k, F, b.phi_kt, bt, 1.0f);
+        attn_gemm(bt, bt, F, b.phi_q, F, b.phi_kt, bt, b.P, BT, 0);
+        for (int r = 0; r < bt; r++) attn_fill(b.P + (size_t)r * BT + r + 1, (size_t)(bt - r - 1), 0.0f);
+        attn_gemm(bt, dv, bt, b.P, BT, vb, dv, y, dv, 1);
+        for (int r = 0; r < bt; r++) {
+            const float *pr = b.P + (size_t)r * BT;
+            float within = 0.0f;
+            for (int c = 0; c <= r; c++) within += pr[c];
+            float den = dot(b.phi_q + (size_t)r * F, b.z, F) + within + eps;
+            attn_scale(y + (size_t)r * dv, dv, 1.0f / den);
+        }
+        attn_gemm(F, dv, bt, b.phi_kt, bt, vb, dv, b.S, dv, 1);
+        add_column_sums(bt, F, b.phi_k, b.z);
+    }
+}
+
+/* A[i, j] = phi(q_i)·phi(k_j) / (sum_{j' (<= i)} phi(q_i)·phi(k_j') + eps). */
+static void kernelized_weights(attn_variant v, const attn_dims *dims, const attn_inputs *in,
+                               float eps, int causal, float *weights, arena *ws) {
+    int n = dims->n, d = dims->d, F = feature_width(v, d);
+    float *phi_q = arena_floats(ws, (uint64_t)n * F);
+    float *phi_k = arena_floats(ws, (uint64_t)n * F);
+    float *phi_kt = arena_floats(ws, (uint64_t)n * F);
+    if (arena_measuring(ws)) return;
+    feature_map(v, n, d, in->q, phi_q);
+    feature_map(v, n, d, in->k, phi_k);
+    attn_transpose(n, F, phi_k, F, phi_kt, n, 1.0f);
+    attn_gemm(n, n, F, phi_q, F, phi_kt, n, weights, n, 0);
+    for (int i = 0; i < n; i++) {
+        float *row = weights + (size_t)i * n;
+        int valid = causal ? i + 1 : n;
+        attn_fill(row + valid, (size_t)(n - valid), 0.0f);
+        float sum = 0.0f;
+        for (int j = 0; j < valid; j++) sum += row[j];
+        attn_scale(row, valid, 1.0f / (sum + eps));
+    }
+}
+
+/* Column maxima of k [n, d] into m [d]. */
+static void column_max(int n, int d, const float *k, float *m) {
+    attn_fill(m, (size_t)d, -ATTN_INF);
+    for (int i = 0; i < n; i++) {
+        const float *kr = k + (size_t)i * d;
+        for (int c = 0; c < d; c++) m[c] = kr[c] > m[c] ? kr[c] : m[c];
+    }
+}
+
+/* e[r, c] = exp(k[r, c] - m[c]). */
+static void exp_minus_columns(int rows, int d, const float *k, const float *m, float *e) {
+    for (int r = 0; r < rows; r++) {
+        const float *kr = k + (size_t)r * d;
+        float *er = e + (size_t)r * d;
+        int c = 0;
+        for (; c + VW <= d; c += VW) vf_store(er + c, vf_exp(vf_sub(vf_load(kr + c), vf_load(m + c))));
+        for (; c < d; c++) er[c] = attn_expf(kr[c] - m[c]);
+    }
+}
+
+/* Rows of x [rows, d] softmaxed over features into dst. */
+static void softmax_rows(int rows, int d, const float *x, float *dst) {
+    for (int r = 0; r < rows; r++) {
+        attn_copy(dst + (size_t)r * d, x + (size_t)r * d, d);
+        attn_softmax_row(dst + (size_t)r * d, d);
+    }
+}
+
+/* Non-causal efficient attention: y = rho_q(q) (rho_k(k)^T v), rho_k normalised over positions.
+ * S = sum_j exp(k_j - m) v_j^T is divided row by row by z = sum_j exp(k_j - m). */
+static void efficient_full(const attn_dims *dims, const attn_inputs *in, float *out, arena *ws) {
+    int n = dims->n, d = dims->d, dv = dims->dv;
+    float *m = arena_floats(ws, (uint64_t)d);
+    float *e = arena_floats(ws, (uint64_t)BT * d);
+    float *et = arena_floats(ws, (uint64_t)d * BT);
+    float *S = arena_floats(ws, (uint64_t)d * dv);
+    float *z = arena_floats(ws, (uint64_t)d);
+    if (arena_measuring(ws)) return;
+    column_max(n, d, in->k, m);
+    attn_fill(S, (size_t)d * dv, 0.0f);
+    attn_fill(z, (size_t)d, 0.0f);
+    for (int t0 = 0; t0 < n; t0 += BT) {
+        int bt = imin(BT, n - t0);
+        exp_minus_columns(bt, d, in->k + (size_t)t0 * d, m, e);
+        attn_transpose(bt, d, e, d, et, bt, 1.0f);
+        attn_gemm(d, dv, bt, et, bt, in->v + (size_t)t0 * dv, dv, S, dv, 1);
+        add_column_sums(bt, d, e, z);
+    }
+    for (int c = 0; c < d; c++) attn_scale(S + (size_t)c * dv, dv, 1.0f / z[c]);
+    for (int t0 = 0; t0 < n; t0 += BT) {
+        int bt = imin(BT, n - t0);
+        softmax_rows(bt, d, in->q + (size_t)t0 * d, e);
+        attn_gemm(bt, dv, d, e, d, S, dv, out + (size_t)t0 * dv, dv, 0);
+    }
+}
+
+/* Running per-feature state of causal efficient attention after rows 0..i:
+ * m_c = max_{j<=i} k_jc, z_c = sum_{j<=i} exp(k_jc - m_c), S_c = sum_{j<=i} exp(k_jc - m_c) v_j
+ * (S may be NULL: weights only need m and z). When m_c grows, z_c and S_c are rescaled, so no
+ * exponent is ever positive and none underflows relative to its row's largest term. */
+static void efficient_absorb(int d, int dv, const float *k_row, const float *v_row, float *m,
+                             float *z, float *S) {
+    for (int c = 0; c < d; c++) {
+        float kc = k_row[c];
+        if (kc > m[c]) {
+            float shrink = m[c] == -ATTN_INF ? 0.0f : attn_expf(m[c] - kc);
+            z[c] *= shrink;
+            if (S) attn_scale(S + (size_t)c * dv, dv, shrink);
+            m[c] = kc;
+        }
+        float e = attn_expf(kc - m[c]);
+        z[c] += e;
+        if (S) attn_axpy(S + (size_t)c * dv, v_row, dv, e);
+    }
+}
+
+/* Causal efficient attention (SPEC §2 notes): y_i = sum_c rho_q(q_i)_c S_c / z_c. */
+static void efficient_causal(const attn_dims *dims, const attn_inputs *in, float *out, arena *ws) {
+    int n = dims->n, d = dims->d, dv = dims->dv;
+    float *m = arena_floats(ws, (uint64_t)d);
+    float *z = arena_floats(ws, (uint64_t)d);
+    float *S = arena_floats(ws, (uint64_t)d * dv);
+    float *rho = arena_floats(ws, (uint64_t)d);
+    if (arena_measuring(ws)) return;
+    attn_fill(m, (size_t)d, -ATTN_INF);
+    attn_fill(z, (size_t)d, 0.0f);
+    attn_fill(S, (size_t)d * dv, 0.0f);
+    for (int i = 0; i < n; i++) {
+        efficient_absorb(d, dv, in->k + (size_t)i * d, in->v + (size_t)i * dv, m, z, S);
+        softmax_rows(1, d, in->q + (size_t)i * d, rho);
+        float *y = out + (size_t)i * dv;
+        attn_fill(y, (size_t)dv, 0.0f);
+        for (int c = 0; c < d; c++) attn_axpy(y, S + (size_t)c * dv, dv, rho[c] / z[c]);
+    }
+}
+
+/* A = rho_q(q) rho_k(k)^T, with rho_k over all positions, or (causal) over the prefix j <= i. */
+static void efficient_weights(const attn_dims *dims, const attn_inputs *in, int causal,
+                              float *weights, arena *ws) {
+    int n = dims->n, d = dims->d;
+    float *rho_q = arena_floats(ws, (uint64_t)n * d);
+    float *kt = arena_floats(ws, (uint64_t)n * d);
+    float *m = arena_floats(ws, (uint64_t)d);
+    float *z = arena_floats(ws, (uint64_t)d);
+    float *e = arena_floats(ws, (uint64_t)n);
+    if (arena_measuring(ws)) return;
+    softmax_rows(n, d, in->q, rho_q);
+    attn_transpose(n, d, in->k, d, kt, n, 1.0f);
+    if (!causal) {
+        column_max(n, d, in->k, m);
+        for (int c = 0; c < d; c++) {
+            float *row = kt + (size_t)c * n;
+            float sum = attn_exp_shift_sum(row, n, m[c]);
+            attn_scale(row, n, 1.0f / sum);
+        }
+        attn_gemm(n, n, d, rho_q, d, kt, n, weights, n, 0);
+        return;
+    }
+    attn_fill(m, (size_t)d, -ATTN_INF);
+    attn_fill(z, (size_t)d, 0.0f);
+    for (int i = 0; i < n; i++) {
+        efficient_absorb(d, 0, in->k + (size_t)i * d, 0, m, z, 0);
+        float *row = weights + (size_t)i * n;
+        attn_fill(row, (size_t)n, 0.0f);
+        for (int c = 0; c < d; c++) {
+            attn_copy(e, kt + (size_t)c * n, i + 1);
+            attn_exp_shift_sum(e, i + 1, m[c]);
+            attn_axpy(row, e, i + 1, rho_q[(size_t)i * d + c] / z[c]);
+        }
+    }
+}
+
+void attn_linear_family(attn_variant v, const attn_dims *dims, const attn_inputs *in,
+                        const attn_options *opt, float *out, float *weights, arena *ws) {
+    int causal = opt->causal != 0;
+    if (v == ATTN_EFFICIENT) {
+        if (causal)
+            efficient_causal(dims, in, out, ws);
+        else
+            efficient_full(dims, in, out, ws);
+        if (weights) efficient_weights(dims, in, causal, weights, ws);
+    } else {
+        kernelized(v, dims, in, opt->eps, causal, out, ws);
+        if (weights) kernelized_weights(v, dims, in, opt->eps, causal, weights, ws);
+    }
+}

@@ -1,0 +1,134 @@
+/* simd.h — the thin SIMD layer every kernel is written against.
+ *
+ * vf is four float lanes. With -msimd128 it is a WebAssembly v128; with -mrelaxed-simd as well,
+ * vf_madd is a fused multiply-add (f32x4.relaxed_madd); otherwise (the scalar build, and the
+ * native build used for the sanitizer test) it is a struct of four floats, so a kernel keeps the
+ * same register blocking and summation order in every build and only the instructions change.
+ * Kernels handle the last (count % 4) elements with plain scalar code.
+ */
+#ifndef ATTN_SIMD_H
+#define ATTN_SIMD_H
+
+#include <stdint.h>
+
+#define VW 4 /* lanes in a vf */
+
+#if defined(__wasm_simd128__)
+#include <wasm_simd128.h>
+#define ATTN_SIMD 1
+
+typedef v128_t vf;
+static inline vf vf_load(const float *p) { return wasm_v128_load(p); }
+static inline void vf_store(float *p, vf a) { wasm_v128_store(p, a); }
+static inline vf vf_splat(float x) { return wasm_f32x4_splat(x); }
+static inline vf vf_zero(void) { return wasm_f32x4_splat(0.0f); }
+static inline vf vf_add(vf a, vf b) { return wasm_f32x4_add(a, b); }
+static inline vf vf_sub(vf a, vf b) { return wasm_f32x4_sub(a, b); }
+static inline vf vf_mul(vf a, vf b) { return wasm_f32x4_mul(a, b); }
+static inline vf vf_div(vf a, vf b) { return wasm_f32x4_div(a, b); }
+/* pmax/pmin: one instruction each on x86 (maxps/minps); NaN never reaches them. */
+static inline vf vf_max(vf a, vf b) { return wasm_f32x4_pmax(a, b); }
+static inline vf vf_min(vf a, vf b) { return wasm_f32x4_pmin(a, b); }
+#if defined(__wasm_relaxed_simd__)
+#define ATTN_FMA 1
+/* a*b + c, fused. */
+static inline vf vf_madd(vf a, vf b, vf c) { return wasm_f32x4_relaxed_madd(a, b, c); }
+#else
+static inline vf vf_madd(vf a, vf b, vf c) { return wasm_f32x4_add(wasm_f32x4_mul(a, b), c); }
+#endif
+static inline float vf_hsum(vf a) {
+    /* (l0 + l2) + (l1 + l3): the fixed reduction order every build uses. */
+    return (wasm_f32x4_extract_lane(a, 0) + wasm_f32x4_extract_lane(a, 2)) +
+           (wasm_f32x4_extract_lane(a, 1) + wasm_f32x4_extract_lane(a, 3));
+}
+static inline float vf_hmax(vf a) {
+    float x = wasm_f32x4_extract_lane(a, 0), y = wasm_f32x4_extract_lane(a, 1);
+    float z = wasm_f32x4_extract_lane(a, 2), w = wasm_f32x4_extract_lane(a, 3);
+    x = x > z ? x : z;
+    y = y > w ? y : w;
+    return x > y ? x : y;
+}
+/* Lanes where a > 0 take t, the others f. */
+static inline vf vf_select_gt0(vf a, vf t, vf f) {
+    return wasm_v128_bitselect(t, f, wasm_f32x4_gt(a, vf_zero()));
+}
+/* 2^k for integral k in [-126, 127], built in the exponent bits. */
+static inline vf vf_pow2i(vf k) {
+    v128_t e = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(k), wasm_i32x4_splat(127));
+    return wasm_i32x4_shl(e, 23);
+}
+static inline vf vf_round(vf a) { return wasm_f32x4_nearest(a); }
+
+#else /* scalar: four plain floats */
+#define ATTN_SIMD 0
+
+typedef struct vf { float l[4]; } vf;
+#define VF_MAP2(expr)                  \
+    vf r;                              \
+    for (int i_ = 0; i_ < 4; i_++) {   \
+        r.l[i_] = (expr);              \
+    }                                  \
+    return r
+static inline vf vf_load(const float *p) { VF_MAP2(p[i_]); }
+static inline void vf_store(float *p, vf a) {
+    for (int i = 0; i < 4; i++) p[i] = a.l[i];
+}
+static inline vf vf_splat(float x) { VF_MAP2(x); }
+static inline vf vf_zero(void) { VF_MAP2(0.0f); }
+static inline vf vf_add(vf a, vf b) { VF_MAP2(a.l[i_] + b.l[i_]); }
+static inline vf vf_sub(vf a, vf b) { VF_MAP2(a.l[i_] - b.l[i_]); }
+static inline vf vf_mul(vf a, vf b) { VF_MAP2(a.l[i_] * b.l[i_]); }
+static inline vf vf_div(vf a, vf b) { VF_MAP2(a.l[i_] / b.l[i_]); }
+static inline vf vf_max(vf a, vf b) { VF_MAP2(a.l[i_] < b.l[i_] ? b.l[i_] : a.l[i_]); }
+static inline vf vf_min(vf a, vf b) { VF_MAP2(b.l[i_] < a.l[i_] ? b.l[i_] : a.l[i_]); }
+static inline vf vf_madd(vf a, vf b, vf c) { VF_MAP2(a.l[i_] * b.l[i_] + c.l[i_]); }
+static inline float vf_hsum(vf a) { return (a.l[0] + a.l[2]) + (a.l[1] + a.l[3]); }
+static inline float vf_hmax(vf a) {
+    float x = a.l[0] > a.l[2] ? a.l[0] : a.l[2];
+    float y = a.l[1] > a.l[3] ? a.l[1] : a.l[3];
+    return x > y ? x : y;
+}
+static inline vf vf_select_gt0(vf a, vf t, vf f) { VF_MAP2(a.l[i_] > 0.0f ? t.l[i_] : f.l[i_]); }
+static inline vf vf_pow2i(vf k) {
+    vf r;
+    for (int i = 0; i < 4; i++) {
+        union { uint32_t u; float f; } bits;
+        bits.u = (uint32_t)((int32_t)k.l[i] + 127) << 23;
+        r.l[i] = bits.f;
+    }
+    return r;
+}
+static inline vf vf_round(vf a) {
+    /* Round half away from zero; |a| < 2^23 here, so the cast is exact. */
+    VF_MAP2((float)(int32_t)(a.l[i_] + (a.l[i_] >= 0.0f ? 0.5f : -0.5f)));
+}
+#undef VF_MAP2
+#endif
+
+/* exp(x) for every lane: Cephes' expf polynomial after reduction by ln 2, relative error about
+ * 2e-7 on [-87, 88]. Inputs below -87.3 give about 1e-38 instead of 0, which never changes a
+ * softmax row sum that includes its maximum term exp(0) = 1. */
+static inline vf vf_exp(vf x) {
+    x = vf_min(vf_max(x, vf_splat(-87.3f)), vf_splat(88.3f));
+    vf k = vf_round(vf_mul(x, vf_splat(1.44269504088896341f)));
+    vf r = vf_sub(x, vf_mul(k, vf_splat(0.693359375f)));
+    r = vf_sub(r, vf_mul(k, vf_splat(-2.12194440e-4f)));
+    vf p = vf_splat(1.9875691500e-4f);
+    p = vf_madd(p, r, vf_splat(1.3981999507e-3f));
+    p = vf_madd(p, r, vf_splat(8.3334519073e-3f));
+    p = vf_madd(p, r, vf_splat(4.1665795894e-2f));
+    p = vf_madd(p, r, vf_splat(1.6666665459e-1f));
+    p = vf_madd(p, r, vf_splat(5.0000001201e-1f));
+    p = vf_madd(p, vf_mul(r, r), vf_add(r, vf_splat(1.0f)));
+    return vf_mul(p, vf_pow2i(k));
+}
+
+/* The scalar tail of vf_exp: the same polynomial, one lane. */
+static inline float attn_expf(float x) {
+    float r[4] = {x, x, x, x};
+    vf e = vf_exp(vf_load(r));
+    vf_store(r, e);
+    return r[0];
+}
+
+#endif /* ATTN_SIMD_H */

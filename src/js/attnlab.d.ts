@@ -1,0 +1,161 @@
+// Type declarations for the `attnlab` package (hand-written; keep in step with attnlab.js).
+// The math of every variant is in SPEC §2; shapes are row-major Float32Arrays.
+
+/** Variant ids, one per entry of src/c/variants.def. */
+export type VariantId =
+  | 'softmax'
+  | 'dense'
+  | 'dense1'
+  | 'random'
+  | 'factorized-dense'
+  | 'factorized-random'
+  | 'mixture'
+  | 'linear'
+  | 'efficient'
+  | 'taylor'
+  | 'fixed';
+
+/** Ids a mixture may combine. */
+export type MixtureComponent =
+  | 'softmax'
+  | 'dense'
+  | 'dense1'
+  | 'random'
+  | 'factorized-dense'
+  | 'factorized-random';
+
+export type FixedPattern = 'current' | 'previous' | 'next' | 'left' | 'right' | 'first' | 'last';
+
+/** Which WebAssembly module an instance runs. */
+export type BuildName = 'relaxed' | 'simd' | 'scalar';
+
+export type AttnErrorCode = 'SHAPE' | 'VALUE' | 'UNKNOWN' | 'UNSUPPORTED' | 'MEMORY' | 'LOAD' | 'DISPOSED';
+
+/** Thrown for every bad input; `code` says which kind. The instance keeps working. */
+export class AttnError extends Error {
+  readonly name: 'AttnError';
+  readonly code: AttnErrorCode;
+  constructor(code: AttnErrorCode, message: string);
+}
+
+export type Matrix = Float32Array | ArrayLike<number>;
+
+/** Dimensions and arrays of one call; which are needed depends on the variant (see `variants`). */
+export interface AttentionInputs {
+  n: number;
+  d?: number;
+  dv: number;
+  h?: number;
+  L?: number;
+  a?: number;
+  b?: number;
+  rank?: number;
+  /** [n, d] */ q?: Matrix;
+  /** [n, d] */ k?: Matrix;
+  /** [n, dv] */ v?: Matrix;
+  /** [n, d] */ x?: Matrix;
+  /** dense: [d, h] */ w1?: Matrix;
+  /** dense: [h] */ b1?: Matrix;
+  /** dense: [h, L] */ w2?: Matrix;
+  /** dense: [L] */ b2?: Matrix;
+  /** dense1: [d, L] */ w?: Matrix;
+  /** random: [L, L] */ r?: Matrix;
+  /** factorized-dense: [d, a] */ wa?: Matrix;
+  /** factorized-dense: [a] */ ba?: Matrix;
+  /** factorized-dense: [d, b] */ wb?: Matrix;
+  /** factorized-dense: [b] */ bb?: Matrix;
+  /** factorized-random: [L, rank] */ r1?: Matrix;
+  /** factorized-random: [L, rank] */ r2?: Matrix;
+}
+
+export interface AttentionOptions {
+  /** Row i uses only columns j <= i. Default false. */
+  causal?: boolean;
+  /** Also return the n x n effective attention matrix. Default false. */
+  weights?: boolean;
+  /** softmax: logit scale, default 1/sqrt(d). */
+  scale?: number;
+  /** linear, taylor: denominator epsilon, default 1e-6. */
+  eps?: number;
+  /** factorized-dense: default 'kronecker'. */
+  tiling?: 'kronecker' | 'tile';
+  /** mixture: which logits to mix. */
+  components?: MixtureComponent[];
+  /** mixture: non-negative weights summing to 1 (within 1e-5), one per component. */
+  alpha?: ArrayLike<number>;
+  /** mixture: alternative to alpha; alpha = softmax(alphaLogits). */
+  alphaLogits?: ArrayLike<number>;
+  /** fixed: which pattern. */
+  pattern?: FixedPattern;
+  /** fixed left/right: window w, default 3. */
+  window?: number;
+}
+
+export interface AttentionResult {
+  /** [n, dv] */
+  output: Float32Array;
+  /** [n, n], only when options.weights is true. */
+  weights?: Float32Array;
+}
+
+export interface InputSpec {
+  /** Array name, as a key of AttentionInputs. */
+  name: string;
+  /** Dimension names whose product is the array's length, e.g. ['n', 'd']. */
+  shape: string[];
+}
+
+export interface VariantInfo {
+  id: VariantId;
+  label: string;
+  /** 'softmax' (softmax over logits), 'synthesizer', 'linear' (no n x n in the forward pass), 'fixed'. */
+  family: 'softmax' | 'synthesizer' | 'linear' | 'fixed';
+  /** One line on what the variant does. */
+  summary: string;
+  /** The formula, in plain text. */
+  formula: string;
+  /** Time cost of the forward pass, e.g. 'O(n²·d)'. */
+  cost: string;
+  /** Dimension names the variant reads, e.g. ['n', 'd', 'dv']. */
+  dims: string[];
+  /** Arrays the variant reads (for mixture: the union over all possible components). */
+  inputs: InputSpec[];
+  /** Option names the variant accepts (besides causal and weights, which every variant accepts). */
+  options: string[];
+}
+
+export interface Features {
+  simd: boolean;
+  relaxedSimd: boolean;
+}
+
+export interface InitOptions {
+  /** 'auto' (default) picks relaxed, then simd, then scalar, by what the engine validates. */
+  simd?: 'auto' | 'relaxed' | boolean;
+  /** The module's bytes; skips fetching/reading. Must match the chosen build. */
+  wasmBinary?: ArrayBuffer | Uint8Array;
+  /** Maps a file name such as 'attnlab-simd.wasm' to the URL or path to load it from. */
+  locateFile?: (file: string) => string | URL;
+}
+
+export interface AttnLab {
+  /** true when a SIMD build (simd or relaxed) was loaded. */
+  readonly simd: boolean;
+  readonly build: BuildName;
+  readonly version: string;
+  readonly variants: readonly VariantInfo[];
+  /** Run one variant. Synchronous. Throws AttnError on bad input. */
+  attention(id: VariantId, inputs: AttentionInputs, options?: AttentionOptions): AttentionResult;
+  /** Bytes of WebAssembly memory the instance holds now (grows to the largest call, never shrinks). */
+  memoryBytes(): number;
+  /** Frees the instance; later calls throw. The next init() with the same options makes a new one. */
+  dispose(): void;
+}
+
+/** Loads (once per build, cached) and returns an instance. */
+export function init(options?: InitOptions): Promise<AttnLab>;
+
+/** What the current engine can run. */
+export function features(): Features;
+
+export const version: string;

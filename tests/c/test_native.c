@@ -1,0 +1,190 @@
+/* test_native.c — the C core built natively under AddressSanitizer and UBSan, before any
+ * WebAssembly step. Every variant, causal on and off, weights on and off, at sizes around the
+ * SIMD width, with each buffer allocated at exactly its size so an overrun is caught. Checks
+ * against a float64 softmax written from SPEC §2, and properties every variant must have:
+ * rows of A non-negative and summing to 1, zero above the diagonal when causal, y = A*v.
+ * The full float64 reference lives in tests/reference.mjs; this test is about memory safety. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../src/c/attnlab.h"
+
+static int failures = 0;
+static unsigned rng_state = 12345u;
+static float rnd(void) { /* uniform in [-1, 1) */
+    rng_state = rng_state * 1664525u + 1013904223u;
+    return (float)((rng_state >> 8) & 0xFFFFFF) / 8388608.0f - 1.0f;
+}
+static float *rand_array(size_t count) {
+    float *p = malloc((count ? count : 1) * sizeof *p);
+    for (size_t i = 0; i < count; i++) p[i] = rnd();
+    return p;
+}
+
+#define CHECK(cond, ...)                                   \
+    do {                                                   \
+        if (!(cond)) {                                     \
+            failures++;                                    \
+            if (failures < 20) {                           \
+                fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+                fprintf(stderr, __VA_ARGS__);              \
+                fprintf(stderr, "\n");                     \
+            }                                              \
+        }                                                  \
+    } while (0)
+
+static const char *variant_name(attn_variant v) {
+    static const char *names[] = {
+#define X(ENUM, id, ...) id,
+#include "../../src/c/variants.def"
+#undef X
+    };
+    return names[v];
+}
+
+/* float64 softmax attention straight from SPEC §2. */
+static void ref_softmax(int n, int d, int dv, const float *q, const float *k, const float *v,
+                        int causal, double *y) {
+    double *row = malloc((size_t)n * sizeof *row);
+    for (int i = 0; i < n; i++) {
+        double mx = -INFINITY, sum = 0;
+        int valid = causal ? i + 1 : n;
+        for (int j = 0; j < valid; j++) {
+            double s = 0;
+            for (int c = 0; c < d; c++) s += (double)q[i * d + c] * k[j * d + c];
+            row[j] = s / sqrt((double)d);
+            if (row[j] > mx) mx = row[j];
+        }
+        for (int j = 0; j < valid; j++) sum += row[j] = exp(row[j] - mx);
+        for (int e = 0; e < dv; e++) {
+            double acc = 0;
+            for (int j = 0; j < valid; j++) acc += row[j] / sum * v[j * dv + e];
+            y[i * dv + e] = acc;
+        }
+    }
+    free(row);
+}
+
+static void run_case(attn_variant var, int n, int d, int dv, int causal, int want_weights,
+                     int pattern) {
+    attn_dims dims = {.n = n, .d = d, .dv = dv, .h = 5, .L = n + 3, .rank = 3};
+    if (var == ATTN_FACTORIZED_DENSE) dims.a = n + 1, dims.b = 2, dims.L = 2 * (n + 1);
+    if (var == ATTN_MIXTURE) dims.a = n, dims.b = 1, dims.L = n;
+    int L = dims.L;
+    attn_options opt;
+    attn_options_default(&opt);
+    opt.causal = causal;
+    opt.pattern = pattern;
+    opt.tiling = (n & 1) ? ATTN_TILING_TILE : ATTN_TILING_KRONECKER;
+    if (var == ATTN_MIXTURE) {
+        opt.n_components = 3;
+        opt.component[0] = ATTN_SOFTMAX, opt.alpha[0] = 0.5f;
+        opt.component[1] = ATTN_DENSE1, opt.alpha[1] = 0.25f;
+        opt.component[2] = ATTN_FACTORIZED_DENSE, opt.alpha[2] = 0.25f;
+    }
+    attn_inputs in = {0};
+    float *arrays[16] = {0};
+    int na = 0;
+#define MAKE(name, count) in.name = arrays[na++] = rand_array((size_t)(count))
+    MAKE(q, n * d); MAKE(k, n * d); MAKE(v, n * dv); MAKE(x, n * d);
+    MAKE(w1, d * dims.h); MAKE(b1, dims.h); MAKE(w2, dims.h * L); MAKE(b2, L);
+    MAKE(w, d * L); MAKE(r, L * L); MAKE(wa, d * dims.a); MAKE(ba, dims.a);
+    MAKE(wb, d * dims.b); MAKE(bb, dims.b); MAKE(r1, L * dims.rank); MAKE(r2, L * dims.rank);
+#undef MAKE
+    size_t ws_bytes = 0;
+    attn_status s = attn_workspace_size(var, &dims, &opt, want_weights, &ws_bytes);
+    CHECK(s == ATTN_OK, "%s workspace_size: %s", variant_name(var), attn_status_string(s));
+    void *ws = ws_bytes ? malloc(ws_bytes) : NULL;
+    float *out = malloc((size_t)n * dv * sizeof *out);
+    float *weights = want_weights ? malloc((size_t)n * n * sizeof *weights) : NULL;
+    const char *detail = NULL;
+    s = attn_run(var, &dims, &in, &opt, out, weights, ws, ws_bytes, &detail);
+    CHECK(s == ATTN_OK, "%s n=%d run: %s %s", variant_name(var), n, attn_status_string(s), detail);
+    for (int i = 0; i < n * dv; i++)
+        CHECK(isfinite(out[i]), "%s n=%d d=%d dv=%d causal=%d: out[%d] = %g", variant_name(var),
+              n, d, dv, causal, i, out[i]);
+    if (var == ATTN_SOFTMAX) {
+        double *ref = malloc((size_t)n * dv * sizeof *ref);
+        ref_softmax(n, d, dv, in.q, in.k, in.v, causal, ref);
+        for (int i = 0; i < n * dv; i++)
+            CHECK(fabs(out[i] - ref[i]) <= 1e-5 + 1e-4 * fabs(ref[i]),
+                  "softmax n=%d d=%d dv=%d causal=%d weights=%d: out[%d,%d] = %.8g, ref %.8g",
+                  n, d, dv, causal, want_weights, i / dv, i % dv, out[i], ref[i]);
+        free(ref);
+    }
+    if (weights) {
+        for (int i = 0; i < n; i++) {
+            double sum = 0;
+            for (int j = 0; j < n; j++) {
+                float a = weights[(size_t)i * n + j];
+                sum += a;
+                CHECK(a >= 0.0f, "%s n=%d: A[%d,%d] = %g < 0", variant_name(var), n, i, j, a);
+                if (causal && j > i)
+                    CHECK(a == 0.0f, "%s n=%d causal: A[%d,%d] = %g", variant_name(var), n, i, j, a);
+            }
+            CHECK(fabs(sum - 1.0) < 1e-4, "%s n=%d causal=%d: row %d sums to %.8f",
+                  variant_name(var), n, causal, i, sum);
+            for (int e = 0; e < dv; e++) {
+                double y = 0;
+                for (int j = 0; j < n; j++) y += (double)weights[(size_t)i * n + j] * in.v[j * dv + e];
+                float o = out[i * dv + e];
+                CHECK(fabs(o - y) <= 1e-5 + 1e-4 * fabs(y), "%s n=%d causal=%d: y[%d,%d] = %.8g, A*v = %.8g",
+                      variant_name(var), n, causal, i, e, o, y);
+            }
+        }
+    }
+    free(ws), free(out), free(weights);
+    for (int i = 0; i < na; i++) free(arrays[i]);
+}
+
+static void test_errors(void) {
+    attn_dims dims = {.n = 4, .d = 2, .dv = 2, .a = 3, .b = 3, .L = 10};
+    attn_options opt;
+    attn_options_default(&opt);
+    const char *detail = NULL;
+    CHECK(attn_check(ATTN_FACTORIZED_DENSE, &dims, &opt, &detail) == ATTN_ERR_VALUE, "a*b != L accepted");
+    CHECK(strstr(detail, "a*b") != NULL, "detail '%s' does not name a*b", detail);
+    dims.L = 2;
+    CHECK(attn_check(ATTN_RANDOM, &dims, &opt, &detail) == ATTN_ERR_VALUE, "L < n accepted");
+    CHECK(attn_check((attn_variant)99, &dims, &opt, &detail) == ATTN_ERR_UNKNOWN, "variant 99 accepted");
+    opt.causal = 1, opt.pattern = ATTN_PATTERN_NEXT;
+    CHECK(attn_check(ATTN_FIXED, &dims, &opt, &detail) == ATTN_ERR_UNSUPPORTED, "causal next accepted");
+    attn_options_default(&opt);
+    opt.n_components = 2, opt.component[0] = ATTN_SOFTMAX, opt.component[1] = ATTN_RANDOM;
+    opt.alpha[0] = 0.5f, opt.alpha[1] = 0.4f;
+    dims.L = 4;
+    CHECK(attn_check(ATTN_MIXTURE, &dims, &opt, &detail) == ATTN_ERR_VALUE, "alpha summing to 0.9 accepted");
+    dims.n = 1 << 30, dims.d = 64, dims.dv = 64;
+    size_t bytes = 0;
+    attn_options_default(&opt);
+    attn_status s = attn_workspace_size(ATTN_SOFTMAX, &dims, &opt, 1, &bytes);
+    CHECK(s == ATTN_OK || s == ATTN_ERR_MEMORY, "huge workspace query: %s", attn_status_string(s));
+    float bad[3] = {1.0f, NAN, 2.0f};
+    CHECK(attn_find_nonfinite(bad, 3) == 1, "NaN not found");
+    bad[1] = INFINITY;
+    CHECK(attn_find_nonfinite(bad, 3) == 1, "Inf not found");
+    bad[1] = 0.0f;
+    CHECK(attn_find_nonfinite(bad, 3) == -1, "finite array flagged");
+    CHECK(strcmp(attn_status_string(ATTN_ERR_SHAPE), "shape") == 0, "status string");
+    CHECK(strstr(attn_metadata_json(), "\"factorized-random\"") != NULL, "metadata lacks a variant");
+}
+
+int main(void) {
+    static const int sizes[] = {1, 3, 4, 5, 17, 65, 130};
+    int cases = 0;
+    for (int v = 0; v < ATTN_VARIANT_COUNT; v++)
+        for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+            for (int causal = 0; causal < 2; causal++)
+                for (int want_weights = 0; want_weights < 2; want_weights++) {
+                    int n = sizes[si], d = sizes[(si + 2) % 7] % 20 + 1, dv = sizes[(si + 4) % 7] % 20 + 1;
+                    int pattern = v == ATTN_FIXED ? (int)(si % 7) : 0;
+                    if (causal && v == ATTN_FIXED && (pattern == 2 || pattern == 4 || pattern == 6)) pattern = 3;
+                    run_case((attn_variant)v, n, d, dv, causal, want_weights, pattern);
+                    cases++;
+                }
+    test_errors();
+    printf("native C test: %d cases, %d failures\n", cases, failures);
+    return failures ? 1 : 0;
+}
