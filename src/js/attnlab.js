@@ -551,15 +551,16 @@ function readDims(variant, parts, inputs) {
 function nonFinite(a, index, value) {
   const row = Math.floor(index / a.cols), col = index % a.cols;
   const where = a.shape.length > 1 ? `${a.name}[${row}][${col}] (index ${index})` : `${a.name}[${index}]`;
-  return new AttnError('VALUE', `${where} is ${describe(value)}; inputs must be finite numbers`);
+  const what = Number.isFinite(value) ? `${value}, which overflows float32` : describe(value);
+  return new AttnError('VALUE', `${where} is ${what}; inputs must be finite float32 numbers`);
 }
 
 function checkFiniteInJs(arrays) {
   for (const a of arrays) {
     const v = a.value;
     for (let i = 0; i < v.length; i++) {
-      const x = typeof v[i] === 'number' ? v[i] : Number(v[i]);
-      if (!Number.isFinite(x)) throw nonFinite(a, i, v[i]);
+      // fround: 1e39 is a finite double but becomes Infinity as float32.
+      if (!Number.isFinite(Math.fround(v[i]))) throw nonFinite(a, i, v[i]);
     }
   }
 }
