@@ -1,0 +1,84 @@
+// ensure.mjs — brings a fresh clone to the point where the page can be served and the tests run:
+// npm packages, the WebAssembly build, Debian's Chromium. Each step does nothing when its result
+// is already there. Used by `npm start`, `npm test` and `npm run bench`; runnable on its own:
+//   node scripts/ensure.mjs [--deps] [--build] [--force-build] [--browser]
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+export const CHROMIUM = '/usr/bin/chromium';
+const DIST_FILES = ['attnlab.js', 'attnlab.d.ts', 'attnlab-simd.wasm', 'attnlab-scalar.wasm', 'attnlab-relaxed.wasm'];
+const BUILD_INPUTS = ['src', 'build.sh', 'tests/c', 'package.json'];
+
+function run(command, args, what) {
+  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit' });
+  if (result.status !== 0) {
+    throw new Error(`${what} failed (${command} ${args.join(' ')} exited with ${result.status ?? result.signal})`);
+  }
+}
+
+function newestMtime(path) {
+  const full = join(root, path);
+  if (!existsSync(full)) return 0;
+  const st = statSync(full);
+  if (!st.isDirectory()) return st.mtimeMs;
+  return Math.max(0, ...readdirSync(full).map((name) => newestMtime(join(path, name))));
+}
+
+/** npm packages (devDependencies: playwright-core for the browser tests, the bench's rivals). */
+export function ensureDeps() {
+  if (existsSync(join(root, 'node_modules', 'playwright-core', 'package.json'))) return;
+  console.log('ensure: installing npm packages');
+  const lock = existsSync(join(root, 'package-lock.json'));
+  run('npm', [lock ? 'ci' : 'install', '--no-audit', '--no-fund'], 'npm install');
+}
+
+/** dist/ is complete and newer than every build input; else runs build.sh. */
+export function isBuildFresh() {
+  const stamp = join(root, 'dist', '.stamp');
+  if (!existsSync(stamp) || DIST_FILES.some((f) => !existsSync(join(root, 'dist', f)))) return false;
+  const built = statSync(stamp).mtimeMs;
+  return BUILD_INPUTS.every((p) => newestMtime(p) <= built);
+}
+
+export function ensureBuild({ force = false } = {}) {
+  if (!force && isBuildFresh()) return;
+  run('bash', [join(root, 'build.sh')], 'build.sh');
+}
+
+function aptInstall(packages) {
+  const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  const sudo = !asRoot && spawnSync('sudo', ['-n', 'true']).status === 0;
+  if (!asRoot && !sudo) {
+    throw new Error(`${packages.join(' ')} is not installed; install it with: sudo apt-get install -y ${packages.join(' ')}`);
+  }
+  const prefix = asRoot ? [] : ['sudo'];
+  console.log(`ensure: installing ${packages.join(' ')} with apt-get`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  for (const args of [['apt-get', 'update', '-qq'], ['apt-get', 'install', '-y', '-qq', ...packages]]) {
+    const cmd = [...prefix, ...args];
+    const result = spawnSync(cmd[0], cmd.slice(1), { stdio: 'inherit', env });
+    if (result.status !== 0) throw new Error(`${cmd.join(' ')} failed`);
+  }
+}
+
+/** Debian's Chromium, which the browser tests drive through playwright-core. */
+export function ensureChromium() {
+  if (existsSync(CHROMIUM)) return;
+  aptInstall(['chromium']);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const args = new Set(process.argv.slice(2));
+  const all = args.size === 0;
+  try {
+    if (all || args.has('--deps')) ensureDeps();
+    if (all || args.has('--build') || args.has('--force-build')) ensureBuild({ force: args.has('--force-build') });
+    if (all || args.has('--browser')) ensureChromium();
+  } catch (err) {
+    console.error(`ensure: ${err.message}`);
+    process.exit(1);
+  }
+}

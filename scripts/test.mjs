@@ -1,0 +1,24 @@
+// test.mjs — `npm test`: installs what is missing, rebuilds (build.sh also runs the native
+// ASan/UBSan C test), then runs every Node and browser test in one node:test run. Node gets
+// --experimental-wasm-relaxed-simd so the suites cover the relaxed build next to SIMD and scalar.
+// Extra arguments are passed to node --test (e.g. --test-name-pattern=softmax).
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { ensureBuild, ensureChromium, ensureDeps, root } from './ensure.mjs';
+
+try {
+  ensureDeps();
+  ensureBuild({ force: true });
+  ensureChromium();
+} catch (err) {
+  console.error(`npm test: ${err.message}`);
+  process.exit(1);
+}
+
+const files = (dir) => (existsSync(join(root, dir)) ? readdirSync(join(root, dir)) : []).filter((f) => f.endsWith('.test.mjs')).map((f) => join(dir, f));
+const testFiles = [...files('tests'), ...files('tests/browser')];
+const result = spawnSync(process.execPath,
+  ['--experimental-wasm-relaxed-simd', '--test', '--test-reporter=spec', ...process.argv.slice(2), ...testFiles],
+  { cwd: root, stdio: 'inherit' });
+process.exit(result.status ?? 1);
