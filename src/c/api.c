@@ -108,8 +108,8 @@ attn_status attn_check(attn_variant v, const attn_dims *dims, const attn_options
     if (opt->has_scale && !is_finite(opt->scale)) FAIL(ATTN_ERR_VALUE, "scale must be a finite number");
     if (!is_finite(opt->eps) || opt->eps < 0.0f) FAIL(ATTN_ERR_VALUE, "eps must be a finite number >= 0");
     if (opt->tiling != ATTN_TILING_KRONECKER && opt->tiling != ATTN_TILING_TILE)
-        FAIL(ATTN_ERR_UNKNOWN, "tiling must be kronecker or tile");
-    if ((unsigned)opt->pattern >= ATTN_PATTERN_COUNT) FAIL(ATTN_ERR_UNKNOWN, "pattern is not known");
+        FAIL(ATTN_ERR_VALUE, "tiling must be kronecker or tile");
+    if ((unsigned)opt->pattern >= ATTN_PATTERN_COUNT) FAIL(ATTN_ERR_VALUE, "pattern is not known");
     if (v == ATTN_FIXED) {
         if (opt->window < 1) FAIL(ATTN_ERR_VALUE, "window must be a positive integer");
         if (opt->causal && (opt->pattern == ATTN_PATTERN_NEXT || opt->pattern == ATTN_PATTERN_RIGHT ||

@@ -50,8 +50,8 @@ typedef enum attn_variant {
 typedef enum attn_status {
     ATTN_OK = 0,
     ATTN_ERR_SHAPE = 1,       /* a dimension is missing, non-positive or inconsistent; an array is missing */
-    ATTN_ERR_VALUE = 2,       /* NaN/Inf in an input, bad alpha, a*b != L, L < n */
-    ATTN_ERR_UNKNOWN = 3,     /* unknown variant, component, pattern or tiling */
+    ATTN_ERR_VALUE = 2,       /* NaN/Inf in an input, bad alpha, a*b != L, L < n, bad option value */
+    ATTN_ERR_UNKNOWN = 3,     /* unknown variant or mixture component */
     ATTN_ERR_UNSUPPORTED = 4, /* an option the variant cannot honour (causal with a look-ahead pattern) */
     ATTN_ERR_MEMORY = 5,      /* sizes overflow the address space, or the workspace is too small */
 } attn_status;

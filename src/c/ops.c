@@ -27,10 +27,10 @@ static void gemm_rows4(int N, int K, const float *A, int lda, const float *B, in
         const float *b = B + j;
         for (int k = 0; k < K; k++, b += ldb) {
             vf b0 = vf_load(b), b1 = vf_load(b + VW);
-            vf x0 = vf_splat(a0[k]), x1 = vf_splat(a1[k]);
+            vf x0 = vf_load_splat(a0 + k), x1 = vf_load_splat(a1 + k);
             s00 = vf_madd(x0, b0, s00), s01 = vf_madd(x0, b1, s01);
             s10 = vf_madd(x1, b0, s10), s11 = vf_madd(x1, b1, s11);
-            vf x2 = vf_splat(a2[k]), x3 = vf_splat(a3[k]);
+            vf x2 = vf_load_splat(a2 + k), x3 = vf_load_splat(a3 + k);
             s20 = vf_madd(x2, b0, s20), s21 = vf_madd(x2, b1, s21);
             s30 = vf_madd(x3, b0, s30), s31 = vf_madd(x3, b1, s31);
         }

@@ -21,6 +21,8 @@ typedef v128_t vf;
 static inline vf vf_load(const float *p) { return wasm_v128_load(p); }
 static inline void vf_store(float *p, vf a) { wasm_v128_store(p, a); }
 static inline vf vf_splat(float x) { return wasm_f32x4_splat(x); }
+/* One load that fills every lane (a broadcast load on x86, no shuffle port). */
+static inline vf vf_load_splat(const float *p) { return wasm_v128_load32_splat(p); }
 static inline vf vf_zero(void) { return wasm_f32x4_splat(0.0f); }
 static inline vf vf_add(vf a, vf b) { return wasm_f32x4_add(a, b); }
 static inline vf vf_sub(vf a, vf b) { return wasm_f32x4_sub(a, b); }
@@ -74,6 +76,7 @@ static inline void vf_store(float *p, vf a) {
     for (int i = 0; i < 4; i++) p[i] = a.l[i];
 }
 static inline vf vf_splat(float x) { VF_MAP2(x); }
+static inline vf vf_load_splat(const float *p) { VF_MAP2(*p); }
 static inline vf vf_zero(void) { VF_MAP2(0.0f); }
 static inline vf vf_add(vf a, vf b) { VF_MAP2(a.l[i_] + b.l[i_]); }
 static inline vf vf_sub(vf a, vf b) { VF_MAP2(a.l[i_] - b.l[i_]); }

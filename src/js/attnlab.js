@@ -241,7 +241,7 @@ class Instance {
     }
     if (options === undefined || options === null) options = {};
     if (typeof options !== 'object' || Array.isArray(options)) {
-      throw new AttnError('UNKNOWN', `options must be an object, got ${describe(options)}`);
+      throw new AttnError('VALUE', `options must be an object, got ${describe(options)}`);
     }
     const opt = this.#readOptions(variant, options);
     const parts = variant.id === 'mixture' ? opt.components.map((c) => this.#byId.get(c)) : [variant];
