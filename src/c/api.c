@@ -52,8 +52,19 @@ size_t attn_heap_base(void) { return 0; }
 #endif
 
 int64_t attn_find_nonfinite(const float *x, size_t count) {
-    for (size_t i = 0; i < count; i++)
-        if (!(x[i] - x[i] == 0.0f)) return (int64_t)i; /* NaN - NaN and inf - inf are NaN */
+    /* x - x is 0 for a finite x and NaN otherwise, and a NaN survives any sum: one vector pass,
+     * then a scalar one only to locate the first culprit. */
+    vf acc = vf_zero();
+    size_t i = 0;
+    for (; i + VW <= count; i += VW) {
+        vf v = vf_load(x + i);
+        acc = vf_add(acc, vf_sub(v, v));
+    }
+    float tail = 0.0f;
+    for (; i < count; i++) tail += x[i] - x[i];
+    if (vf_hsum(acc) + tail == 0.0f) return -1;
+    for (i = 0; i < count; i++)
+        if (!(x[i] - x[i] == 0.0f)) return (int64_t)i;
     return -1;
 }
 

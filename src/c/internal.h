@@ -52,31 +52,62 @@ void attn_copy(float *dst, const float *src, int len);
 /* In-place softmax of a row of len values, max subtracted. */
 void attn_softmax_row(float *x, int len);
 
-/* ---- softmax.c / synthesizer.c: softmax over produced logits ---- */
+/* ---- packed panels (ops.c) ----
+ * The softmax-type kernels work on panels so that every inner loop walks memory at a constant
+ * stride: a "query panel" holds 8 rows of a matrix interleaved ([width][8]), a "key panel" 4 rows
+ * ([width][4]). Rows past the end are zero. Element (row r, column c) of the source is
+ * src[r * row_stride + c * col_stride], so a matrix and its transpose pack alike. */
+#define QP 8 /* rows per query panel = lanes of a logit tile row group */
+#define KP 4 /* rows per key panel = rows of the micro-kernel */
+static inline int round_up(int x, int to) { return (x + to - 1) / to * to; }
+void attn_pack_panels(int rows, int width, const float *src, size_t row_stride, size_t col_stride,
+                      float mul, int panel, float *dst);
 
-/* A source of logits B[i, j]: writes the tile B[i0:i0+bi, j0:j0+bj] into S (row stride lds).
- * j0 is always a multiple of BJ and bj = min(BJ, n - j0); bi <= BI. */
+/* The 4 x 8 micro-kernel: acc[r][0..7] (+)= sum_k a[k*sa + r] * b[k*sb + 0..7], r < 4; the
+ * accumulator rows are acc_stride apart. a is read by broadcast loads, b by vector loads. */
+void attn_micro_4x8(int K, const float *a, int sa, const float *b, int sb, float *acc,
+                    int acc_stride, int accumulate);
+/* C[m, N] = (accumulate ? C : 0) + At^T B, At [K, m] (row stride lda), B [K, N]: the micro-kernel
+ * over 4 x 8 blocks, scalar code for the edges. */
+void attn_gemm_tn(int m, int N, int K, const float *At, int lda, const float *B, int ldb, float *C,
+                  int ldc, int accumulate);
+
+/* ---- softmax.c / synthesizer.c: softmax over produced logits ----
+ * A logit tile covers query rows [i0, i0 + bi) and key columns [j0, j0 + bj), j0 a multiple of
+ * BJ, bi <= BI. It is stored transposed in groups of QP queries: T[g][j][r] = B[i0 + QP*g + r, j0 + j]
+ * at T + g*BJ*QP + j*QP + r, for j < round_up(bj, KP). Sources need not mask; the driver does. */
 typedef struct logit_source logit_source;
 struct logit_source {
-    void (*tile)(const logit_source *src, int i0, int bi, int j0, int bj, float *S, int lds);
+    void (*tile)(const logit_source *src, int i0, int bi, int j0, int bj, float *T);
     const attn_dims *dims;
     const attn_inputs *in;
-    const float *p0, *p1; /* prepared operands (packed keys, hidden layer, factors, ...) */
+    /* dot sources: B[i, j] = qside_i . kside_j (+ key_bias_j) */
+    const float *qside; /* query panels, width floats per row */
+    const float *kside; /* key panels */
+    const float *key_bias;
+    int width;
+    /* factorized-dense: query panels of F_A and F_B */
+    const float *fa, *fb;
     int tiling;
     /* mixture */
     int count;
     const logit_source *parts;
     const float *alpha;
-    float *scratch; /* BI x BJ */
+    float *scratch; /* one tile */
 };
 
 /* Prepares the logit source of a softmax-type variant (not mixture), taking what it needs from
- * the arena; when measuring, only counts. `weight` multiplies the logits (a mixture's alpha). */
+ * the arena; when measuring, only counts. */
 void attn_prepare_logits(attn_variant v, const attn_dims *dims, const attn_inputs *in,
                          const attn_options *opt, arena *ws, logit_source *src);
 /* The mixture's source over its prepared parts. */
 void attn_prepare_mixture(const attn_dims *dims, const attn_inputs *in, const attn_options *opt,
                           const float *alpha, arena *ws, logit_source *parts, logit_source *src);
+/* Packs a dot source: B[i, j] = sum_c Q(i, c) K(j, c) * kmul + bias[j], with element accessors
+ * given as (pointer, row stride, column stride) for each side. */
+void attn_prepare_dot(logit_source *src, int n, int width, const float *q, size_t q_row,
+                      size_t q_col, const float *k, size_t k_row, size_t k_col, float kmul,
+                      const float *bias, arena *ws);
 /* y = softmax_row(B + M) * v, streaming (weights == NULL) or through the n x n weights. */
 void attn_softmax_attend(const logit_source *src, const attn_dims *dims, const float *v,
                          int causal, float *out, float *weights, arena *ws);

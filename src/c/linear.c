@@ -7,7 +7,8 @@
  * exactly 1 + q̂·k̂ and the SPEC's (sum v + q̂^T sum k̂ v^T) / (n + q̂·sum k̂ + eps).
  *
  * Rows are processed in chunks of BT. Causal: y of a chunk = phi(Q) S_before + tril(phi(Q) phi(K)^T) V
- * (the chunk's own prefix), then S and z absorb the chunk. Time O(n·F·dv + n·BT·(F+dv)); memory
+ * (the chunk's own prefix), then S and z absorb the chunk. Every product is attn_gemm_tn with the
+ * left operand stored transposed, so features are computed row-major and transposed once. Time O(n·F·dv + n·BT·(F+dv)); memory
  * O(F·dv + BT·(F+BT)), independent of n. Weights, when requested, are built from the definition.
  */
 #include "internal.h"
@@ -44,26 +45,27 @@ static void add_column_sums(int rows, int cols, const float *x, float *z) {
     for (int r = 0; r < rows; r++) attn_axpy(z, x + (size_t)r * cols, cols, 1.0f);
 }
 
-static float dot(const float *a, const float *b, int len) {
-    float s = 0.0f;
-    for (int i = 0; i < len; i++) s += a[i] * b[i];
-    return s;
+/* den[q] = sum_f xt[f][q] * z[f] for q < bt: the normaliser of bt queries, vectorised over q. */
+static void transposed_dot(int F, int bt, const float *xt, const float *z, float *den) {
+    attn_fill(den, (size_t)bt, 0.0f);
+    for (int f = 0; f < F; f++) attn_axpy(den, xt + (size_t)f * BT, bt, z[f]);
 }
 
 typedef struct chunk_buffers {
-    float *phi_q, *phi_k, *phi_kt, *P, *S, *z;
+    float *phi_k, *phi_kt, *phi_qt, *PT, *S, *z, *den;
 } chunk_buffers;
 
 static void kernelized(attn_variant v, const attn_dims *dims, const attn_inputs *in, float eps,
                        int causal, float *out, arena *ws) {
     int n = dims->n, d = dims->d, dv = dims->dv, F = feature_width(v, d);
     chunk_buffers b;
-    b.phi_q = arena_floats(ws, (uint64_t)BT * F);
-    b.phi_k = arena_floats(ws, (uint64_t)BT * F);
-    b.phi_kt = arena_floats(ws, (uint64_t)F * BT);
-    b.P = arena_floats(ws, (uint64_t)BT * BT);
+    b.phi_k = arena_floats(ws, (uint64_t)BT * F);  /* [bt, F]: also phi(q) before its transpose */
+    b.phi_kt = arena_floats(ws, (uint64_t)F * BT); /* [F, BT] */
+    b.phi_qt = arena_floats(ws, (uint64_t)F * BT); /* [F, BT] */
+    b.PT = arena_floats(ws, (uint64_t)BT * BT);    /* [key, query] within a chunk */
     b.S = arena_floats(ws, (uint64_t)F * dv);
     b.z = arena_floats(ws, (uint64_t)F);
+    b.den = arena_floats(ws, (uint64_t)BT);
     if (arena_measuring(ws)) return;
     attn_fill(b.S, (size_t)F * dv, 0.0f);
     attn_fill(b.z, (size_t)F, 0.0f);
@@ -71,8 +73,7 @@ static void kernelized(attn_variant v, const attn_dims *dims, const attn_inputs 
         for (int t0 = 0; t0 < n; t0 += BT) {
             int bt = imin(BT, n - t0);
             feature_map(v, bt, d, in->k + (size_t)t0 * d, b.phi_k);
-            attn_transpose(bt, F, b.phi_k, F, b.phi_kt, bt, 1.0f);
-            attn_gemm(F, dv, bt, b.phi_kt, bt, in->v + (size_t)t0 * dv, dv, b.S, dv, 1);
+            attn_gemm_tn(F, dv, bt, b.phi_k, F, in->v + (size_t)t0 * dv, dv, b.S, dv, 1);
             add_column_sums(bt, F, b.phi_k, b.z);
         }
     }
@@ -80,29 +81,23 @@ static void kernelized(attn_variant v, const attn_dims *dims, const attn_inputs 
         int bt = imin(BT, n - t0);
         float *y = out + (size_t)t0 * dv;
         const float *vb = in->v + (size_t)t0 * dv;
-        feature_map(v, bt, d, in->q + (size_t)t0 * d, b.phi_q);
-        attn_gemm(bt, dv, F, b.phi_q, F, b.S, dv, y, dv, 0);
-        if (!causal) {
-            for (int r = 0; r < bt; r++) {
-                float den = dot(b.phi_q + (size_t)r * F, b.z, F) + eps;
-                attn_scale(y + (size_t)r * dv, dv, 1.0f / den);
-            }
-            continue;
+        feature_map(v, bt, d, in->q + (size_t)t0 * d, b.phi_k);
+        attn_transpose(bt, F, b.phi_k, F, b.phi_qt, BT, 1.0f);
+        attn_gemm_tn(bt, dv, F, b.phi_qt, BT, b.S, dv, y, dv, 0);
+        transposed_dot(F, bt, b.phi_qt, b.z, b.den);
+        if (causal) { /* the chunk's own keys, j <= i */
+            feature_map(v, bt, d, in->k + (size_t)t0 * d, b.phi_k);
+            attn_transpose(bt, F, b.phi_k, F, b.phi_kt, BT, 1.0f);
+            attn_gemm_tn(bt, bt, F, b.phi_kt, BT, b.phi_qt, BT, b.PT, BT, 0);
+            for (int key = 1; key < bt; key++) attn_fill(b.PT + (size_t)key * BT, (size_t)key, 0.0f);
+            for (int key = 0; key < bt; key++) attn_axpy(b.den, b.PT + (size_t)key * BT, bt, 1.0f);
+            attn_gemm_tn(bt, dv, bt, b.PT, BT, vb, dv, y, dv, 1);
         }
-        feature_map(v, bt, d, in->k + (size_t)t0 * d, b.phi_k);
-        attn_transpose(bt, F, b.phi_k, F, b.phi_kt, bt, 1.0f);
-        attn_gemm(bt, bt, F, b.phi_q, F, b.phi_kt, bt, b.P, BT, 0);
-        for (int r = 0; r < bt; r++) attn_fill(b.P + (size_t)r * BT + r + 1, (size_t)(bt - r - 1), 0.0f);
-        attn_gemm(bt, dv, bt, b.P, BT, vb, dv, y, dv, 1);
-        for (int r = 0; r < bt; r++) {
-            const float *pr = b.P + (size_t)r * BT;
-            float within = 0.0f;
-            for (int c = 0; c <= r; c++) within += pr[c];
-            float den = dot(b.phi_q + (size_t)r * F, b.z, F) + within + eps;
-            attn_scale(y + (size_t)r * dv, dv, 1.0f / den);
+        for (int r = 0; r < bt; r++) attn_scale(y + (size_t)r * dv, dv, 1.0f / (b.den[r] + eps));
+        if (causal) {
+            attn_gemm_tn(F, dv, bt, b.phi_k, F, vb, dv, b.S, dv, 1);
+            add_column_sums(bt, F, b.phi_k, b.z);
         }
-        attn_gemm(F, dv, bt, b.phi_kt, bt, vb, dv, b.S, dv, 1);
-        add_column_sums(bt, F, b.phi_k, b.z);
     }
 }
 
@@ -133,7 +128,9 @@ static void column_max(int n, int d, const float *k, float *m) {
     attn_fill(m, (size_t)d, -ATTN_INF);
     for (int i = 0; i < n; i++) {
         const float *kr = k + (size_t)i * d;
-        for (int c = 0; c < d; c++) m[c] = kr[c] > m[c] ? kr[c] : m[c];
+        int c = 0;
+        for (; c + VW <= d; c += VW) vf_store(m + c, vf_max(vf_load(m + c), vf_load(kr + c)));
+        for (; c < d; c++) m[c] = kr[c] > m[c] ? kr[c] : m[c];
     }
 }
 
@@ -172,15 +169,15 @@ static void efficient_full(const attn_dims *dims, const attn_inputs *in, float *
     for (int t0 = 0; t0 < n; t0 += BT) {
         int bt = imin(BT, n - t0);
         exp_minus_columns(bt, d, in->k + (size_t)t0 * d, m, e);
-        attn_transpose(bt, d, e, d, et, bt, 1.0f);
-        attn_gemm(d, dv, bt, et, bt, in->v + (size_t)t0 * dv, dv, S, dv, 1);
+        attn_gemm_tn(d, dv, bt, e, d, in->v + (size_t)t0 * dv, dv, S, dv, 1);
         add_column_sums(bt, d, e, z);
     }
     for (int c = 0; c < d; c++) attn_scale(S + (size_t)c * dv, dv, 1.0f / z[c]);
     for (int t0 = 0; t0 < n; t0 += BT) {
         int bt = imin(BT, n - t0);
         softmax_rows(bt, d, in->q + (size_t)t0 * d, e);
-        attn_gemm(bt, dv, d, e, d, S, dv, out + (size_t)t0 * dv, dv, 0);
+        attn_transpose(bt, d, e, d, et, BT, 1.0f);
+        attn_gemm_tn(bt, dv, d, et, BT, S, dv, out + (size_t)t0 * dv, dv, 0);
     }
 }
 

@@ -168,3 +168,72 @@ void attn_softmax_row(float *x, int len) {
     float sum = attn_exp_shift_sum(x, len, m);
     attn_scale(x, len, 1.0f / sum);
 }
+
+void attn_pack_panels(int rows, int width, const float *src, size_t row_stride, size_t col_stride,
+                      float mul, int panel, float *dst) {
+    int padded = round_up(rows, panel);
+    for (int g = 0; g < padded; g += panel) {
+        float *out = dst + (size_t)g * width;
+        for (int c = 0; c < width; c++)
+            for (int r = 0; r < panel; r++) {
+                int row = g + r;
+                out[(size_t)c * panel + r] =
+                    row < rows ? src[(size_t)row * row_stride + (size_t)c * col_stride] * mul : 0.0f;
+            }
+    }
+}
+
+#if defined(__clang__)
+#define ATTN_NO_UNROLL _Pragma("clang loop unroll(disable)")
+#else
+#define ATTN_NO_UNROLL
+#endif
+
+/* 8 accumulators, 2 vector loads and 4 broadcast loads per k. One k per iteration, not unrolled:
+ * unrolled, clang loads the B vectors of two steps at once, which needs more than the 15 vector
+ * registers V8 hands out on x86-64, and the store-load round trip of the spilled accumulator
+ * then bounds the loop. */
+void attn_micro_4x8(int K, const float *a, int sa, const float *b, int sb, float *acc,
+                    int acc_stride, int accumulate) {
+    float *c0 = acc, *c1 = acc + acc_stride, *c2 = acc + 2 * acc_stride, *c3 = acc + 3 * acc_stride;
+    vf s00, s01, s10, s11, s20, s21, s30, s31;
+    if (accumulate) {
+        s00 = vf_load(c0), s01 = vf_load(c0 + VW), s10 = vf_load(c1), s11 = vf_load(c1 + VW);
+        s20 = vf_load(c2), s21 = vf_load(c2 + VW), s30 = vf_load(c3), s31 = vf_load(c3 + VW);
+    } else {
+        s00 = s01 = s10 = s11 = s20 = s21 = s30 = s31 = vf_zero();
+    }
+    ATTN_NO_UNROLL
+    for (int k = 0; k < K; k++, a += sa, b += sb) {
+        vf b0 = vf_load(b), b1 = vf_load(b + VW), x;
+        x = vf_load_splat(a + 0), s00 = vf_madd(x, b0, s00), s01 = vf_madd(x, b1, s01);
+        x = vf_load_splat(a + 1), s10 = vf_madd(x, b0, s10), s11 = vf_madd(x, b1, s11);
+        x = vf_load_splat(a + 2), s20 = vf_madd(x, b0, s20), s21 = vf_madd(x, b1, s21);
+        x = vf_load_splat(a + 3), s30 = vf_madd(x, b0, s30), s31 = vf_madd(x, b1, s31);
+    }
+    vf_store(c0, s00), vf_store(c0 + VW, s01), vf_store(c1, s10), vf_store(c1 + VW, s11);
+    vf_store(c2, s20), vf_store(c2 + VW, s21), vf_store(c3, s30), vf_store(c3 + VW, s31);
+}
+
+void attn_gemm_tn(int m, int N, int K, const float *At, int lda, const float *B, int ldb, float *C,
+                  int ldc, int accumulate) {
+    int i = 0;
+    for (; i + KP <= m; i += KP) {
+        float *c = C + (size_t)i * ldc;
+        int j = 0;
+        for (; j + 2 * VW <= N; j += 2 * VW)
+            attn_micro_4x8(K, At + i, lda, B + j, ldb, c + j, ldc, accumulate);
+        for (; j < N; j++)
+            for (int r = 0; r < KP; r++) {
+                float s = accumulate ? c[(size_t)r * ldc + j] : 0.0f;
+                for (int k = 0; k < K; k++) s += At[(size_t)k * lda + i + r] * B[(size_t)k * ldb + j];
+                c[(size_t)r * ldc + j] = s;
+            }
+    }
+    for (; i < m; i++)
+        for (int j = 0; j < N; j++) {
+            float s = accumulate ? C[(size_t)i * ldc + j] : 0.0f;
+            for (int k = 0; k < K; k++) s += At[(size_t)k * lda + i] * B[(size_t)k * ldb + j];
+            C[(size_t)i * ldc + j] = s;
+        }
+}

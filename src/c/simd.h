@@ -54,12 +54,13 @@ static inline float vf_hmax(vf a) {
 static inline vf vf_select_gt0(vf a, vf t, vf f) {
     return wasm_v128_bitselect(t, f, wasm_f32x4_gt(a, vf_zero()));
 }
-/* 2^k for integral k in [-126, 127], built in the exponent bits. */
-static inline vf vf_pow2i(vf k) {
-    v128_t e = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(k), wasm_i32x4_splat(127));
-    return wasm_i32x4_shl(e, 23);
+/* t = y + 1.5*2^23 holds round(y) in its low mantissa bits (|y| < 2^22); returns 2^round(y),
+ * built in the exponent bits: no float-to-int conversion, which engines expand to many steps. */
+static inline vf vf_pow2_of_shifted(vf t) {
+    return wasm_i32x4_shl(wasm_i32x4_add(t, wasm_i32x4_splat(127 - 0x4B400000)), 23);
 }
-static inline vf vf_round(vf a) { return wasm_f32x4_nearest(a); }
+/* Lanes where x > t keep v, the others become +0. */
+static inline vf vf_keep_gt(vf x, vf t, vf v) { return wasm_v128_and(v, wasm_f32x4_gt(x, t)); }
 
 #else /* scalar: four plain floats */
 #define ATTN_SIMD 0
@@ -92,28 +93,27 @@ static inline float vf_hmax(vf a) {
     return x > y ? x : y;
 }
 static inline vf vf_select_gt0(vf a, vf t, vf f) { VF_MAP2(a.l[i_] > 0.0f ? t.l[i_] : f.l[i_]); }
-static inline vf vf_pow2i(vf k) {
+static inline vf vf_pow2_of_shifted(vf t) {
     vf r;
     for (int i = 0; i < 4; i++) {
         union { uint32_t u; float f; } bits;
-        bits.u = (uint32_t)((int32_t)k.l[i] + 127) << 23;
+        bits.f = t.l[i];
+        bits.u = (bits.u + (uint32_t)(127 - 0x4B400000)) << 23;
         r.l[i] = bits.f;
     }
     return r;
 }
-static inline vf vf_round(vf a) {
-    /* Round half away from zero; |a| < 2^23 here, so the cast is exact. */
-    VF_MAP2((float)(int32_t)(a.l[i_] + (a.l[i_] >= 0.0f ? 0.5f : -0.5f)));
-}
+static inline vf vf_keep_gt(vf x, vf t, vf v) { VF_MAP2(x.l[i_] > t.l[i_] ? v.l[i_] : 0.0f); }
 #undef VF_MAP2
 #endif
 
 /* exp(x) for every lane: Cephes' expf polynomial after reduction by ln 2, relative error about
- * 2e-7 on [-87, 88]. Inputs below -87.3 give about 1e-38 instead of 0, which never changes a
- * softmax row sum that includes its maximum term exp(0) = 1. */
-static inline vf vf_exp(vf x) {
-    x = vf_min(vf_max(x, vf_splat(-87.3f)), vf_splat(88.3f));
-    vf k = vf_round(vf_mul(x, vf_splat(1.44269504088896341f)));
+ * 2e-7 on [-87, 88]. Below -87.3 (including -inf, a masked logit) the result is exactly 0. */
+static inline vf vf_exp(vf x_in) {
+    vf x = vf_min(vf_max(x_in, vf_splat(-87.3f)), vf_splat(88.3f));
+    const vf shifter = vf_splat(12582912.0f); /* 1.5 * 2^23: adding it rounds to an integer */
+    vf t = vf_add(vf_mul(x, vf_splat(1.44269504088896341f)), shifter);
+    vf k = vf_sub(t, shifter);
     vf r = vf_sub(x, vf_mul(k, vf_splat(0.693359375f)));
     r = vf_sub(r, vf_mul(k, vf_splat(-2.12194440e-4f)));
     vf p = vf_splat(1.9875691500e-4f);
@@ -123,7 +123,7 @@ static inline vf vf_exp(vf x) {
     p = vf_madd(p, r, vf_splat(1.6666665459e-1f));
     p = vf_madd(p, r, vf_splat(5.0000001201e-1f));
     p = vf_madd(p, vf_mul(r, r), vf_add(r, vf_splat(1.0f)));
-    return vf_mul(p, vf_pow2i(k));
+    return vf_keep_gt(x_in, vf_splat(-87.3f), vf_mul(p, vf_pow2_of_shifted(t)));
 }
 
 /* The scalar tail of vf_exp: the same polynomial, one lane. */

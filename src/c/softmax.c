@@ -1,32 +1,53 @@
-/* softmax.c — softmax attention over any source of logits, and the dot-product source.
+/* softmax.c — softmax attention over any source of logits, and the dot-product sources.
  *
  * Without weights, attention streams (online softmax, as in FlashAttention): a block of BI query
- * rows visits the key blocks in increasing j; each BI x BJ logit tile is masked, exponentiated
- * against the running row maximum and multiplied into the output block, which is rescaled when
- * the maximum grows. Memory: one tile, never n x n. With weights, the n x n matrix is the
- * caller's buffer, so it is filled row block by row block and softmaxed exactly.
+ * rows visits the key blocks in increasing j; each logit tile is masked, exponentiated against the
+ * running row maximum and multiplied into the output block, which is rescaled when the maximum
+ * grows. Memory: one tile and one output block, never n x n.
+ *
+ * Layout, chosen so that every inner loop is the 4 x 8 micro-kernel at constant strides:
+ *   tile T[g][j][r]   = B[i0 + 8g + r, j0 + j]   8 queries side by side per key (QP lanes)
+ *   value panels      Vp[e/8][j][e%8] = v[j, e]  8 value columns side by side per key
+ * Logits: T(4 keys x 8 queries) = key panel (broadcast) x query panel (vectors).
+ * Output: O(4 queries x 8 values) += T column (broadcast) x value panel (vectors).
+ * The row statistics (max, sum) of 8 queries are two vectors, updated with no horizontal work.
+ *
+ * With weights, the n x n matrix is the caller's buffer: it is filled tile by tile, softmaxed
+ * exactly row by row, and multiplied by v.
  */
 #include "internal.h"
 
-/* B = q * k^T * scale. Keys are packed transposed, block by block (d x bj, contiguous), with the
- * scale folded in, so each tile is one matrix product with unit-stride rows. */
-static void dot_tile(const logit_source *src, int i0, int bi, int j0, int bj, float *S, int lds) {
-    int d = src->dims->d;
-    attn_gemm(bi, bj, d, src->in->q + (size_t)i0 * d, d, src->p0 + (size_t)j0 * d, bj, S, lds, 0);
+/* ---- dot sources: B[i, j] = qside_i . kside_j (+ bias_j) ---- */
+
+static void dot_tile(const logit_source *src, int i0, int bi, int j0, int bj, float *T) {
+    int n = src->dims->n, width = src->width;
+    int groups = round_up(bi, QP) / QP, bjp = round_up(bj, KP);
+    for (int g = 0; g < groups; g++) {
+        const float *qpanel = src->qside + (size_t)(i0 + g * QP) * width;
+        float *tg = T + (size_t)g * BJ * QP;
+        for (int jj = 0; jj < bjp; jj += KP) {
+            float *acc = tg + (size_t)jj * QP;
+            if (src->key_bias)
+                for (int r = 0; r < KP; r++) {
+                    int key = j0 + jj + r;
+                    attn_fill(acc + r * QP, QP, key < n ? src->key_bias[key] : 0.0f);
+                }
+            attn_micro_4x8(width, src->kside + (size_t)(j0 + jj) * width, KP, qpanel, QP, acc, QP,
+                           src->key_bias != 0);
+        }
+    }
 }
 
-static void prepare_dot(const attn_dims *dims, const attn_inputs *in, const attn_options *opt,
-                        arena *ws, logit_source *src) {
-    int n = dims->n, d = dims->d;
-    float *kt = arena_floats(ws, (uint64_t)n * d);
+void attn_prepare_dot(logit_source *src, int n, int width, const float *q, size_t q_row,
+                      size_t q_col, const float *k, size_t k_row, size_t k_col, float kmul,
+                      const float *bias, arena *ws) {
+    float *qside = arena_floats(ws, (uint64_t)round_up(n, QP) * width);
+    float *kside = arena_floats(ws, (uint64_t)round_up(n, KP) * width);
     src->tile = dot_tile;
-    src->p0 = kt;
+    src->qside = qside, src->kside = kside, src->key_bias = bias, src->width = width;
     if (arena_measuring(ws)) return;
-    float scale = opt->has_scale ? opt->scale : 1.0f / __builtin_sqrtf((float)d);
-    for (int j0 = 0; j0 < n; j0 += BJ) {
-        int bj = imin(BJ, n - j0);
-        attn_transpose(bj, d, in->k + (size_t)j0 * d, d, kt + (size_t)j0 * d, bj, scale);
-    }
+    attn_pack_panels(n, width, q, q_row, q_col, 1.0f, QP, qside);
+    attn_pack_panels(n, width, k, k_row, k_col, kmul, KP, kside);
 }
 
 void attn_prepare_synthesizer(attn_variant v, const attn_dims *dims, const attn_inputs *in,
@@ -37,80 +58,138 @@ void attn_prepare_logits(attn_variant v, const attn_dims *dims, const attn_input
     *src = (logit_source){0};
     src->dims = dims;
     src->in = in;
-    if (v == ATTN_SOFTMAX)
-        prepare_dot(dims, in, opt, ws, src);
-    else
+    if (v == ATTN_SOFTMAX) { /* B = q k^T scale, the scale folded into the key panels */
+        int d = dims->d;
+        float scale = opt->has_scale ? opt->scale : 1.0f / __builtin_sqrtf((float)d);
+        attn_prepare_dot(src, dims->n, d, in->q, (size_t)d, 1, in->k, (size_t)d, 1, scale, 0, ws);
+    } else {
         attn_prepare_synthesizer(v, dims, in, opt, ws, src);
+    }
 }
 
-/* Masked, row-wise online softmax of one tile, accumulated into the output block. */
-static void stream_block(const logit_source *src, int n, int dv, const float *v, int causal,
-                         int i0, int bi, float *out, float *S, float *row_max, float *row_sum) {
-    for (int r = 0; r < bi; r++) {
-        row_max[r] = -ATTN_INF;
-        row_sum[r] = 0.0f;
+/* ---- the driver ---- */
+
+/* Sets T to -inf where key j0 + j is padding (>= n) or, when causal, lies after the query. */
+static void mask_tile(int n, int causal, int i0, int bi, int j0, int bj, float *T) {
+    int bjp = round_up(bj, KP);
+    if (bjp == bj && !(causal && j0 + bj - 1 > i0)) return;
+    int groups = round_up(bi, QP) / QP;
+    for (int g = 0; g < groups; g++)
+        for (int j = 0; j < bjp; j++)
+            for (int r = 0; r < QP; r++) {
+                int query = i0 + g * QP + r, key = j0 + j;
+                if (key >= n || (causal && key > query)) T[((size_t)g * BJ + j) * QP + r] = -ATTN_INF;
+            }
+}
+
+/* Online softmax of one row group's tile (8 queries x bjp keys, in place), updating the running
+ * maximum and sum of those queries; returns the factors their output rows must be scaled by. */
+static void online_softmax(float *tg, int bjp, float *row_max, float *row_sum, float *shrink) {
+    vf mx0 = vf_splat(-ATTN_INF), mx1 = mx0;
+    for (int j = 0; j < bjp; j++) {
+        mx0 = vf_max(mx0, vf_load(tg + j * QP));
+        mx1 = vf_max(mx1, vf_load(tg + j * QP + VW));
     }
-    attn_fill(out, (size_t)bi * dv, 0.0f);
-    int j_end = causal ? i0 + bi : n;
-    for (int j0 = 0; j0 < j_end; j0 += BJ) {
-        int bj = imin(BJ, n - j0);
-        src->tile(src, i0, bi, j0, bj, S, BJ);
-        for (int r = 0; r < bi; r++) {
-            float *row = S + (size_t)r * BJ;
-            int valid = causal ? imin(bj, i0 + r - j0 + 1) : bj;
-            if (valid <= 0) { /* the whole tile row lies above the diagonal */
-                attn_fill(row, (size_t)bj, 0.0f);
-                continue;
+    vf old0 = vf_load(row_max), old1 = vf_load(row_max + VW);
+    vf new0 = vf_max(old0, mx0), new1 = vf_max(old1, mx1);
+    vf f0 = vf_exp(vf_sub(old0, new0)), f1 = vf_exp(vf_sub(old1, new1)); /* exp(-inf) = 0 */
+    vf s0 = vf_zero(), s1 = vf_zero();
+    for (int j = 0; j < bjp; j++) {
+        vf e0 = vf_exp(vf_sub(vf_load(tg + j * QP), new0));
+        vf e1 = vf_exp(vf_sub(vf_load(tg + j * QP + VW), new1));
+        vf_store(tg + j * QP, e0), vf_store(tg + j * QP + VW, e1);
+        s0 = vf_add(s0, e0), s1 = vf_add(s1, e1);
+    }
+    vf_store(row_max, new0), vf_store(row_max + VW, new1);
+    vf_store(row_sum, vf_madd(vf_load(row_sum), f0, s0));
+    vf_store(row_sum + VW, vf_madd(vf_load(row_sum + VW), f1, s1));
+    vf_store(shrink, f0), vf_store(shrink + VW, f1);
+}
+
+/* Vp[p][j][t] = v[j, 8p + t], zero past dv and past n (up to n rounded to KP). */
+static void pack_values(int n, int dv, const float *v, float *vp) {
+    int np = round_up(n, KP), panels = round_up(dv, QP) / QP;
+    for (int p = 0; p < panels; p++)
+        for (int j = 0; j < np; j++)
+            for (int t = 0; t < QP; t++) {
+                int e = p * QP + t;
+                vp[((size_t)p * np + j) * QP + t] = j < n && e < dv ? v[(size_t)j * dv + e] : 0.0f;
             }
-            float m_new = attn_max(row, valid);
-            if (m_new > row_max[r]) {
-                if (row_sum[r] > 0.0f) {
-                    float shrink = attn_expf(row_max[r] - m_new);
-                    row_sum[r] *= shrink;
-                    attn_scale(out + (size_t)r * dv, dv, shrink);
-                }
-                row_max[r] = m_new;
+}
+
+static void stream(const logit_source *src, int n, int dv, int causal, const float *vp, float *out,
+                   float *T, float *O, float *row_max, float *row_sum, float *shrink) {
+    int dvp = round_up(dv, QP), np = round_up(n, KP), panels = dvp / QP;
+    for (int i0 = 0; i0 < n; i0 += BI) {
+        int bi = imin(BI, n - i0), groups = round_up(bi, QP) / QP;
+        attn_fill(row_max, BI, -ATTN_INF);
+        attn_fill(row_sum, BI, 0.0f);
+        attn_fill(O, (size_t)BI * dvp, 0.0f);
+        int j_end = causal ? i0 + bi : n;
+        for (int j0 = 0; j0 < j_end; j0 += BJ) {
+            int bj = imin(BJ, n - j0), bjp = round_up(bj, KP);
+            src->tile(src, i0, bi, j0, bj, T);
+            mask_tile(n, causal, i0, bi, j0, bj, T);
+            for (int g = 0; g < groups; g++) {
+                float *tg = T + (size_t)g * BJ * QP;
+                float *og = O + (size_t)g * QP * dvp;
+                online_softmax(tg, bjp, row_max + g * QP, row_sum + g * QP, shrink + g * QP);
+                for (int r = 0; r < QP; r++)
+                    if (shrink[g * QP + r] != 1.0f) attn_scale(og + (size_t)r * dvp, dvp, shrink[g * QP + r]);
+                for (int half = 0; half < QP; half += KP)
+                    for (int p = 0; p < panels; p++)
+                        attn_micro_4x8(bjp, tg + half, QP, vp + ((size_t)p * np + j0) * QP, QP,
+                                       og + (size_t)half * dvp + p * QP, dvp, 1);
             }
-            row_sum[r] += attn_exp_shift_sum(row, valid, row_max[r]);
-            attn_fill(row + valid, (size_t)(bj - valid), 0.0f);
         }
-        attn_gemm(bi, dv, bj, S, BJ, v + (size_t)j0 * dv, dv, out, dv, 1);
+        for (int r = 0; r < bi; r++) {
+            float inv = 1.0f / row_sum[r];
+            const float *o = O + (size_t)r * dvp;
+            float *y = out + (size_t)(i0 + r) * dv;
+            for (int e = 0; e < dv; e++) y[e] = o[e] * inv;
+        }
     }
-    for (int r = 0; r < bi; r++) attn_scale(out + (size_t)r * dv, dv, 1.0f / row_sum[r]);
+}
+
+/* Fills the caller's n x n weights tile by tile, softmaxes each row exactly, then y = A v. */
+static void materialise(const logit_source *src, int n, int dv, int causal, const float *v,
+                        float *out, float *weights, float *T) {
+    for (int i0 = 0; i0 < n; i0 += BI) {
+        int bi = imin(BI, n - i0), groups = round_up(bi, QP) / QP;
+        for (int j0 = 0; j0 < n; j0 += BJ) {
+            int bj = imin(BJ, n - j0);
+            if (causal && j0 > i0 + bi - 1) break; /* the row softmax zeroes what follows */
+            src->tile(src, i0, bi, j0, bj, T);
+            for (int g = 0; g < groups; g++)
+                for (int r = 0; r < QP && g * QP + r < bi; r++) {
+                    float *row = weights + (size_t)(i0 + g * QP + r) * n + j0;
+                    for (int j = 0; j < bj; j++) row[j] = T[((size_t)g * BJ + j) * QP + r];
+                }
+        }
+        for (int r = 0; r < bi; r++) {
+            float *row = weights + (size_t)(i0 + r) * n;
+            int valid = causal ? i0 + r + 1 : n;
+            attn_softmax_row(row, valid);
+            attn_fill(row + valid, (size_t)(n - valid), 0.0f);
+        }
+    }
+    attn_gemm(n, dv, n, weights, n, v, dv, out, dv, 0);
 }
 
 void attn_softmax_attend(const logit_source *src, const attn_dims *dims, const float *v,
                          int causal, float *out, float *weights, arena *ws) {
-    int n = dims->n, dv = dims->dv;
+    int n = dims->n, dv = dims->dv, dvp = round_up(dv, QP);
+    float *T = arena_floats(ws, (uint64_t)BI * BJ);
     if (weights) {
-        if (arena_measuring(ws)) return;
-        for (int i0 = 0; i0 < n; i0 += BI) {
-            int bi = imin(BI, n - i0);
-            for (int j0 = 0; j0 < n; j0 += BJ) {
-                int bj = imin(BJ, n - j0);
-                float *W = weights + (size_t)i0 * n + j0;
-                if (causal && j0 > i0 + bi - 1) {
-                    for (int r = 0; r < bi; r++) attn_fill(W + (size_t)r * n, (size_t)bj, 0.0f);
-                } else {
-                    src->tile(src, i0, bi, j0, bj, W, n);
-                }
-            }
-            for (int r = 0; r < bi; r++) {
-                float *row = weights + (size_t)(i0 + r) * n;
-                int valid = causal ? i0 + r + 1 : n;
-                attn_softmax_row(row, valid);
-                attn_fill(row + valid, (size_t)(n - valid), 0.0f);
-            }
-        }
-        attn_gemm(n, dv, n, weights, n, v, dv, out, dv, 0);
+        if (!arena_measuring(ws)) materialise(src, n, dv, causal, v, out, weights, T);
         return;
     }
-    float *S = arena_floats(ws, (uint64_t)BI * BJ);
+    float *vp = arena_floats(ws, (uint64_t)dvp * round_up(n, KP));
+    float *O = arena_floats(ws, (uint64_t)BI * dvp);
     float *row_max = arena_floats(ws, BI);
     float *row_sum = arena_floats(ws, BI);
+    float *shrink = arena_floats(ws, BI);
     if (arena_measuring(ws)) return;
-    for (int i0 = 0; i0 < n; i0 += BI) {
-        int bi = imin(BI, n - i0);
-        stream_block(src, n, dv, v, causal, i0, bi, out + (size_t)i0 * dv, S, row_max, row_sum);
-    }
+    pack_values(n, dv, v, vp);
+    stream(src, n, dv, causal, vp, out, T, O, row_max, row_sum, shrink);
 }

@@ -2,56 +2,46 @@
  * factorized-dense, factorized-random and their mixture. Each fills logit tiles for the streaming
  * softmax of softmax.c; only what a source reads per row (hidden layer, factors) is precomputed,
  * O(n * width), never n x n. Parameters sized by L >= n are read in their first n rows/columns.
+ * dense, dense1 and factorized-random are dot products between a per-query and a per-key matrix,
+ * so they share softmax's packed micro-kernel (attn_prepare_dot).
  */
 #include "internal.h"
 
 static int dim_L(const attn_dims *dims) { return dims->L > 0 ? dims->L : dims->n; }
 
-/* B = H * w2 + b2, H = relu(x * w1 + b1) precomputed in p0 ([n, h]). */
-static void dense_tile(const logit_source *src, int i0, int bi, int j0, int bj, float *S, int lds) {
-    int h = src->dims->h, L = dim_L(src->dims);
-    for (int r = 0; r < bi; r++) attn_copy(S + (size_t)r * lds, src->in->b2 + j0, bj);
-    attn_gemm(bi, bj, h, src->p0 + (size_t)i0 * h, h, src->in->w2 + j0, L, S, lds, 1);
-}
-
-/* B = x * w. */
-static void dense1_tile(const logit_source *src, int i0, int bi, int j0, int bj, float *S, int lds) {
-    int d = src->dims->d, L = dim_L(src->dims);
-    attn_gemm(bi, bj, d, src->in->x + (size_t)i0 * d, d, src->in->w + j0, L, S, lds, 0);
-}
-
 /* B = r[:n, :n]. */
-static void random_tile(const logit_source *src, int i0, int bi, int j0, int bj, float *S, int lds) {
-    int L = dim_L(src->dims);
-    for (int r = 0; r < bi; r++)
-        attn_copy(S + (size_t)r * lds, src->in->r + (size_t)(i0 + r) * L + j0, bj);
+static void random_tile(const logit_source *src, int i0, int bi, int j0, int bj, float *T) {
+    int L = dim_L(src->dims), groups = round_up(bi, QP) / QP;
+    for (int g = 0; g < groups; g++)
+        for (int r = 0; r < QP; r++) {
+            int query = i0 + g * QP + r;
+            /* padding rows of the last group repeat row i0: finite, and never output */
+            const float *row = src->in->r + (size_t)(query < i0 + bi ? query : i0) * L + j0;
+            for (int j = 0; j < bj; j++) T[((size_t)g * BJ + j) * QP + r] = row[j];
+        }
 }
 
-/* B[i, j] = FA[i, j / b] * FB[i, j % b] (kronecker) or FA[i, j % a] * FB[i, j % b] (tile). */
+/* B[i, j] = FA[i, j / b] * FB[i, j % b] (kronecker) or FA[i, j % a] * FB[i, j % b] (tile), with FA
+ * and FB in query panels, so 8 queries are two vector products. */
 static void factorized_dense_tile(const logit_source *src, int i0, int bi, int j0, int bj,
-                                  float *S, int lds) {
-    int a = src->dims->a, b = src->dims->b;
-    for (int r = 0; r < bi; r++) {
-        const float *fa = src->p0 + (size_t)(i0 + r) * a, *fb = src->p1 + (size_t)(i0 + r) * b;
-        float *row = S + (size_t)r * lds;
-        int ja = src->tiling == ATTN_TILING_TILE ? j0 % a : j0 / b, jb = j0 % b;
+                                  float *T) {
+    int a = src->dims->a, b = src->dims->b, groups = round_up(bi, QP) / QP;
+    int tile_mode = src->tiling == ATTN_TILING_TILE;
+    for (int g = 0; g < groups; g++) {
+        const float *fa = src->fa + (size_t)(i0 + g * QP) * a, *fb = src->fb + (size_t)(i0 + g * QP) * b;
+        float *tg = T + (size_t)g * BJ * QP;
+        int ja = tile_mode ? j0 % a : j0 / b, jb = j0 % b;
         for (int j = 0; j < bj; j++) {
-            row[j] = fa[ja] * fb[jb];
+            const float *x = fa + (size_t)ja * QP, *y = fb + (size_t)jb * QP;
+            vf_store(tg + j * QP, vf_mul(vf_load(x), vf_load(y)));
+            vf_store(tg + j * QP + VW, vf_mul(vf_load(x + VW), vf_load(y + VW)));
             if (++jb == b) {
                 jb = 0;
-                if (src->tiling != ATTN_TILING_TILE) ja++;
+                if (!tile_mode) ja++;
             }
-            if (src->tiling == ATTN_TILING_TILE && ++ja == a) ja = 0;
+            if (tile_mode && ++ja == a) ja = 0;
         }
     }
-}
-
-/* B = r1[:n] * r2[:n]^T, r2 packed transposed per key block in p0 like the keys of softmax.c. */
-static void factorized_random_tile(const logit_source *src, int i0, int bi, int j0, int bj,
-                                   float *S, int lds) {
-    int rank = src->dims->rank;
-    attn_gemm(bi, bj, rank, src->in->r1 + (size_t)i0 * rank, rank, src->p0 + (size_t)j0 * rank, bj,
-              S, lds, 0);
 }
 
 /* out[n, cols] = x[n, d] * w[d, cols] + bias, optionally through relu. */
@@ -65,41 +55,38 @@ static void affine(int n, int d, int cols, const float *x, const float *w, const
 
 void attn_prepare_synthesizer(attn_variant v, const attn_dims *dims, const attn_inputs *in,
                               const attn_options *opt, arena *ws, logit_source *src) {
-    int n = dims->n, d = dims->d;
+    int n = dims->n, d = dims->d, L = dim_L(dims);
     int measuring = arena_measuring(ws);
     switch (v) {
-    case ATTN_DENSE: {
-        float *hidden = arena_floats(ws, (uint64_t)n * dims->h);
-        src->tile = dense_tile;
-        src->p0 = hidden;
-        if (!measuring) affine(n, d, dims->h, in->x, in->w1, in->b1, 1, hidden);
+    case ATTN_DENSE: { /* B = H w2 + b2: H against the columns of w2 */
+        int h = dims->h;
+        float *hidden = arena_floats(ws, (uint64_t)n * h);
+        if (!measuring) affine(n, d, h, in->x, in->w1, in->b1, 1, hidden);
+        attn_prepare_dot(src, n, h, hidden, (size_t)h, 1, in->w2, 1, (size_t)L, 1.0f, in->b2, ws);
         break;
     }
-    case ATTN_DENSE1: src->tile = dense1_tile; break;
+    case ATTN_DENSE1: /* B = x w: x against the columns of w */
+        attn_prepare_dot(src, n, d, in->x, (size_t)d, 1, in->w, 1, (size_t)L, 1.0f, 0, ws);
+        break;
+    case ATTN_FACTORIZED_RANDOM: /* B = r1 r2^T */
+        attn_prepare_dot(src, n, dims->rank, in->r1, (size_t)dims->rank, 1, in->r2,
+                         (size_t)dims->rank, 1, 1.0f, 0, ws);
+        break;
     case ATTN_RANDOM: src->tile = random_tile; break;
     case ATTN_FACTORIZED_DENSE: {
-        float *fa = arena_floats(ws, (uint64_t)n * dims->a);
-        float *fb = arena_floats(ws, (uint64_t)n * dims->b);
+        int a = dims->a, b = dims->b;
+        float *fa = arena_floats(ws, (uint64_t)n * a), *fb = arena_floats(ws, (uint64_t)n * b);
+        float *fa_panels = arena_floats(ws, (uint64_t)round_up(n, QP) * a);
+        float *fb_panels = arena_floats(ws, (uint64_t)round_up(n, QP) * b);
         src->tile = factorized_dense_tile;
-        src->p0 = fa, src->p1 = fb;
+        src->fa = fa_panels, src->fb = fb_panels;
         src->tiling = opt->tiling;
         if (!measuring) {
-            affine(n, d, dims->a, in->x, in->wa, in->ba, 0, fa);
-            affine(n, d, dims->b, in->x, in->wb, in->bb, 0, fb);
+            affine(n, d, a, in->x, in->wa, in->ba, 0, fa);
+            affine(n, d, b, in->x, in->wb, in->bb, 0, fb);
+            attn_pack_panels(n, a, fa, (size_t)a, 1, 1.0f, QP, fa_panels);
+            attn_pack_panels(n, b, fb, (size_t)b, 1, 1.0f, QP, fb_panels);
         }
-        break;
-    }
-    case ATTN_FACTORIZED_RANDOM: {
-        int rank = dims->rank;
-        float *r2t = arena_floats(ws, (uint64_t)n * rank);
-        src->tile = factorized_random_tile;
-        src->p0 = r2t;
-        if (!measuring)
-            for (int j0 = 0; j0 < n; j0 += BJ) {
-                int bj = imin(BJ, n - j0);
-                attn_transpose(bj, rank, in->r2 + (size_t)j0 * rank, rank, r2t + (size_t)j0 * rank,
-                               bj, 1.0f);
-            }
         break;
     }
     default: break; /* attn_check admits no other variant here */
@@ -107,18 +94,18 @@ void attn_prepare_synthesizer(attn_variant v, const attn_dims *dims, const attn_
 }
 
 /* B = sum_c alpha_c * B_c: the first part writes the tile, the others go through scratch. */
-static void mixture_tile(const logit_source *src, int i0, int bi, int j0, int bj, float *S,
-                         int lds) {
+static void mixture_tile(const logit_source *src, int i0, int bi, int j0, int bj, float *T) {
+    int groups = round_up(bi, QP) / QP, span = round_up(bj, KP) * QP;
     for (int c = 0; c < src->count; c++) {
         const logit_source *part = &src->parts[c];
         float a = src->alpha[c];
-        if (c == 0) {
-            part->tile(part, i0, bi, j0, bj, S, lds);
-            for (int r = 0; r < bi; r++) attn_scale(S + (size_t)r * lds, bj, a);
-        } else {
-            part->tile(part, i0, bi, j0, bj, src->scratch, BJ);
-            for (int r = 0; r < bi; r++)
-                attn_axpy(S + (size_t)r * lds, src->scratch + (size_t)r * BJ, bj, a);
+        part->tile(part, i0, bi, j0, bj, c == 0 ? T : src->scratch);
+        for (int g = 0; g < groups; g++) {
+            float *tg = T + (size_t)g * BJ * QP;
+            if (c == 0)
+                attn_scale(tg, span, a);
+            else
+                attn_axpy(tg, src->scratch + (size_t)g * BJ * QP, span, a);
         }
     }
 }
