@@ -9,5 +9,5 @@ try {
   process.exit(1);
 }
 const { startServer } = await import('./serve.mjs');
-const server = await startServer({ port: process.env.PORT ? Number(process.env.PORT) : undefined });
+const server = await startServer({ port: process.env.PORT ? Number(process.env.PORT) : undefined, quiet: true });
 console.log(`attnlab page: ${server.url}`);
