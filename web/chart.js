@@ -1,0 +1,202 @@
+// Log-log scaling chart (time per call against n) on a HiDPI canvas, with O(n) and O(n²)
+// reference slopes, a least-squares slope per series and the points where two curves cross.
+
+export const PALETTE = ['#0072b2', '#d55e00', '#009e73', '#cc79a7', '#e69f00', '#56b4e9', '#7f3c8d', '#8c6d31', '#11a579', '#e73f74', '#3969ac'];
+
+export function fmtN(n) {
+  return n >= 1024 && n % 1024 === 0 ? `${n / 1024}k` : String(n);
+}
+
+export function fmtMs(ms) {
+  if (!Number.isFinite(ms)) return '–';
+  if (ms < 1e-3) return `${(ms * 1e6).toPrecision(3)} ns`;
+  if (ms < 1) return `${(ms * 1e3).toPrecision(3)} µs`;
+  if (ms < 1000) return `${ms.toPrecision(3)} ms`;
+  return `${(ms / 1000).toPrecision(3)} s`;
+}
+
+/** Least-squares slope of log t against log n over the last `k` points. */
+export function slope(points, k = 3) {
+  const p = points.filter((x) => x.ms > 0).slice(-k);
+  if (p.length < 2) return NaN;
+  const xs = p.map((x) => Math.log(x.n)), ys = p.map((x) => Math.log(x.ms));
+  const mx = xs.reduce((a, b) => a + b, 0) / xs.length, my = ys.reduce((a, b) => a + b, 0) / ys.length;
+  let num = 0, den = 0;
+  for (let i = 0; i < xs.length; i++) {
+    num += (xs[i] - mx) * (ys[i] - my);
+    den += (xs[i] - mx) ** 2;
+  }
+  return den > 0 ? num / den : NaN;
+}
+
+/** Where two series cross (log-linear interpolation between consecutive common sizes). */
+export function crossings(series) {
+  const out = [];
+  for (let a = 0; a < series.length; a++) {
+    for (let b = a + 1; b < series.length; b++) {
+      const A = series[a], B = series[b];
+      if (A.variant === B.variant) continue;
+      // Only curves of different families (e.g. O(n²) softmax against O(n) linear): two O(n)
+      // variants run neck and neck, and their "crossings" are timing noise.
+      if (A.family && A.family === B.family) continue;
+      const mb = new Map(B.points.map((p) => [p.n, p.ms]));
+      const common = A.points.filter((p) => mb.has(p.n)).map((p) => ({ n: p.n, a: p.ms, b: mb.get(p.n) }));
+      for (let i = 1; i < common.length; i++) {
+        const p = common[i - 1], q = common[i];
+        const f0 = Math.log(p.a) - Math.log(p.b), f1 = Math.log(q.a) - Math.log(q.b);
+        if (f0 === 0 || Math.sign(f0) === Math.sign(f1)) continue;
+        const t = f0 / (f0 - f1);
+        const ln = Math.log(p.n) + t * (Math.log(q.n) - Math.log(p.n));
+        const lt = Math.log(p.a) + t * (Math.log(q.a) - Math.log(p.a));
+        out.push({ n: Math.exp(ln), ms: Math.exp(lt), a: A, b: B, faster: f1 < 0 ? A.label : B.label });
+      }
+    }
+  }
+  return out;
+}
+
+function css(name, fb) {
+  return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || fb;
+}
+
+/**
+ * series: [{ key, label, variant, build, color, dashed, points: [{ n, ms }] }]
+ * range: { nMin, nMax }. Returns the plotted points with their canvas coordinates (for hover).
+ */
+export function drawChart(canvas, series, range, { crossList = [] } = {}) {
+  const dpr = window.devicePixelRatio || 1;
+  const cssW = Math.max(280, Math.min(900, canvas.parentElement.clientWidth || 640));
+  const cssH = Math.round(Math.min(420, Math.max(240, cssW * 0.55)));
+  canvas.width = Math.round(cssW * dpr);
+  canvas.height = Math.round(cssH * dpr);
+  canvas.style.width = `${cssW}px`;
+  canvas.style.height = `${cssH}px`;
+  const ctx = canvas.getContext('2d');
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.clearRect(0, 0, cssW, cssH);
+  const fg = css('--fg', '#222'), muted = css('--muted', '#777'), gridC = css('--chart-grid', 'rgba(128,128,128,0.25)');
+  ctx.font = '12px system-ui, sans-serif';
+  const M = { l: 62, r: 64, t: 14, b: 40 };
+  const pw = cssW - M.l - M.r, ph = cssH - M.t - M.b;
+  const all = series.flatMap((s) => s.points).filter((p) => p.ms > 0);
+  let tMin = all.length ? Math.min(...all.map((p) => p.ms)) : 1e-3;
+  let tMax = all.length ? Math.max(...all.map((p) => p.ms)) : 10;
+  let lo = Math.floor(Math.log10(tMin)), hi = Math.ceil(Math.log10(tMax));
+  if (hi - lo < 2) hi = lo + 2;
+  const x = (n) => M.l + ((Math.log2(n) - Math.log2(range.nMin)) / Math.max(1e-9, Math.log2(range.nMax) - Math.log2(range.nMin))) * pw;
+  const y = (ms) => M.t + (1 - (Math.log10(ms) - lo) / (hi - lo)) * ph;
+
+  // grid and axes
+  ctx.strokeStyle = gridC;
+  ctx.fillStyle = muted;
+  ctx.lineWidth = 1;
+  ctx.textAlign = 'center';
+  ctx.textBaseline = 'top';
+  for (let n = range.nMin; n <= range.nMax; n *= 2) {
+    ctx.beginPath();
+    ctx.moveTo(Math.round(x(n)) + 0.5, M.t);
+    ctx.lineTo(Math.round(x(n)) + 0.5, M.t + ph);
+    ctx.stroke();
+    ctx.fillText(fmtN(n), x(n), M.t + ph + 6);
+  }
+  ctx.textAlign = 'right';
+  ctx.textBaseline = 'middle';
+  for (let e = lo; e <= hi; e++) {
+    const yy = Math.round(y(10 ** e)) + 0.5;
+    ctx.beginPath();
+    ctx.moveTo(M.l, yy);
+    ctx.lineTo(M.l + pw, yy);
+    ctx.stroke();
+    ctx.fillText(fmtMs(10 ** e), M.l - 6, yy);
+  }
+  ctx.fillStyle = fg;
+  ctx.textAlign = 'center';
+  ctx.textBaseline = 'bottom';
+  ctx.fillText('sequence length n (log scale)', M.l + pw / 2, cssH - 2);
+  ctx.save();
+  ctx.translate(14, M.t + ph / 2);
+  ctx.rotate(-Math.PI / 2);
+  ctx.textBaseline = 'middle';
+  ctx.fillText('time per call (log)', 0, 0);
+  ctx.restore();
+
+  if (!all.length) {
+    ctx.fillStyle = muted;
+    ctx.textAlign = 'center';
+    ctx.textBaseline = 'middle';
+    ctx.fillText('Choose variants and builds, then press “Run scaling”.', M.l + pw / 2, M.t + ph / 2);
+  }
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(M.l, M.t, pw, ph);
+  ctx.clip();
+  // reference slopes through the geometric mean of the first points
+  const firsts = series.map((s) => s.points[0]).filter((p) => p && p.ms > 0 && p.n === range.nMin);
+  if (firsts.length) {
+    const t0 = Math.exp(firsts.reduce((a, p) => a + Math.log(p.ms), 0) / firsts.length);
+    ctx.setLineDash([2, 4]);
+    ctx.strokeStyle = muted;
+    ctx.lineWidth = 1.2;
+    for (const k of [1, 2]) {
+      ctx.beginPath();
+      ctx.moveTo(x(range.nMin), y(t0));
+      ctx.lineTo(x(range.nMax), y(t0 * (range.nMax / range.nMin) ** k));
+      ctx.stroke();
+    }
+    ctx.setLineDash([]);
+  }
+  // series
+  const hits = [];
+  for (const s of series) {
+    const pts = s.points.filter((p) => p.ms > 0);
+    ctx.strokeStyle = s.color;
+    ctx.fillStyle = s.color;
+    ctx.lineWidth = 2;
+    ctx.setLineDash(s.dashed ? [6, 4] : []);
+    ctx.beginPath();
+    pts.forEach((p, i) => (i ? ctx.lineTo(x(p.n), y(p.ms)) : ctx.moveTo(x(p.n), y(p.ms))));
+    ctx.stroke();
+    ctx.setLineDash([]);
+    for (const p of pts) {
+      ctx.beginPath();
+      if (s.dashed) ctx.rect(x(p.n) - 3, y(p.ms) - 3, 6, 6);
+      else ctx.arc(x(p.n), y(p.ms), 3.2, 0, Math.PI * 2);
+      ctx.fill();
+      hits.push({ x: x(p.n), y: y(p.ms), s, p });
+    }
+  }
+  // crossings
+  ctx.strokeStyle = fg;
+  ctx.lineWidth = 1.5;
+  for (const c of crossList) {
+    ctx.beginPath();
+    ctx.arc(x(c.n), y(c.ms), 7, 0, Math.PI * 2);
+    ctx.stroke();
+    ctx.fillStyle = fg;
+    ctx.textAlign = 'left';
+    ctx.textBaseline = 'bottom';
+    ctx.fillText(`n≈${Math.round(c.n)}`, x(c.n) + 8, y(c.ms) - 6);
+  }
+  ctx.restore();
+  // slope labels at the right edge
+  if (firsts.length) {
+    const t0 = Math.exp(firsts.reduce((a, p) => a + Math.log(p.ms), 0) / firsts.length);
+    ctx.fillStyle = muted;
+    ctx.textAlign = 'left';
+    ctx.textBaseline = 'middle';
+    for (const [k, label] of [[1, '∝ n'], [2, '∝ n²']]) {
+      const yy = y(t0 * (range.nMax / range.nMin) ** k);
+      if (yy >= M.t - 2 && yy <= M.t + ph + 2) ctx.fillText(label, M.l + pw + 6, yy);
+      else if (k === 2 && yy < M.t) {
+        // the n² line leaves through the top: label where it does
+        const nExit = range.nMin * ((10 ** hi) / t0) ** 0.5;
+        ctx.textAlign = 'center';
+        ctx.textBaseline = 'top';
+        ctx.fillText(label, Math.min(M.l + pw - 12, x(nExit) + 14), M.t + 2);
+        ctx.textAlign = 'left';
+        ctx.textBaseline = 'middle';
+      }
+    }
+  }
+  return hits;
+}

@@ -1,0 +1,188 @@
+// Module worker: every attention call of the page runs here, never on the main thread.
+//
+// Requests (postMessage): { id, type, ... }   Replies: { id, ok: true, ... } | { id, ok: false, error }
+//   hello { build }                       -> { build, simd, version, variants, features }
+//   run   { variant, inputs, options, weights, build, timing, extras }
+//         -> { output, weights?, timing, build, simd, intermediates? }   (Float32Arrays transferred)
+//   scale { plan: { variants:[{id, opts}], builds, ns, d, dv, seed, preset, causal } }
+//         -> a { id, type: 'progress', point } per size, then { id, ok: true, done: true }
+// error: { code, message } (code from AttnError: SHAPE, VALUE, UNKNOWN, UNSUPPORTED, MEMORY, LOAD).
+// Builds are 'auto' | 'relaxed' | 'simd' | 'scalar'; init() caches one instance per build.
+
+import { buildRequest } from './gen.js';
+import { intermediates } from './explain.js';
+
+const BINDING_URL = new URL('../dist/attnlab.js', import.meta.url).href;
+const INIT_OPTIONS = { auto: {}, relaxed: { simd: 'relaxed' }, simd: { simd: true }, scalar: { simd: false } };
+const SLOW_MS = 2000; // a scaling point slower than this stops its series (the next n costs ≥ 2×)
+const MAX_INPUT_VALUES = 48 * 1024 * 1024; // inputs above ~192 MB are skipped in the scaling run
+
+let modPromise = null;
+const labs = new Map();
+
+function loadBinding() {
+  if (!modPromise) {
+    modPromise = import(BINDING_URL).catch((err) => {
+      modPromise = null;
+      const e = new Error(`could not load the binding (${BINDING_URL}): ${err.message}. Build it with \`npm run build\`.`);
+      e.code = 'LOAD';
+      throw e;
+    });
+  }
+  return modPromise;
+}
+
+async function getLab(build = 'auto') {
+  if (!INIT_OPTIONS[build]) throw Object.assign(new Error(`unknown build '${build}'`), { code: 'UNKNOWN' });
+  if (!labs.has(build)) {
+    const mod = await loadBinding();
+    const p = mod
+      .init({ ...INIT_OPTIONS[build], locateFile: (file) => new URL(`../dist/${file}`, import.meta.url).href })
+      .catch((err) => {
+        labs.delete(build);
+        throw err;
+      });
+    labs.set(build, p);
+  }
+  return labs.get(build);
+}
+
+function errorOf(err) {
+  return { code: err?.code ?? 'ERROR', name: err?.name ?? 'Error', message: String(err?.message ?? err) };
+}
+
+function stats(samples) {
+  const s = samples.slice().sort((a, b) => a - b);
+  const q = (p) => {
+    const x = (s.length - 1) * p;
+    const lo = Math.floor(x), hi = Math.ceil(x);
+    return s[lo] + (s[hi] - s[lo]) * (x - lo);
+  };
+  return { median: q(0.5), min: s[0], max: s[s.length - 1], q1: q(0.25), q3: q(0.75), samples: s.length };
+}
+
+/**
+ * Median time of one call: a warm-up call, then samples until the budget is spent. Calls faster
+ * than 1 ms are batched so the timer's resolution does not dominate.
+ */
+function timeCalls(lab, id, inputs, options, { budgetMs = 80, minSamples = 3, maxSamples = 25 } = {}) {
+  let t = performance.now();
+  lab.attention(id, inputs, options);
+  const first = performance.now() - t;
+  if (first * minSamples > 4 * budgetMs && first > 200) {
+    return { ...stats([first]), batch: 1, calls: 1, warm: false };
+  }
+  const batch = first < 1 ? Math.min(2000, Math.max(1, Math.ceil(1 / Math.max(first, 0.002)))) : 1;
+  const samples = [];
+  const start = performance.now();
+  while (samples.length < maxSamples && (samples.length < minSamples || performance.now() - start < budgetMs)) {
+    t = performance.now();
+    for (let r = 0; r < batch; r++) lab.attention(id, inputs, options);
+    samples.push((performance.now() - t) / batch);
+    if (samples.length >= 1 && samples[0] * minSamples > 4 * budgetMs) break;
+  }
+  return { ...stats(samples), batch, calls: 1 + samples.length * batch, warm: true };
+}
+
+async function run(msg) {
+  const lab = await getLab(msg.build ?? 'auto');
+  const info = lab.variants.find((v) => v.id === msg.variant);
+  const opts = { ...msg.options };
+  delete opts.weights;
+  const first = lab.attention(msg.variant, msg.inputs, { ...opts, weights: !!msg.weights });
+  const reply = { output: first.output, build: lab.build, simd: lab.simd };
+  const transfer = [first.output.buffer];
+  if (first.weights) {
+    reply.weights = first.weights;
+    transfer.push(first.weights.buffer);
+  }
+  if (msg.timing) reply.timing = timeCalls(lab, msg.variant, msg.inputs, { ...opts, weights: false }, msg.timing);
+  if (msg.extras && info?.family === 'linear') {
+    const dims = { n: msg.inputs.n, d: msg.inputs.d, dv: msg.inputs.dv };
+    reply.intermediates = intermediates(msg.variant, msg.inputs, dims);
+    for (const m of reply.intermediates) transfer.push(m.data.buffer);
+  }
+  return { reply, transfer };
+}
+
+async function scale(msg) {
+  const { plan } = msg;
+  const base = await getLab('auto');
+  const byId = Object.fromEntries(base.variants.map((v) => [v.id, v]));
+  const stopped = new Map(); // `${variant}/${build}` -> reason
+  for (const n of plan.ns) {
+    for (const v of plan.variants) {
+      const info = byId[v.id];
+      if (!info) continue;
+      let req = null;
+      let reqError = null;
+      for (const build of plan.builds) {
+        const key = `${v.id}/${build}`;
+        const point = { n, variant: v.id, build };
+        if (stopped.has(key)) {
+          self.postMessage({ id: msg.id, type: 'progress', point: { ...point, skipped: stopped.get(key) } });
+          continue;
+        }
+        try {
+          if (!req && !reqError) {
+            const dimsState = { n, d: plan.d, dv: plan.dv };
+            const probe = buildRequest({ id: v.id, dimsState, seed: plan.seed, preset: 'random', edits: null, opts: v.opts, causal: plan.causal }, byId);
+            const values = Object.values(probe.inputs).reduce((s, a) => s + (a && a.length ? a.length : 0), 0);
+            if (values > MAX_INPUT_VALUES) reqError = `inputs too large (${Math.round((values * 4) / 2 ** 20)} MB)`;
+            else req = probe;
+          }
+          if (reqError) {
+            stopped.set(key, reqError);
+            self.postMessage({ id: msg.id, type: 'progress', point: { ...point, skipped: reqError } });
+            continue;
+          }
+          const lab = await getLab(build);
+          const timing = timeCalls(lab, v.id, req.inputs, { ...req.options, weights: false }, { budgetMs: 150, minSamples: 3, maxSamples: 15 });
+          point.timing = timing;
+          point.actualBuild = lab.build;
+          point.dims = req.dims;
+          point.options = req.options;
+          if (timing.median > SLOW_MS) stopped.set(key, `stopped after n = ${n}: ${Math.round(timing.median)} ms per call`);
+        } catch (err) {
+          point.error = errorOf(err);
+          stopped.set(key, `stopped after an error at n = ${n}: ${point.error.code}`);
+        }
+        self.postMessage({ id: msg.id, type: 'progress', point });
+      }
+    }
+  }
+  return { reply: { done: true }, transfer: [] };
+}
+
+async function hello(msg) {
+  const mod = await loadBinding();
+  const lab = await getLab(msg.build ?? 'auto');
+  let features = null;
+  try {
+    features = mod.features ? mod.features() : null;
+  } catch {
+    features = null;
+  }
+  return {
+    reply: { build: lab.build, simd: lab.simd, version: lab.version ?? mod.version, variants: JSON.parse(JSON.stringify(lab.variants)), features },
+    transfer: [],
+  };
+}
+
+const HANDLERS = { hello, run, scale };
+
+// Requests are handled one at a time, in order.
+let queue = Promise.resolve();
+self.onmessage = (e) => {
+  const msg = e.data;
+  queue = queue.then(async () => {
+    const h = HANDLERS[msg.type];
+    try {
+      if (!h) throw Object.assign(new Error(`unknown request '${msg.type}'`), { code: 'UNKNOWN' });
+      const { reply, transfer } = await h(msg);
+      self.postMessage({ id: msg.id, ok: true, ...reply }, transfer);
+    } catch (err) {
+      self.postMessage({ id: msg.id, ok: false, error: errorOf(err) });
+    }
+  });
+};
