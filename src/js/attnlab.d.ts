@@ -124,6 +124,15 @@ export interface VariantInfo {
   options: string[];
 }
 
+export interface OptionInfo {
+  type: 'boolean' | 'number' | 'integer' | 'enum' | 'list' | 'numbers';
+  /** null where the default depends on the inputs (scale) or there is none (mixture's lists). */
+  default: boolean | number | string | null;
+  /** The accepted values of an 'enum', or the allowed entries of a 'list'. */
+  values?: readonly string[];
+  description: string;
+}
+
 export interface Features {
   simd: boolean;
   relaxedSimd: boolean;
@@ -144,6 +153,8 @@ export interface AttnLab {
   readonly build: BuildName;
   readonly version: string;
   readonly variants: readonly VariantInfo[];
+  /** Every option name with its type, default and accepted values. */
+  readonly options: Readonly<Record<keyof AttentionOptions, OptionInfo>>;
   /** Run one variant. Synchronous. Throws AttnError on bad input. */
   attention(id: VariantId, inputs: AttentionInputs, options?: AttentionOptions): AttentionResult;
   /** Bytes of WebAssembly memory the instance holds now (grows to the largest call, never shrinks). */

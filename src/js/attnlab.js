@@ -207,6 +207,7 @@ class Instance {
     this.simd = build !== 'scalar';
     this.version = version;
     this.variants = Object.freeze(this.#meta.variants);
+    this.options = describeOptions(this.#meta);
     this.#checkLayout();
     Object.freeze(this);
   }
@@ -499,6 +500,29 @@ class Instance {
     while (u8[end] !== 0) end++;
     return new TextDecoder().decode(u8.subarray(ptr, end));
   }
+}
+
+// What each option takes, for forms such as the page's; the checks in #readOptions are the rule.
+function describeOptions(meta) {
+  const mixable = meta.variants.filter((v) => v.family === 'softmax' || v.family === 'synthesizer')
+    .map((v) => v.id).filter((id) => id !== 'mixture');
+  const info = {
+    causal: { type: 'boolean', default: false, description: 'row i uses only columns j <= i' },
+    weights: { type: 'boolean', default: false, description: 'also return the n x n effective attention matrix' },
+    scale: { type: 'number', default: null, description: 'softmax logit scale; default 1/sqrt(d)' },
+    eps: { type: 'number', default: 1e-6, description: 'denominator epsilon (>= 0)' },
+    tiling: { type: 'enum', values: meta.tilings, default: 'kronecker', description: 'how factorized-dense combines its a and b factors' },
+    components: { type: 'list', values: mixable, default: null, description: 'the variants whose logits a mixture sums (1 to 8)' },
+    alpha: { type: 'numbers', default: null, description: 'mixture weights, non-negative, summing to 1' },
+    alphaLogits: { type: 'numbers', default: null, description: 'mixture weights as logits: alpha = softmax(alphaLogits)' },
+    pattern: { type: 'enum', values: meta.patterns, default: 'current', description: 'which fixed pattern' },
+    window: { type: 'integer', default: 3, description: 'window w of the left and right patterns (>= 1)' },
+  };
+  for (const o of Object.values(info)) {
+    if (o.values) Object.freeze(o.values);
+    Object.freeze(o);
+  }
+  return Object.freeze(info);
 }
 
 function align(x, to) {

@@ -1,0 +1,79 @@
+// The binding's surface beyond attention(): caching, overrides, load failures, option metadata.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { init, AttnError, features, version } from '../dist/attnlab.js';
+import { makeInputs } from './helpers.mjs';
+import { reference } from './reference.mjs';
+
+const distUrl = new URL('../dist/', import.meta.url);
+
+test('init() is cached per build and dispose() makes the next init() load a new instance', async () => {
+  const a = await init({ simd: false });
+  const b = await init({ simd: false });
+  assert.equal(a, b);
+  a.dispose();
+  assert.throws(() => a.attention('fixed', { n: 1, dv: 1, v: [1] }), (e) => e instanceof AttnError && e.code === 'DISPOSED');
+  const c = await init({ simd: false });
+  assert.notEqual(c, a);
+  assert.equal(c.attention('fixed', { n: 1, dv: 1, v: [2] }).output[0], 2);
+});
+
+test('wasmBinary and locateFile load the named build, uncached', async () => {
+  const bytes = await readFile(new URL('attnlab-scalar.wasm', distUrl));
+  const fromBytes = await init({ simd: false, wasmBinary: bytes });
+  assert.equal(fromBytes.build, 'scalar');
+  assert.notEqual(fromBytes, await init({ simd: false }));
+  const seen = [];
+  const located = await init({ simd: true, locateFile: (file) => { seen.push(file); return fileURLToPath(new URL(file, distUrl)); } });
+  assert.deepEqual(seen, ['attnlab-simd.wasm']);
+  assert.equal(located.build, 'simd');
+  const inputs = makeInputs('softmax', { n: 5, d: 3, dv: 2 }, 7);
+  const expected = reference('softmax', inputs, {}).output;
+  for (const lab of [fromBytes, located]) {
+    const { output } = lab.attention('softmax', inputs);
+    output.forEach((y, i) => assert.ok(Math.abs(y - expected[i]) <= 1e-5 + 1e-4 * Math.abs(expected[i]), `[${lab.build}] y[${i}] = ${y}, expected ${expected[i]}`));
+  }
+});
+
+test('a module that cannot be found or run fails with LOAD and says how to fix it', async () => {
+  await assert.rejects(init({ simd: false, locateFile: () => '/nonexistent/attnlab-scalar.wasm' }),
+    (e) => e instanceof AttnError && e.code === 'LOAD' && /nonexistent/.test(e.message) && /locateFile|wasmBinary/.test(e.message));
+  await assert.rejects(init({ simd: false, wasmBinary: new Uint8Array([0, 97, 115, 109, 9, 9, 9, 9]) }),
+    (e) => e instanceof AttnError && e.code === 'LOAD' && /scalar/.test(e.message));
+  // a failed load is not cached: the next call succeeds
+  assert.equal((await init({ simd: false })).build, 'scalar');
+});
+
+test('bad init options are rejected with a code', async () => {
+  await assert.rejects(init({ simd: 'yes' }), (e) => e.code === 'VALUE' && /simd/.test(e.message));
+  await assert.rejects(init({ smd: true }), (e) => e.code === 'UNKNOWN' && /smd/.test(e.message));
+  if (!features().relaxedSimd) {
+    await assert.rejects(init({ simd: 'relaxed' }), (e) => e.code === 'UNSUPPORTED' && /relaxed/.test(e.message));
+  }
+});
+
+test('lab.options describes every option, and every listed value is accepted', async () => {
+  const lab = await init({ simd: true });
+  assert.equal(lab.version, version);
+  assert.deepEqual(Object.keys(lab.options).sort(),
+    ['alpha', 'alphaLogits', 'causal', 'components', 'eps', 'pattern', 'scale', 'tiling', 'weights', 'window']);
+  const fixed = { n: 6, dv: 2, v: Float32Array.from({ length: 12 }, (_, i) => i) };
+  for (const pattern of lab.options.pattern.values) {
+    assert.equal(lab.attention('fixed', fixed, { pattern }).output.length, 12, pattern);
+  }
+  const fd = makeInputs('factorized-dense', { n: 6, d: 3, dv: 2, a: 2, b: 3, L: 6 }, 3);
+  for (const tiling of lab.options.tiling.values) {
+    assert.equal(lab.attention('factorized-dense', fd, { tiling }).output.length, 12, tiling);
+  }
+  const variantsById = new Map(lab.variants.map((v) => [v.id, v]));
+  for (const component of lab.options.components.values) {
+    assert.ok(variantsById.has(component), component);
+    const dims = { n: 4, d: 3, dv: 2, h: 3, L: 4, a: 2, b: 2, rank: 2 };
+    const inputs = makeInputs('mixture', dims, 5, { components: [component] });
+    const mixed = lab.attention('mixture', inputs, { components: [component], alpha: [1] }).output;
+    const alone = lab.attention(component, inputs).output;
+    assert.deepEqual(Array.from(mixed), Array.from(alone), `mixture of ${component} alone`);
+  }
+});
