@@ -158,17 +158,29 @@ static void softmax_rows(int rows, int d, const float *x, float *dst) {
 static void efficient_full(const attn_dims *dims, const attn_inputs *in, float *out, arena *ws) {
     int n = dims->n, d = dims->d, dv = dims->dv;
     float *m = arena_floats(ws, (uint64_t)d);
+    float *chunk_max = arena_floats(ws, (uint64_t)d);
     float *e = arena_floats(ws, (uint64_t)BT * d);
     float *et = arena_floats(ws, (uint64_t)d * BT);
     float *S = arena_floats(ws, (uint64_t)d * dv);
     float *z = arena_floats(ws, (uint64_t)d);
     if (arena_measuring(ws)) return;
-    column_max(n, d, in->k, m);
+    attn_fill(m, (size_t)d, -ATTN_INF);
     attn_fill(S, (size_t)d * dv, 0.0f);
     attn_fill(z, (size_t)d, 0.0f);
+    /* One pass over k and v: the column maximum is a running one, and S and z are rescaled
+     * (per feature) whenever a chunk raises it, as the streaming softmax does for rows. */
     for (int t0 = 0; t0 < n; t0 += BT) {
         int bt = imin(BT, n - t0);
-        exp_minus_columns(bt, d, in->k + (size_t)t0 * d, m, e);
+        const float *kb = in->k + (size_t)t0 * d;
+        column_max(bt, d, kb, chunk_max);
+        for (int c = 0; c < d; c++)
+            if (chunk_max[c] > m[c]) {
+                float shrink = m[c] == -ATTN_INF ? 0.0f : attn_expf(m[c] - chunk_max[c]);
+                z[c] *= shrink;
+                attn_scale(S + (size_t)c * dv, dv, shrink);
+                m[c] = chunk_max[c];
+            }
+        exp_minus_columns(bt, d, kb, m, e);
         attn_gemm_tn(d, dv, bt, e, d, in->v + (size_t)t0 * dv, dv, S, dv, 1);
         add_column_sums(bt, d, e, z);
     }
