@@ -313,6 +313,31 @@ for (const build of buildList) {
       }
     });
 
+    describe('causal efficient: keys whose columns span more than exp\'s range', () => {
+      // Inside one chunk of rows a column jumps by 200 (exp(-100) underflows float32), so the
+      // chunked update cannot form its prefix sums and must fall back to the exact row-by-row
+      // one; the chunks around it take the fast path, and the state must carry across both.
+      let seed = 8400;
+      for (const [where, spikes] of [['first chunk', [3]], ['middle chunk', [70, 100]], ['every chunk', [5, 70, 140, 195]]]) {
+        const s = seed++;
+        const dims = { n: 200, d: 5, dv: 3 };
+        const options = { causal: true };
+        test(`${caseName('efficient', dims, s, options)} spikes in ${where} [${build}]`, () => {
+          const inputs = makeInputs('efficient', dims, s);
+          for (const j of spikes) {
+            inputs.k[j * dims.d + 1] = 100;
+            inputs.k[(j - 1) * dims.d + 1] = -100;
+            inputs.k[j * dims.d + 3] = -100;
+          }
+          const r = lab.attention('efficient', inputs, { ...options, weights: true });
+          const ref = reference('efficient', inputs, options);
+          const ctx = { variant: 'efficient', build, dims, seed: s, options, cols: dims.dv, extra: `spikes ${spikes}` };
+          closeTo(r.output, ref.output, ctx);
+          closeTo(r.weights, ref.weights, { ...ctx, what: 'weights', cols: dims.n });
+        });
+      }
+    });
+
     describe('n = 2048, the largest n the SPEC §3 bar covers', () => {
       const cases = [
         ['softmax', { n: 2048, d: 16, dv: 4 }, { causal: true }],

@@ -213,23 +213,86 @@ static void efficient_absorb(int d, int dv, const float *k_row, const float *v_r
     }
 }
 
-/* Causal efficient attention (SPEC §2 notes): y_i = sum_c rho_q(q_i)_c S_c / z_c. */
-static void efficient_causal(const attn_dims *dims, const attn_inputs *in, float *out, arena *ws) {
-    int n = dims->n, d = dims->d, dv = dims->dv;
-    float *m = arena_floats(ws, (uint64_t)d);
-    float *z = arena_floats(ws, (uint64_t)d);
-    float *S = arena_floats(ws, (uint64_t)d * dv);
-    float *rho = arena_floats(ws, (uint64_t)d);
-    if (arena_measuring(ws)) return;
-    attn_fill(m, (size_t)d, -ATTN_INF);
-    attn_fill(z, (size_t)d, 0.0f);
-    attn_fill(S, (size_t)d * dv, 0.0f);
-    for (int i = 0; i < n; i++) {
-        efficient_absorb(d, dv, in->k + (size_t)i * d, in->v + (size_t)i * dv, m, z, S);
-        softmax_rows(1, d, in->q + (size_t)i * d, rho);
+/* Causal efficient attention (SPEC §2 notes): y_i = sum_c rho_q(q_i)_c S_c(i) / z_c(i), with the
+ * state after rows 0..i. Chunks of BT rows: the running maximum m jumps to the chunk's column
+ * maximum, E = exp(k - m) for the chunk, Z(i) = z + the prefix sums of E, Q' = rho_q / Z, and
+ *   y = Q' S + tril(Q' E^T) V        (the chunk's own rows j <= i)
+ * as in the kernelised form. A row whose prefix sum would underflow (a column whose values span
+ * more than exp's range inside one chunk) sends that chunk through the exact row-by-row update. */
+typedef struct efficient_buffers {
+    float *m, *chunk_max, *zs, *z, *S, *E, *Et, *Zq, *Qt, *PT, *rho;
+} efficient_buffers;
+
+static void efficient_rows(int d, int dv, const attn_inputs *in, int i0, int i1, float *out,
+                           efficient_buffers *b) {
+    for (int i = i0; i < i1; i++) {
+        efficient_absorb(d, dv, in->k + (size_t)i * d, in->v + (size_t)i * dv, b->m, b->z, b->S);
+        softmax_rows(1, d, in->q + (size_t)i * d, b->rho);
         float *y = out + (size_t)i * dv;
         attn_fill(y, (size_t)dv, 0.0f);
-        for (int c = 0; c < d; c++) attn_axpy(y, S + (size_t)c * dv, dv, rho[c] / z[c]);
+        for (int c = 0; c < d; c++) attn_axpy(y, b->S + (size_t)c * dv, dv, b->rho[c] / b->z[c]);
+    }
+}
+
+static void efficient_causal(const attn_dims *dims, const attn_inputs *in, float *out, arena *ws) {
+    int n = dims->n, d = dims->d, dv = dims->dv;
+    efficient_buffers b;
+    b.m = arena_floats(ws, (uint64_t)d);
+    b.chunk_max = arena_floats(ws, (uint64_t)d);
+    b.zs = arena_floats(ws, (uint64_t)d);
+    b.z = arena_floats(ws, (uint64_t)d);
+    b.S = arena_floats(ws, (uint64_t)d * dv);
+    b.E = arena_floats(ws, (uint64_t)BT * d);
+    b.Et = arena_floats(ws, (uint64_t)d * BT);
+    b.Zq = arena_floats(ws, (uint64_t)BT * d);
+    b.Qt = arena_floats(ws, (uint64_t)d * BT);
+    b.PT = arena_floats(ws, (uint64_t)BT * BT);
+    b.rho = arena_floats(ws, (uint64_t)d);
+    if (arena_measuring(ws)) return;
+    attn_fill(b.m, (size_t)d, -ATTN_INF);
+    attn_fill(b.z, (size_t)d, 0.0f);
+    attn_fill(b.S, (size_t)d * dv, 0.0f);
+    for (int t0 = 0; t0 < n; t0 += BT) {
+        int bt = imin(BT, n - t0);
+        const float *kb = in->k + (size_t)t0 * d, *vb = in->v + (size_t)t0 * dv;
+        column_max(bt, d, kb, b.chunk_max);
+        for (int c = 0; c < d; c++) { /* the new maximum, and z rescaled to it (not yet stored) */
+            float m_new = b.chunk_max[c] > b.m[c] ? b.chunk_max[c] : b.m[c];
+            b.zs[c] = b.m[c] == -ATTN_INF ? 0.0f : b.z[c] * attn_expf(b.m[c] - m_new);
+            b.chunk_max[c] = m_new;
+        }
+        exp_minus_columns(bt, d, kb, b.chunk_max, b.E);
+        int underflow = 0;
+        for (int r = 0; r < bt; r++) { /* Zq[r] = zs + E[0] + ... + E[r] */
+            float *zr = b.Zq + (size_t)r * d;
+            attn_copy(zr, r ? zr - d : b.zs, d);
+            attn_axpy(zr, b.E + (size_t)r * d, d, 1.0f);
+            for (int c = 0; c < d; c++) underflow |= !(zr[c] > 1e-30f);
+        }
+        if (underflow) {
+            efficient_rows(d, dv, in, t0, t0 + bt, out, &b);
+            continue;
+        }
+        for (int c = 0; c < d; c++) {
+            if (b.chunk_max[c] > b.m[c])
+                attn_scale(b.S + (size_t)c * dv, dv, b.m[c] == -ATTN_INF ? 0.0f : attn_expf(b.m[c] - b.chunk_max[c]));
+            b.m[c] = b.chunk_max[c];
+        }
+        for (int r = 0; r < bt; r++) { /* Zq becomes Q' = rho_q / Z, row by row */
+            float *zr = b.Zq + (size_t)r * d;
+            softmax_rows(1, d, in->q + (size_t)(t0 + r) * d, b.rho);
+            for (int c = 0; c < d; c++) zr[c] = b.rho[c] / zr[c];
+        }
+        attn_transpose(bt, d, b.Zq, d, b.Qt, BT, 1.0f);
+        attn_transpose(bt, d, b.E, d, b.Et, BT, 1.0f);
+        float *y = out + (size_t)t0 * dv;
+        attn_gemm_tn(bt, dv, d, b.Qt, BT, b.S, dv, y, dv, 0);
+        attn_gemm_tn(bt, bt, d, b.Et, BT, b.Qt, BT, b.PT, BT, 0);
+        for (int key = 1; key < bt; key++) attn_fill(b.PT + (size_t)key * BT, (size_t)key, 0.0f);
+        attn_gemm_tn(bt, dv, bt, b.PT, BT, vb, dv, y, dv, 1);
+        attn_gemm_tn(d, dv, bt, b.E, d, vb, dv, b.S, dv, 1);
+        attn_copy(b.z, b.zs, d);
+        add_column_sums(bt, d, b.E, b.z);
     }
 }
 
