@@ -151,6 +151,8 @@ function setTheme(t) {
   retheme();
 }
 function retheme() {
+  const root = document.documentElement;
+  root.dataset.scheme = root.dataset.theme ?? (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light');
   for (const m of Object.values(maps)) m.retheme();
   for (const m of interMaps.values()) m.retheme();
   for (const set of compareMaps.values()) for (const m of Object.values(set)) if (m instanceof Heatmap) m.retheme();
