@@ -44,8 +44,12 @@ command -v "$NATIVE_CC" >/dev/null || apt_install gcc
 
 # Debian's emcc runs its JS tools with the system node, which finds acorn etc. only here.
 export NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}
-# Emscripten writes its cache next to itself; keep it writable and out of the way for non-root.
-if [[ ! -w /usr/share/emscripten/cache ]]; then export EM_CACHE="$PWD/$BUILD/emcache"; fi
+# Debian's Emscripten ships a prebuilt, frozen cache (libc etc.) next to itself. A non-root user
+# cannot write there, so it gets a private copy that emcc may add to.
+if [[ ! -w /usr/share/emscripten/cache ]]; then
+  if [[ ! -d "$BUILD/emcache" ]]; then mkdir -p "$BUILD" && cp -a /usr/share/emscripten/cache "$BUILD/emcache"; fi
+  export EM_CACHE="$PWD/$BUILD/emcache"
+fi
 
 mkdir -p "$OUT" "$BUILD"
 

@@ -77,3 +77,45 @@ test('lab.options describes every option, and every listed value is accepted', a
     assert.deepEqual(Array.from(mixed), Array.from(alone), `mixture of ${component} alone`);
   }
 });
+
+test('regressions found in review: each gives the reference answer or a clear AttnError', async () => {
+  const lab = await init({ simd: true });
+  // fixed right with a window near INT_MAX: i + w overflowed and emptied the row
+  assert.deepEqual(Array.from(lab.attention('fixed', { n: 3, dv: 1, v: [1, 2, 4] }, { pattern: 'right', window: 2147483647 }).output), [3, 4, 4]);
+  // taylor with d = 1 and opposite query/key: the similarity is exactly 0, so y0 = 0, not ~0.06
+  const taylor = lab.attention('taylor', { n: 2, d: 1, dv: 1, q: [1.7, 1], k: [-0.5, 1], v: [1, 0] }, { causal: true });
+  assert.deepEqual(Array.from(taylor.output), [0, 0]);
+  // a Symbol in alpha is a VALUE error, not a TypeError
+  assert.throws(() => lab.attention('mixture', { n: 2, d: 1, dv: 1, q: [1, 1], k: [1, 1], v: [1, 0] }, { components: ['softmax'], alpha: [Symbol('a')] }),
+    (e) => e instanceof AttnError && e.code === 'VALUE' && /alpha\[0\]/.test(e.message));
+  // the metadata the binding validates against cannot be changed from outside
+  assert.throws(() => lab.variants[0].inputs[0].shape.pop(), TypeError);
+  assert.throws(() => lab.attention('softmax', { n: 2, d: 2, dv: 1, q: [1, 2], k: [1, 2, 3, 4], v: [1, 2] }),
+    (e) => e.code === 'SHAPE' && /q has 2 values, expected n\*d = 4/.test(e.message));
+  // finite inputs whose logits overflow float32: an error, never NaN in the output
+  assert.throws(() => lab.attention('softmax', { n: 2, d: 1, dv: 1, q: [2, 1], k: [2, 1], v: [1, 0] }, { scale: 1e38 }),
+    (e) => e.code === 'VALUE' && /float32/.test(e.message) && /scale/.test(e.message));
+  assert.throws(() => lab.attention('linear', { n: 2, d: 1, dv: 1, q: [1, 1], k: [-90, -95], v: [1, 0] }, { eps: 0 }),
+    (e) => e.code === 'VALUE' && /eps > 0/.test(e.message));
+  // init options of the wrong type
+  await assert.rejects(init({ locateFile: 'attnlab-simd.wasm' }), (e) => e instanceof AttnError && e.code === 'VALUE' && /locateFile/.test(e.message));
+  await assert.rejects(init({ wasmBinary: 'bytes' }), (e) => e instanceof AttnError && e.code === 'VALUE' && /wasmBinary/.test(e.message));
+  // lab.build says which module was loaded, whatever was asked for
+  const scalarBytes = await readFile(new URL('attnlab-scalar.wasm', distUrl));
+  const mislabelled = await init({ simd: true, wasmBinary: scalarBytes });
+  assert.equal(mislabelled.build, 'scalar');
+  assert.equal(mislabelled.simd, false);
+});
+
+test('buffers above 2 GiB of WebAssembly memory are addressed correctly', async () => {
+  // r is L x L = 2.3 GB, so v, the output and the workspace lie above 2^31: byte offsets must be
+  // turned into indices with an unsigned shift.
+  const lab = await init({ simd: false, wasmBinary: await readFile(new URL('attnlab-scalar.wasm', distUrl)) });
+  try {
+    const L = 24000;
+    const { output } = lab.attention('random', { n: 4, dv: 1, L, r: new Float32Array(L * L), v: Float32Array.of(1, 2, 3, 4) });
+    assert.deepEqual(Array.from(output), [2.5, 2.5, 2.5, 2.5]);
+  } finally {
+    lab.dispose();
+  }
+});

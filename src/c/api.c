@@ -29,6 +29,7 @@ void attn_options_default(attn_options *opt) {
 static const char metadata_json[] =
     "{\"version\":\"" ATTN_VERSION "\","
     "\"simd\":" STR(ATTN_SIMD) ","
+    "\"fma\":" STR(ATTN_FMA) ","
     "\"inputFields\":\"" ATTN_INPUT_LIST(INPUT_NAME) "\","
     "\"dimFields\":\"n d dv h L a b rank\","
     "\"patterns\":\"current previous next left right first last\","

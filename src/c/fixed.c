@@ -15,7 +15,7 @@ static void pattern_span(int pattern, int n, int w, int i, int *lo, int *hi) {
         break;
     case ATTN_PATTERN_RIGHT:
         if (i == n - 1) *lo = *hi = i;
-        else *lo = i + 1, *hi = imin(n - 1, i + w);
+        else *lo = i + 1, *hi = w >= n - 1 - i ? n - 1 : i + w; /* i + w may overflow */
         break;
     case ATTN_PATTERN_FIRST: *lo = *hi = 0; break;
     case ATTN_PATTERN_LAST: *lo = *hi = n - 1; break;

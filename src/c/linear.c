@@ -34,8 +34,10 @@ static void feature_map(attn_variant v, int rows, int d, const float *x, float *
             for (int c = 0; c < d; c++) ss += xr[c] * xr[c];
             float norm = __builtin_sqrtf(ss);
             out[0] = 1.0f;
-            float inv = 1.0f / (norm > 1e-12f ? norm : 1e-12f);
-            for (int c = 0; c < d; c++) out[1 + c] = xr[c] * inv;
+            /* divide rather than multiply by 1/norm: for d = 1, x / sqrt(x*x) is exactly +-1,
+             * so opposite unit vectors give a similarity of exactly 0 */
+            float den = norm > 1e-12f ? norm : 1e-12f;
+            for (int c = 0; c < d; c++) out[1 + c] = xr[c] / den;
         }
     }
 }

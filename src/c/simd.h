@@ -12,6 +12,11 @@
 #include <stdint.h>
 
 #define VW 4 /* lanes in a vf */
+#if defined(__wasm_relaxed_simd__)
+#define ATTN_FMA 1 /* vf_madd is fused */
+#else
+#define ATTN_FMA 0
+#endif
 
 #if defined(__wasm_simd128__)
 #include <wasm_simd128.h>
@@ -32,7 +37,6 @@ static inline vf vf_div(vf a, vf b) { return wasm_f32x4_div(a, b); }
 static inline vf vf_max(vf a, vf b) { return wasm_f32x4_pmax(a, b); }
 static inline vf vf_min(vf a, vf b) { return wasm_f32x4_pmin(a, b); }
 #if defined(__wasm_relaxed_simd__)
-#define ATTN_FMA 1
 /* a*b + c, fused. */
 static inline vf vf_madd(vf a, vf b, vf c) { return wasm_f32x4_relaxed_madd(a, b, c); }
 #else

@@ -38,7 +38,8 @@ export class AttnError extends Error {
   constructor(code: AttnErrorCode, message: string);
 }
 
-export type Matrix = Float32Array | ArrayLike<number>;
+/** A row-major matrix: a typed array of numbers or a plain array of numbers. */
+export type Matrix = Float32Array | Float64Array | Int32Array | Uint8Array | readonly number[];
 
 /** Dimensions and arrays of one call; which are needed depends on the variant (see `variants`). */
 export interface AttentionInputs {

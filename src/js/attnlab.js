@@ -74,6 +74,13 @@ export function init(options = {}) {
         `unknown init option "${key}"; expected simd, wasmBinary or locateFile`));
     }
   }
+  if (options.locateFile !== undefined && typeof options.locateFile !== 'function') {
+    return Promise.reject(new AttnError('VALUE', `locateFile must be a function (file name -> URL or path), got ${describe(options.locateFile)}`));
+  }
+  const bytes = options.wasmBinary;
+  if (bytes !== undefined && !(bytes instanceof ArrayBuffer || ArrayBuffer.isView(bytes))) {
+    return Promise.reject(new AttnError('VALUE', `wasmBinary must be an ArrayBuffer or a Uint8Array, got ${describe(bytes)}`));
+  }
   let build;
   try {
     build = chooseBuild(options.simd);
@@ -83,7 +90,7 @@ export function init(options = {}) {
   // Overrides name a particular file or bytes, so they get an instance of their own.
   const cacheable = options.wasmBinary === undefined && options.locateFile === undefined;
   if (cacheable && cache.has(build)) return cache.get(build);
-  const pending = load(build, options).then((exports) => new Instance(exports, build, () => {
+  const pending = load(build, options).then((exports) => new Instance(exports, () => {
     if (cache.get(build) === pending) cache.delete(build);
   }));
   if (cacheable) {
@@ -166,16 +173,17 @@ function parseMetadata(json) {
     summary: v.summary,
     formula: v.formula,
     cost: v.cost,
-    dims: v.dims.split(' '),
-    inputs: v.inputs.split(' ').map((spec) => {
+    dims: Object.freeze(v.dims.split(' ')),
+    inputs: Object.freeze(v.inputs.split(' ').map((spec) => {
       const [name, shape] = spec.split(':');
-      return Object.freeze({ name, shape: shape.split('*') });
-    }),
-    options: v.options ? v.options.split(' ') : [],
+      return Object.freeze({ name, shape: Object.freeze(shape.split('*')) });
+    })),
+    options: Object.freeze(v.options ? v.options.split(' ') : []),
   }));
   return {
     version: meta.version,
     simd: meta.simd === 1,
+    fma: meta.fma === 1,
     inputFields: meta.inputFields.trim().split(' '),
     dimFields: meta.dimFields.split(' '),
     patterns: meta.patterns.split(' '),
@@ -195,7 +203,7 @@ class Instance {
   #views = null;
   #onDispose;
 
-  constructor(exports, build, onDispose) {
+  constructor(exports, onDispose) {
     this.#exports = exports;
     this.#memory = exports.memory;
     this.#onDispose = onDispose;
@@ -203,8 +211,9 @@ class Instance {
     this.#heapBase = align(exports.attn_heap_base() >>> 0, 64);
     this.#meta = parseMetadata(this.#cString(exports.attn_metadata_json()));
     this.#byId = new Map(this.#meta.variants.map((v, index) => [v.id, { ...v, index }]));
-    this.build = build;
-    this.simd = build !== 'scalar';
+    // What the module says it is: wasmBinary may hold another build than the one asked for.
+    this.build = this.#meta.fma ? 'relaxed' : this.#meta.simd ? 'simd' : 'scalar';
+    this.simd = this.build !== 'scalar';
     this.version = version;
     this.variants = Object.freeze(this.#meta.variants);
     this.options = describeOptions(this.#meta);
@@ -323,13 +332,15 @@ class Instance {
     if (values === null || typeof values !== 'object' || typeof values.length !== 'number' || values.length !== components.length) {
       throw new AttnError('VALUE', `${name} must hold one number per component (${components.length}), got ${describe(values)}`);
     }
-    const list = Array.from(values, (x) => Number(x));
-    list.forEach((x, i) => {
-      if (typeof values[i] !== 'number' || !Number.isFinite(x)) {
-        throw new AttnError('VALUE', `${name}[${i}] must be a finite number, got ${describe(values[i])}`);
+    const list = [];
+    for (let i = 0; i < components.length; i++) {
+      const x = values[i];
+      if (typeof x !== 'number' || !Number.isFinite(x)) {
+        throw new AttnError('VALUE', `${name}[${i}] must be a finite number, got ${describe(x)}`);
       }
       if (hasAlpha && x < 0) throw new AttnError('VALUE', `alpha[${i}] = ${x} is negative; alpha must be non-negative`);
-    });
+      list.push(x);
+    }
     if (hasAlpha) {
       const sum = list.reduce((s, x) => s + x, 0);
       if (Math.abs(sum - 1) > 1e-5) {
@@ -381,7 +392,7 @@ class Instance {
   }
 
   #fail(status, dims) {
-    const detail = this.#cString(this.#u32()[(this.#heapBase + DETAIL_OFFSET) >> 2]);
+    const detail = this.#cString(this.#u32()[(this.#heapBase + DETAIL_OFFSET) >>> 2]);
     const values = `(n = ${dims.n}${dims.L !== undefined ? `, L = ${dims.L}` : ''}${dims.a !== undefined ? `, a = ${dims.a}, b = ${dims.b}` : ''})`;
     throw new AttnError(STATUS_CODES[status] ?? 'VALUE', `${detail} ${values}`);
   }
@@ -394,7 +405,7 @@ class Instance {
     const n = dims.n;
     const outCount = n * dims.dv;
     const weightCount = opt.weights ? n * n : 0;
-    let wsBytes = status === 0 ? this.#u32()[(base + WS_SIZE_OFFSET) >> 2] : Infinity;
+    let wsBytes = status === 0 ? this.#u32()[(base + WS_SIZE_OFFSET) >>> 2] : Infinity;
     if (status !== 0 && status !== 5) this.#fail(status, dims);
     // Lay out: control block, inputs, output, weights, workspace; all 64-byte aligned.
     let cursor = base + CONTROL_BYTES;
@@ -430,9 +441,9 @@ class Instance {
     const f32 = this.#f32();
     const u32 = this.#u32();
     const pointers = new Map(arrays.map((a) => [a.name, a.offset]));
-    this.#meta.inputFields.forEach((name, i) => { u32[((base + INPUTS_OFFSET) >> 2) + i] = pointers.get(name) ?? 0; });
+    this.#meta.inputFields.forEach((name, i) => { u32[((base + INPUTS_OFFSET) >>> 2) + i] = pointers.get(name) ?? 0; });
     for (const a of arrays) {
-      f32.set(a.value, a.offset >> 2);
+      f32.set(a.value, a.offset >>> 2);
       const bad = Number(e.attn_find_nonfinite(a.offset, a.count));
       if (bad >= 0) throw nonFinite(a, bad, a.value[bad]);
     }
@@ -440,9 +451,17 @@ class Instance {
       base + OPTIONS_OFFSET, outOffset, opt.weights ? weightsOffset : 0, wsOffset, wsBytes,
       base + DETAIL_OFFSET);
     if (runStatus !== 0) this.#fail(runStatus, dims);
+    const overflow = Number(e.attn_find_nonfinite(outOffset, outCount));
+    if (overflow >= 0) { // finite inputs, yet an intermediate left float32's range
+      const row = Math.floor(overflow / dims.dv), col = overflow % dims.dv;
+      throw new AttnError('VALUE', `output[${row}][${col}] came out ${this.#f32()[(outOffset >>> 2) + overflow]}: ` +
+        `an intermediate (a logit, exp or normaliser) left float32's range; scale the inputs down` +
+        (opt.scale !== undefined ? ` or use a smaller scale than ${opt.scale}` : '') +
+        (opt.eps === 0 ? ' or use eps > 0' : ''));
+    }
     const heap = this.#f32();
-    const result = { output: heap.slice(outOffset >> 2, (outOffset >> 2) + outCount) };
-    if (opt.weights) result.weights = heap.slice(weightsOffset >> 2, (weightsOffset >> 2) + weightCount);
+    const result = { output: heap.slice(outOffset >>> 2, (outOffset >>> 2) + outCount) };
+    if (opt.weights) result.weights = heap.slice(weightsOffset >>> 2, (weightsOffset >>> 2) + weightCount);
     return result;
   }
 
@@ -450,9 +469,9 @@ class Instance {
     const base = this.#heapBase;
     const i32 = this.#i32();
     const f32 = this.#f32();
-    i32.fill(0, base >> 2, (base + CONTROL_BYTES) >> 2);
-    this.#meta.dimFields.forEach((name, i) => { i32[((base + DIMS_OFFSET) >> 2) + i] = dims[name] ?? 0; });
-    const o = (base + OPTIONS_OFFSET) >> 2;
+    i32.fill(0, base >>> 2, (base + CONTROL_BYTES) >>> 2);
+    this.#meta.dimFields.forEach((name, i) => { i32[((base + DIMS_OFFSET) >>> 2) + i] = dims[name] ?? 0; });
+    const o = (base + OPTIONS_OFFSET) >>> 2;
     i32[o + 0] = opt.causal ? 1 : 0;
     i32[o + 1] = opt.scale !== undefined ? 1 : 0;
     f32[o + 2] = opt.scale ?? 0;
@@ -473,7 +492,7 @@ class Instance {
   #checkLayout() {
     const base = this.#heapBase;
     this.#exports.attn_options_default(base + OPTIONS_OFFSET);
-    const o = (base + OPTIONS_OFFSET) >> 2;
+    const o = (base + OPTIONS_OFFSET) >>> 2;
     if (Math.abs(this.#f32()[o + 3] - 1e-6) > 1e-12 || this.#i32()[o + 6] !== 3) {
       throw new AttnError('LOAD', `the ${this.build} module's attn_options layout does not match this binding`);
     }
