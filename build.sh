@@ -66,10 +66,15 @@ fi
 # -O0: gcc takes ~45 s to optimise the sanitized kernels and gains nothing here; -Werror keeps
 # warnings from piling up.
 NATIVE_FLAGS=(-std=c11 -O0 -g -Wall -Wextra -Werror -fsanitize=address,undefined -fno-sanitize-recover=all)
+# Twice: with simd.h's SSE layer and with its portable four-float struct (the scalar wasm build's).
 if [[ "${ATTNLAB_SKIP_NATIVE_TEST:-}" != 1 ]]; then
-  echo "build.sh: native C test (ASan + UBSan)"
-  "$NATIVE_CC" "${NATIVE_FLAGS[@]}" "${CORE_SOURCES[@]}" tests/c/test_native.c -lm -o "$BUILD/test_native"
-  "$BUILD/test_native"
+  for layer in sse portable; do
+    echo "build.sh: native C test (ASan + UBSan, $layer simd.h)"
+    define=(); [[ $layer == portable ]] && define=(-DATTN_PORTABLE)
+    "$NATIVE_CC" "${NATIVE_FLAGS[@]}" "${define[@]}" "${CORE_SOURCES[@]}" tests/c/test_native.c -lm \
+      -o "$BUILD/test_native_$layer"
+    "$BUILD/test_native_$layer"
+  done
 fi
 
 # --- 2. Emscripten: scalar and SIMD128 ---------------------------------------------------------

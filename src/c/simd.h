@@ -1,9 +1,10 @@
 /* simd.h — the thin SIMD layer every kernel is written against.
  *
  * vf is four float lanes. With -msimd128 it is a WebAssembly v128; with -mrelaxed-simd as well,
- * vf_madd is a fused multiply-add (f32x4.relaxed_madd); otherwise (the scalar build, and the
- * native build used for the sanitizer test) it is a struct of four floats, so a kernel keeps the
- * same register blocking and summation order in every build and only the instructions change.
+ * vf_madd is a fused multiply-add (f32x4.relaxed_madd). Natively on x86-64 it is an SSE __m128
+ * (FMA with -mfma or -march=native). Otherwise (the scalar WebAssembly build) it is a struct of
+ * four floats, so a kernel keeps the same register blocking and summation order in every build
+ * and only the instructions change.
  * Kernels handle the last (count % 4) elements with plain scalar code.
  */
 #ifndef ATTN_SIMD_H
@@ -12,7 +13,7 @@
 #include <stdint.h>
 
 #define VW 4 /* lanes in a vf */
-#if defined(__wasm_relaxed_simd__)
+#if defined(__wasm_relaxed_simd__) || (defined(__FMA__) && defined(__SSE2__) && !defined(__wasm__) && !defined(ATTN_PORTABLE))
 #define ATTN_FMA 1 /* vf_madd is fused */
 #else
 #define ATTN_FMA 0
@@ -65,6 +66,50 @@ static inline vf vf_pow2_of_shifted(vf t) {
 }
 /* Lanes where x > t keep v, the others become +0. */
 static inline vf vf_keep_gt(vf x, vf t, vf v) { return wasm_v128_and(v, wasm_f32x4_gt(x, t)); }
+
+#elif defined(__SSE2__) && !defined(ATTN_PORTABLE)
+/* Native x86-64 (the sanitizer test, the benchmark's -O3 -march=native reference): SSE2, and FMA
+ * where the compiler may use it. ATTN_PORTABLE forces the four-float struct below. */
+#include <immintrin.h>
+#define ATTN_SIMD 1
+
+typedef __m128 vf;
+static inline vf vf_load(const float *p) { return _mm_loadu_ps(p); }
+static inline void vf_store(float *p, vf a) { _mm_storeu_ps(p, a); }
+static inline vf vf_splat(float x) { return _mm_set1_ps(x); }
+static inline vf vf_load_splat(const float *p) { return _mm_set1_ps(*p); }
+static inline vf vf_zero(void) { return _mm_setzero_ps(); }
+static inline vf vf_add(vf a, vf b) { return _mm_add_ps(a, b); }
+static inline vf vf_sub(vf a, vf b) { return _mm_sub_ps(a, b); }
+static inline vf vf_mul(vf a, vf b) { return _mm_mul_ps(a, b); }
+static inline vf vf_div(vf a, vf b) { return _mm_div_ps(a, b); }
+static inline vf vf_max(vf a, vf b) { return _mm_max_ps(a, b); }
+static inline vf vf_min(vf a, vf b) { return _mm_min_ps(a, b); }
+#if defined(__FMA__)
+static inline vf vf_madd(vf a, vf b, vf c) { return _mm_fmadd_ps(a, b, c); }
+#else
+static inline vf vf_madd(vf a, vf b, vf c) { return _mm_add_ps(_mm_mul_ps(a, b), c); }
+#endif
+static inline float vf_lane(vf a, int i) {
+    float l[4];
+    _mm_storeu_ps(l, a);
+    return l[i];
+}
+static inline float vf_hsum(vf a) { return (vf_lane(a, 0) + vf_lane(a, 2)) + (vf_lane(a, 1) + vf_lane(a, 3)); }
+static inline float vf_hmax(vf a) {
+    float x = vf_lane(a, 0) > vf_lane(a, 2) ? vf_lane(a, 0) : vf_lane(a, 2);
+    float y = vf_lane(a, 1) > vf_lane(a, 3) ? vf_lane(a, 1) : vf_lane(a, 3);
+    return x > y ? x : y;
+}
+static inline vf vf_select_gt0(vf a, vf t, vf f) {
+    vf m = _mm_cmpgt_ps(a, _mm_setzero_ps());
+    return _mm_or_ps(_mm_and_ps(m, t), _mm_andnot_ps(m, f));
+}
+static inline vf vf_pow2_of_shifted(vf t) {
+    __m128i e = _mm_add_epi32(_mm_castps_si128(t), _mm_set1_epi32(127 - 0x4B400000));
+    return _mm_castsi128_ps(_mm_slli_epi32(e, 23));
+}
+static inline vf vf_keep_gt(vf x, vf t, vf v) { return _mm_and_ps(v, _mm_cmpgt_ps(x, t)); }
 
 #else /* scalar: four plain floats */
 #define ATTN_SIMD 0
