@@ -165,13 +165,15 @@ static inline vf vf_exp(vf x_in) {
     vf k = vf_sub(t, shifter);
     vf r = vf_sub(x, vf_mul(k, vf_splat(0.693359375f)));
     r = vf_sub(r, vf_mul(k, vf_splat(-2.12194440e-4f)));
-    vf p = vf_splat(1.9875691500e-4f);
-    p = vf_madd(p, r, vf_splat(1.3981999507e-3f));
-    p = vf_madd(p, r, vf_splat(8.3334519073e-3f));
-    p = vf_madd(p, r, vf_splat(4.1665795894e-2f));
-    p = vf_madd(p, r, vf_splat(1.6666665459e-1f));
-    p = vf_madd(p, r, vf_splat(5.0000001201e-1f));
-    p = vf_madd(p, vf_mul(r, r), vf_add(r, vf_splat(1.0f)));
+    /* P(r) = p5 + p4 r + ... + p0 r^5 as three independent pairs combined in powers of r^2
+     * (Estrin's scheme): half the dependency chain of Horner's rule, and exp is latency-bound
+     * in the softmax loops. */
+    vf r2 = vf_mul(r, r);
+    vf lo = vf_madd(vf_splat(1.6666665459e-1f), r, vf_splat(5.0000001201e-1f));
+    vf mid = vf_madd(vf_splat(8.3334519073e-3f), r, vf_splat(4.1665795894e-2f));
+    vf hi = vf_madd(vf_splat(1.9875691500e-4f), r, vf_splat(1.3981999507e-3f));
+    vf p = vf_madd(vf_madd(hi, r2, mid), r2, lo);
+    p = vf_madd(p, r2, vf_add(r, vf_splat(1.0f)));
     return vf_keep_gt(x_in, vf_splat(-87.3f), vf_mul(p, vf_pow2_of_shifted(t)));
 }
 
