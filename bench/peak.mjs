@@ -108,29 +108,19 @@ export function measurePeak({ relaxed = false, quick = false, configs = quick ? 
   if (relaxed && !relaxedSupported()) throw new Error('relaxed SIMD not supported by this engine');
   const perConfig = [];
   for (const cfg of configs) {
-    const { bytes, flopsPerIter } = peakModule({ ...cfg, relaxed });
-    const run = new WebAssembly.Instance(new WebAssembly.Module(bytes)).exports.run;
-    // calibrate the iteration count to about targetMs
-    let iters = 1000;
-    for (;;) {
-      const t = performance.now();
-      run(iters);
-      const ms = performance.now() - t;
-      if (ms > targetMs / 4) { iters = Math.max(1, Math.round((iters * targetMs) / ms)); break; }
-      iters *= 4;
-    }
+    const { fn, flops } = peakRunner(cfg, { relaxed, targetMs });
     // a sample during which the process got under 90 % of the wall time as CPU time (another
     // process took the CPU) is taken again, up to 2 * reps extra times
     const samples = [];
     for (let r = 0, retries = 0; r < reps; r++) {
       const c0 = process.cpuUsage();
       const t = performance.now();
-      const x = run(iters);
+      const x = fn();
       const ms = performance.now() - t;
       const c = process.cpuUsage(c0);
       if (!Number.isFinite(x)) throw new Error('peak kernel diverged');
       if ((c.user + c.system) / 1000 < 0.9 * ms && retries < 2 * reps) { retries++; r--; continue; }
-      samples.push((flopsPerIter * iters) / (ms * 1e6));
+      samples.push(flops / (ms * 1e6));
     }
     samples.sort((x, y) => x - y);
     perConfig.push({ ...cfg, gflops: samples[samples.length >> 1], min: samples[0], max: samples[samples.length - 1] });
@@ -146,7 +136,7 @@ export function measurePeak({ relaxed = false, quick = false, configs = quick ? 
 export function peakRunner(cfg = CONFIGS.simd[3], { relaxed = false, targetMs = 20 } = {}) {
   const { bytes, flopsPerIter } = peakModule({ ...cfg, relaxed });
   const run = new WebAssembly.Instance(new WebAssembly.Module(bytes)).exports.run;
-  let iters = 1000;
+  let iters = 1000; // calibrated to about targetMs
   for (;;) {
     const t = performance.now();
     run(iters);
