@@ -212,7 +212,7 @@ attn_status attn_workspace_size(attn_variant v, const attn_dims *dims, const att
     attn_dims rd = resolve_dims(dims);
     attn_inputs none = {0};
     float weights_marker = 0.0f; /* non-NULL so the plan counts what weights need; never written */
-    arena measure = {0, 0};
+    arena measure = {0, 0, 1};
     plan(v, &rd, &none, opt, 0, want_weights ? &weights_marker : 0, &measure);
     uint64_t total = (measure.used + 15u) & ~(uint64_t)15u;
     if (total > (uint64_t)(SIZE_MAX / 2)) return ATTN_ERR_MEMORY;
@@ -235,8 +235,7 @@ attn_status attn_run(attn_variant v, const attn_dims *dims, const attn_inputs *i
         missing = missing_input((attn_variant)opt->component[c], in);
     if (missing) FAIL(ATTN_ERR_SHAPE, missing);
     attn_dims rd = resolve_dims(dims);
-    arena ws = {(unsigned char *)workspace, 0};
-    if (!ws.base) ws.base = (unsigned char *)out; /* a plan that needs 0 bytes never takes any */
+    arena ws = {(unsigned char *)workspace, 0, 0};
     plan(v, &rd, in, opt, out, weights, &ws);
     if (detail) *detail = "";
     return ATTN_OK;

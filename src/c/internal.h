@@ -17,20 +17,21 @@
 static inline int imin(int a, int b) { return a < b ? a : b; }
 static inline int imax(int a, int b) { return a > b ? a : b; }
 
-/* Workspace carving. The same plan runs twice: once with base == NULL to measure (nothing is
- * computed then), once over the caller's workspace. Sizes are counted in 64 bits so that a
+/* Workspace carving. The same plan runs twice: once measuring (nothing is computed then), once
+ * over the caller's workspace. Sizes are counted in 64 bits so that a
  * problem too large for the address space is reported instead of wrapping. */
 typedef struct arena {
-    unsigned char *base; /* NULL while measuring */
+    unsigned char *base; /* the caller's workspace; unused while measuring */
     uint64_t used;
+    int measuring;
 } arena;
 static inline float *arena_floats(arena *a, uint64_t count) {
     a->used = (a->used + 15u) & ~(uint64_t)15u;
-    float *p = a->base ? (float *)(void *)(a->base + a->used) : 0;
+    float *p = a->measuring ? 0 : (float *)(void *)(a->base + a->used);
     a->used += count * 4u;
     return p;
 }
-static inline int arena_measuring(const arena *a) { return a->base == 0; }
+static inline int arena_measuring(const arena *a) { return a->measuring; }
 
 /* ---- ops.c: kernels shared by every family ---- */
 
@@ -100,6 +101,9 @@ struct logit_source {
  * the arena; when measuring, only counts. */
 void attn_prepare_logits(attn_variant v, const attn_dims *dims, const attn_inputs *in,
                          const attn_options *opt, arena *ws, logit_source *src);
+/* The same for dense, dense1, random and the factorized variants (synthesizer.c). */
+void attn_prepare_synthesizer(attn_variant v, const attn_dims *dims, const attn_inputs *in,
+                              const attn_options *opt, arena *ws, logit_source *src);
 /* The mixture's source over its prepared parts. */
 void attn_prepare_mixture(const attn_dims *dims, const attn_inputs *in, const attn_options *opt,
                           const float *alpha, arena *ws, logit_source *parts, logit_source *src);

@@ -50,9 +50,6 @@ void attn_prepare_dot(logit_source *src, int n, int width, const float *q, size_
     attn_pack_panels(n, width, k, k_row, k_col, kmul, KP, kside);
 }
 
-void attn_prepare_synthesizer(attn_variant v, const attn_dims *dims, const attn_inputs *in,
-                              const attn_options *opt, arena *ws, logit_source *src);
-
 void attn_prepare_logits(attn_variant v, const attn_dims *dims, const attn_inputs *in,
                          const attn_options *opt, arena *ws, logit_source *src) {
     *src = (logit_source){0};

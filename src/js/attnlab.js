@@ -255,9 +255,9 @@ class Instance {
     }
     const opt = this.#readOptions(variant, options);
     const parts = variant.id === 'mixture' ? opt.components.map((c) => this.#byId.get(c)) : [variant];
-    const dims = readDims(variant, parts, inputs);
+    const dims = readDims(parts, inputs);
     const arrays = this.#requiredArrays(parts, inputs, dims);
-    this.#writeControl(variant, dims, opt);
+    this.#writeControl(dims, opt);
     this.#check(variant.index, dims);
     return this.#run(variant, dims, opt, arrays);
   }
@@ -465,7 +465,7 @@ class Instance {
     return result;
   }
 
-  #writeControl(variant, dims, opt) {
+  #writeControl(dims, opt) {
     const base = this.#heapBase;
     const i32 = this.#i32();
     const f32 = this.#f32();
@@ -485,7 +485,6 @@ class Instance {
       i32[o + 9 + i] = this.#byId.get(c).index;
       f32[o + 9 + MAX_COMPONENTS + i] = opt.alpha[i];
     });
-    void variant;
   }
 
   // attn_options_default() must fill what this file thinks the layout is.
@@ -562,7 +561,7 @@ function oneOf(name, x, allowed) {
   return x;
 }
 
-function readDims(variant, parts, inputs) {
+function readDims(parts, inputs) {
   const names = new Set(['n', 'dv']);
   for (const part of parts) for (const dim of part.dims) names.add(dim);
   const dims = {};
@@ -587,7 +586,6 @@ function readDims(variant, parts, inputs) {
   if (names.has('a') && dims.a * dims.b !== dims.L) {
     throw new AttnError('VALUE', `a*b must equal L, but a*b = ${dims.a}*${dims.b} = ${dims.a * dims.b} and L = ${dims.L}`);
   }
-  void variant;
   return dims;
 }
 
