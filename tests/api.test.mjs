@@ -1,10 +1,10 @@
 // The binding's surface beyond attention(): caching, overrides, load failures, option metadata.
-import test from 'node:test';
+import test, { describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { init, AttnError, features, version } from '../dist/attnlab.js';
-import { makeInputs } from './helpers.mjs';
+import { builds, closeTo, loadBuild, makeInputs } from './helpers.mjs';
 import { reference } from './reference.mjs';
 
 const distUrl = new URL('../dist/', import.meta.url);
@@ -58,7 +58,7 @@ test('lab.options describes every option, and every listed value is accepted', a
   const lab = await init({ simd: true });
   assert.equal(lab.version, version);
   assert.deepEqual(Object.keys(lab.options).sort(),
-    ['alpha', 'alphaLogits', 'causal', 'components', 'eps', 'pattern', 'scale', 'tiling', 'weights', 'window']);
+    ['alpha', 'alphaLogits', 'causal', 'components', 'eps', 'pattern', 'scale', 'state', 'tiling', 'weights', 'window']);
   const fixed = { n: 6, dv: 2, v: Float32Array.from({ length: 12 }, (_, i) => i) };
   for (const pattern of lab.options.pattern.values) {
     assert.equal(lab.attention('fixed', fixed, { pattern }).output.length, 12, pattern);
@@ -118,4 +118,61 @@ test('buffers above 2 GiB of WebAssembly memory are addressed correctly', async 
   } finally {
     lab.dispose();
   }
+});
+
+describe('state: true returns what linear, efficient and taylor keep instead of A', async () => {
+  // The state over all n keys, written straight from SPEC §2's sums in float64.
+  function expectedState(id, { n, d, dv, k, v }) {
+    const F = id === 'taylor' ? d + 1 : d;
+    const S = new Float64Array(F * dv), z = new Float64Array(F);
+    const maxima = new Float64Array(d).fill(-Infinity);
+    if (id === 'efficient') for (let j = 0; j < n; j++) for (let c = 0; c < d; c++) maxima[c] = Math.max(maxima[c], k[j * d + c]);
+    for (let j = 0; j < n; j++) {
+      const row = Array.from(k.subarray(j * d, j * d + d));
+      let features;
+      if (id === 'linear') features = row.map((t) => (t > 0 ? t + 1 : Math.exp(t)));
+      else if (id === 'taylor') {
+        const norm = Math.max(Math.hypot(...row), 1e-12);
+        features = [1, ...row.map((t) => t / norm)];
+      } else features = row.map((t, c) => Math.exp(t - maxima[c]));
+      features.forEach((f, c) => {
+        z[c] += f;
+        for (let e = 0; e < dv; e++) S[c * dv + e] += f * v[j * dv + e];
+      });
+    }
+    if (id === 'efficient') {
+      for (let c = 0; c < d; c++) for (let e = 0; e < dv; e++) S[c * dv + e] /= z[c];
+      for (let c = 0; c < d; c++) z[c] = maxima[c] + Math.log(z[c]);
+    }
+    return { S, z, F };
+  }
+  for (const build of await builds()) {
+    let seed = 9100;
+    for (const id of ['linear', 'efficient', 'taylor']) {
+      for (const [n, d, dv] of [[1, 1, 1], [5, 3, 4], [17, 8, 9], [130, 9, 16]]) {
+        for (const causal of [false, true]) {
+          const s = seed++;
+          const dims = { n, d, dv };
+          test(`${id} n=${n} d=${d} dv=${dv}${causal ? ' causal' : ''} seed=${s} state [${build}]`, async () => {
+            const lab = await loadBuild(build); // here, not at collection: another test disposes instances
+            const inputs = makeInputs(id, dims, s);
+            const r = lab.attention(id, inputs, { causal, state: true });
+            const { S, z, F } = expectedState(id, inputs);
+            assert.equal(r.state.length, F * dv);
+            assert.equal(r.normalizer.length, F);
+            const ctx = { variant: id, build, dims, seed: s, options: { causal, state: true } };
+            closeTo(r.state, S, { ...ctx, what: 'state', cols: dv });
+            closeTo(r.normalizer, z, { ...ctx, what: 'normalizer', cols: F });
+            // and the output is unchanged by asking for the state
+            assert.deepEqual(Array.from(r.output), Array.from(lab.attention(id, inputs, { causal }).output));
+          });
+        }
+      }
+    }
+  }
+  test('state on a variant without one is UNSUPPORTED', async () => {
+    const lab = await init({ simd: true });
+    assert.throws(() => lab.attention('softmax', makeInputs('softmax', { n: 3, d: 2, dv: 2 }, 1), { state: true }),
+      (e) => e instanceof AttnError && e.code === 'UNSUPPORTED' && /state/.test(e.message));
+  });
 });

@@ -886,7 +886,7 @@ function renderIntermediates(r) {
   sec.hidden = false;
   $('#intermediates-note').textContent = `These are what ${r.info.label} computes instead of A: O(n·d·dv) work, no n×n matrix. ` +
     (r.options.causal ? 'With causal they are prefix sums over j ≤ i; shown here at i = n−1 (the full sums). ' : '') +
-    'Recomputed by the page in float64 for display.';
+    'As the library computed them (float32; attention(..., { state: true })).';
   const host = $('#intermediates-maps');
   const keep = new Set();
   for (const m of list) {
@@ -1553,7 +1553,8 @@ window.__attnlab = {
     if (!last) return null;
     const inputs = {};
     for (const [k, v] of Object.entries(last.inputs)) inputs[k] = plain(v);
-    return { variant: last.id, inputs, options: last.options, output: plain(last.output), weights: last.weights ? plain(last.weights) : null, build: last.build, stale, error: lastError, timing: last.timing };
+    const intermediates = Object.fromEntries((last.intermediates ?? []).map((m) => [m.name, plain(m.data)]));
+    return { variant: last.id, inputs, options: last.options, output: plain(last.output), weights: last.weights ? plain(last.weights) : null, intermediates, build: last.build, stale, error: lastError, timing: last.timing };
   },
   explain(kind, i, j) {
     if (!last) return null;

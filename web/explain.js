@@ -272,61 +272,31 @@ export function explainOutput(ctx, i, c) {
 }
 
 /**
- * The small intermediates a linear variant computes instead of A (over all j, or the last prefix
- * when causal). Returns [{ name, label, rows, cols, data: Float32Array, signed }].
+ * The small intermediates a linear variant computes instead of A, as the library returns them with
+ * `state: true` (over all j; with causal, the last prefix, which is the same sums).
+ * Returns [{ name, label, rows, cols, data: Float32Array, signed }].
  */
-export function intermediates(id, inputs, dims) {
+export function intermediates(id, result, dims) {
   const { n, d, dv } = dims;
-  const q = inputs.q, k = inputs.k, v = inputs.v;
-  if (!k || !v || !d) return [];
+  const { state, normalizer } = result;
+  if (!state || !normalizer) return [];
   if (id === 'linear') {
-    const S = new Float64Array(d * dv), z = new Float64Array(d);
-    for (let j = 0; j < n; j++) {
-      for (let c = 0; c < d; c++) {
-        const f = phi(k[j * d + c]);
-        z[c] += f;
-        for (let e = 0; e < dv; e++) S[c * dv + e] += f * v[j * dv + e];
-      }
-    }
     return [
-      { name: 'S', label: 'S = Σ_j φ(k_j)·v_jᵀ (d×dv state)', rows: d, cols: dv, data: Float32Array.from(S), signed: true },
-      { name: 'z', label: 'z = Σ_j φ(k_j) (normaliser, d)', rows: 1, cols: d, data: Float32Array.from(z), signed: false },
+      { name: 'S', label: 'S = Σ_j φ(k_j)·v_jᵀ (d×dv state)', rows: d, cols: dv, data: state, signed: true },
+      { name: 'z', label: 'z = Σ_j φ(k_j) (normaliser, d)', rows: 1, cols: d, data: normalizer, signed: false },
     ];
   }
   if (id === 'efficient') {
-    const ctx = new Float64Array(d * dv), Z = new Float64Array(d), M = new Float64Array(d).fill(-Infinity);
-    for (let j = 0; j < n; j++) for (let c = 0; c < d; c++) M[c] = Math.max(M[c], k[j * d + c]);
-    for (let j = 0; j < n; j++) {
-      for (let c = 0; c < d; c++) {
-        const e = Math.exp(k[j * d + c] - M[c]);
-        Z[c] += e;
-        for (let t = 0; t < dv; t++) ctx[c * dv + t] += e * v[j * dv + t];
-      }
-    }
-    for (let c = 0; c < d; c++) for (let t = 0; t < dv; t++) ctx[c * dv + t] /= Z[c];
-    const lse = Array.from(Z, (z, c) => M[c] + Math.log(z));
     return [
-      { name: 'context', label: 'ρ_k(k)ᵀ·v (d×dv context)', rows: d, cols: dv, data: Float32Array.from(ctx), signed: true },
-      { name: 'lse', label: 'log Σ_j exp(k_jc) (column normaliser, d)', rows: 1, cols: d, data: Float32Array.from(lse), signed: true },
+      { name: 'context', label: 'ρ_k(k)ᵀ·v (d×dv context)', rows: d, cols: dv, data: state, signed: true },
+      { name: 'lse', label: 'log Σ_j exp(k_jc) (column normaliser, d)', rows: 1, cols: d, data: normalizer, signed: true },
     ];
   }
-  if (id === 'taylor') {
-    const S = new Float64Array(d * dv), z = new Float64Array(d), sv = new Float64Array(dv);
-    for (let j = 0; j < n; j++) {
-      let nr = 0;
-      for (let c = 0; c < d; c++) nr += k[j * d + c] ** 2;
-      nr = Math.max(Math.sqrt(nr), 1e-12);
-      for (let e = 0; e < dv; e++) sv[e] += v[j * dv + e];
-      for (let c = 0; c < d; c++) {
-        const kh = k[j * d + c] / nr;
-        z[c] += kh;
-        for (let e = 0; e < dv; e++) S[c * dv + e] += kh * v[j * dv + e];
-      }
-    }
+  if (id === 'taylor') { // state row 0 is Σ_j v_j, normalizer[0] is n: the "1" feature
     return [
-      { name: 'S', label: 'Σ_j k̂_j·v_jᵀ (d×dv state)', rows: d, cols: dv, data: Float32Array.from(S), signed: true },
-      { name: 'z', label: `Σ_j k̂_j (normaliser; denominator n + q̂_i·z with n = ${n})`, rows: 1, cols: d, data: Float32Array.from(z), signed: true },
-      { name: 'sv', label: 'Σ_j v_j (dv)', rows: 1, cols: dv, data: Float32Array.from(sv), signed: true },
+      { name: 'S', label: 'Σ_j k̂_j·v_jᵀ (d×dv state)', rows: d, cols: dv, data: state.slice(dv), signed: true },
+      { name: 'z', label: `Σ_j k̂_j (normaliser; denominator n + q̂_i·z with n = ${n})`, rows: 1, cols: d, data: normalizer.slice(1), signed: true },
+      { name: 'sv', label: 'Σ_j v_j (dv)', rows: 1, cols: dv, data: state.slice(0, dv), signed: true },
     ];
   }
   return [];

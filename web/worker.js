@@ -89,7 +89,9 @@ async function run(msg) {
   const info = lab.variants.find((v) => v.id === msg.variant);
   const opts = { ...msg.options };
   delete opts.weights;
-  const first = lab.attention(msg.variant, msg.inputs, { ...opts, weights: !!msg.weights });
+  // linear variants also hand back the state and normaliser they compute instead of A
+  const wantState = !!msg.extras && (info?.options ?? []).includes('state');
+  const first = lab.attention(msg.variant, msg.inputs, { ...opts, weights: !!msg.weights, ...(wantState ? { state: true } : {}) });
   const reply = { output: first.output, build: lab.build, simd: lab.simd };
   const transfer = [first.output.buffer];
   if (first.weights) {
@@ -97,9 +99,8 @@ async function run(msg) {
     transfer.push(first.weights.buffer);
   }
   if (msg.timing) reply.timing = timeCalls(lab, msg.variant, msg.inputs, { ...opts, weights: false }, msg.timing);
-  if (msg.extras && info?.family === 'linear') {
-    const dims = { n: msg.inputs.n, d: msg.inputs.d, dv: msg.inputs.dv };
-    reply.intermediates = intermediates(msg.variant, msg.inputs, dims);
+  if (wantState) {
+    reply.intermediates = intermediates(msg.variant, first, { n: msg.inputs.n, d: msg.inputs.d, dv: msg.inputs.dv });
     for (const m of reply.intermediates) transfer.push(m.data.buffer);
   }
   return { reply, transfer };

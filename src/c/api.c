@@ -240,3 +240,39 @@ attn_status attn_run(attn_variant v, const attn_dims *dims, const attn_inputs *i
     if (detail) *detail = "";
     return ATTN_OK;
 }
+
+static int is_linear_family(attn_variant v) { return family_of(v) == ATTN_LINEAR; }
+
+attn_status attn_state_size(attn_variant v, const attn_dims *dims, const attn_options *opt,
+                            int32_t *width, size_t *ws_bytes) {
+    attn_status s = attn_check(v, dims, opt, 0);
+    if (s != ATTN_OK) return s;
+    if (!is_linear_family(v)) return ATTN_ERR_UNSUPPORTED;
+    arena measure = {0, 0, 1};
+    attn_linear_state(v, dims, 0, 0, 0, &measure);
+    uint64_t total = (measure.used + 15u) & ~(uint64_t)15u;
+    if (total > (uint64_t)(SIZE_MAX / 2)) return ATTN_ERR_MEMORY;
+    *width = attn_state_width(v, dims->d);
+    *ws_bytes = (size_t)total;
+    return ATTN_OK;
+}
+
+attn_status attn_state(attn_variant v, const attn_dims *dims, const attn_inputs *in,
+                       const attn_options *opt, float *state, float *normalizer, void *workspace,
+                       size_t ws_bytes, const char **detail) {
+    attn_status s = attn_check(v, dims, opt, detail);
+    if (s != ATTN_OK) return s;
+    if (!is_linear_family(v)) FAIL(ATTN_ERR_UNSUPPORTED, "only linear, efficient and taylor keep a state");
+    int32_t width;
+    size_t need;
+    s = attn_state_size(v, dims, opt, &width, &need);
+    if (s != ATTN_OK) FAIL(s, "the problem does not fit in the address space");
+    if (ws_bytes < need || !workspace) FAIL(ATTN_ERR_MEMORY, "workspace is smaller than attn_state_size");
+    if (!in || !state || !normalizer) FAIL(ATTN_ERR_SHAPE, "inputs, state and normalizer are required");
+    const char *missing = missing_input(v, in);
+    if (missing) FAIL(ATTN_ERR_SHAPE, missing);
+    arena ws = {(unsigned char *)workspace, 0, 0};
+    attn_linear_state(v, dims, in, state, normalizer, &ws);
+    if (detail) *detail = "";
+    return ATTN_OK;
+}

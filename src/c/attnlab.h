@@ -133,6 +133,18 @@ attn_status attn_run(attn_variant variant, const attn_dims *dims, const attn_inp
                      const attn_options *opt, float *out, float *weights, void *workspace,
                      size_t ws_bytes, const char **detail);
 
+/* linear, taylor, efficient: the small state they keep instead of A, over all n keys (with
+ * causal, the last prefix, which is the same sums). F = d, or d + 1 for taylor.
+ *   linear:    state [F, dv] = sum_j phi(k_j) v_j^T              normalizer [F] = sum_j phi(k_j)
+ *   taylor:    state [F, dv] = [sum_j v_j ; sum_j kh_j v_j^T]     normalizer [F] = [n ; sum_j kh_j]
+ *   efficient: state [F, dv] = softmax_positions(k)^T v           normalizer [F] = log sum_j exp(k_jc)
+ * Other variants: ATTN_ERR_UNSUPPORTED. attn_state_size gives F and the workspace bytes. */
+attn_status attn_state_size(attn_variant variant, const attn_dims *dims, const attn_options *opt,
+                            int32_t *width, size_t *ws_bytes);
+attn_status attn_state(attn_variant variant, const attn_dims *dims, const attn_inputs *in,
+                       const attn_options *opt, float *state, float *normalizer, void *workspace,
+                       size_t ws_bytes, const char **detail);
+
 /* Index of the first NaN or infinity in x[0..count), or -1 when all are finite. */
 int64_t attn_find_nonfinite(const float *x, size_t count);
 

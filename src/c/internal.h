@@ -50,6 +50,8 @@ void attn_scale(float *x, int len, float s);
 void attn_axpy(float *y, const float *x, int len, float s);
 void attn_fill(float *x, size_t len, float value);
 void attn_copy(float *dst, const float *src, int len);
+/* Natural logarithm of x > 0 (scalar; relative error below 1e-7). */
+float attn_logf(float x);
 /* In-place softmax of a row of len values, max subtracted. */
 void attn_softmax_row(float *x, int len);
 
@@ -119,6 +121,12 @@ void attn_softmax_attend(const logit_source *src, const attn_dims *dims, const f
 /* ---- linear.c ---- */
 void attn_linear_family(attn_variant v, const attn_dims *dims, const attn_inputs *in,
                         const attn_options *opt, float *out, float *weights, arena *ws);
+
+/* The state of a linear-family variant after all n keys (see attn_state in attnlab.h). */
+void attn_linear_state(attn_variant v, const attn_dims *dims, const attn_inputs *in, float *state,
+                       float *normalizer, arena *ws);
+/* Rows of that state: d, or d + 1 for taylor. */
+int attn_state_width(attn_variant v, int d);
 
 /* ---- fixed.c ---- */
 void attn_fixed(const attn_dims *dims, const attn_inputs *in, const attn_options *opt, float *out,

@@ -53,6 +53,18 @@ static void transposed_dot(int F, int bt, const float *xt, const float *z, float
     for (int f = 0; f < F; f++) attn_axpy(den, xt + (size_t)f * BT, bt, z[f]);
 }
 
+/* S += sum_j phi(k_j) v_j^T and z += sum_j phi(k_j) over all n keys, BT rows at a time. */
+static void absorb_keys(attn_variant v, const attn_dims *dims, const attn_inputs *in, float *phi_k,
+                        float *S, float *z) {
+    int n = dims->n, d = dims->d, dv = dims->dv, F = feature_width(v, d);
+    for (int t0 = 0; t0 < n; t0 += BT) {
+        int bt = imin(BT, n - t0);
+        feature_map(v, bt, d, in->k + (size_t)t0 * d, phi_k);
+        attn_gemm_tn(F, dv, bt, phi_k, F, in->v + (size_t)t0 * dv, dv, S, dv, 1);
+        add_column_sums(bt, F, phi_k, z);
+    }
+}
+
 typedef struct chunk_buffers {
     float *phi_k, *phi_kt, *phi_qt, *PT, *S, *z, *den;
 } chunk_buffers;
@@ -71,14 +83,7 @@ static void kernelized(attn_variant v, const attn_dims *dims, const attn_inputs 
     if (arena_measuring(ws)) return;
     attn_fill(b.S, (size_t)F * dv, 0.0f);
     attn_fill(b.z, (size_t)F, 0.0f);
-    if (!causal) { /* all keys first, then every query against the totals */
-        for (int t0 = 0; t0 < n; t0 += BT) {
-            int bt = imin(BT, n - t0);
-            feature_map(v, bt, d, in->k + (size_t)t0 * d, b.phi_k);
-            attn_gemm_tn(F, dv, bt, b.phi_k, F, in->v + (size_t)t0 * dv, dv, b.S, dv, 1);
-            add_column_sums(bt, F, b.phi_k, b.z);
-        }
-    }
+    if (!causal) absorb_keys(v, dims, in, b.phi_k, b.S, b.z); /* then every query against the totals */
     for (int t0 = 0; t0 < n; t0 += BT) {
         int bt = imin(BT, n - t0);
         float *y = out + (size_t)t0 * dv;
@@ -157,20 +162,15 @@ static void softmax_rows(int rows, int d, const float *x, float *dst) {
 
 /* Non-causal efficient attention: y = rho_q(q) (rho_k(k)^T v), rho_k normalised over positions.
  * S = sum_j exp(k_j - m) v_j^T is divided row by row by z = sum_j exp(k_j - m). */
-static void efficient_full(const attn_dims *dims, const attn_inputs *in, float *out, arena *ws) {
+/* The context rho_k(k)^T v [d, dv] into S, with m = the column maxima of k and z the column sums of
+ * exp(k - m). One pass over k and v: the column maximum is a running one, and S and z are
+ * rescaled (per feature) whenever a chunk raises it, as the streaming softmax does for rows. */
+static void efficient_context(const attn_dims *dims, const attn_inputs *in, float *m,
+                              float *chunk_max, float *e, float *S, float *z) {
     int n = dims->n, d = dims->d, dv = dims->dv;
-    float *m = arena_floats(ws, (uint64_t)d);
-    float *chunk_max = arena_floats(ws, (uint64_t)d);
-    float *e = arena_floats(ws, (uint64_t)BT * d);
-    float *et = arena_floats(ws, (uint64_t)d * BT);
-    float *S = arena_floats(ws, (uint64_t)d * dv);
-    float *z = arena_floats(ws, (uint64_t)d);
-    if (arena_measuring(ws)) return;
     attn_fill(m, (size_t)d, -ATTN_INF);
     attn_fill(S, (size_t)d * dv, 0.0f);
     attn_fill(z, (size_t)d, 0.0f);
-    /* One pass over k and v: the column maximum is a running one, and S and z are rescaled
-     * (per feature) whenever a chunk raises it, as the streaming softmax does for rows. */
     for (int t0 = 0; t0 < n; t0 += BT) {
         int bt = imin(BT, n - t0);
         const float *kb = in->k + (size_t)t0 * d;
@@ -187,6 +187,18 @@ static void efficient_full(const attn_dims *dims, const attn_inputs *in, float *
         add_column_sums(bt, d, e, z);
     }
     for (int c = 0; c < d; c++) attn_scale(S + (size_t)c * dv, dv, 1.0f / z[c]);
+}
+
+static void efficient_full(const attn_dims *dims, const attn_inputs *in, float *out, arena *ws) {
+    int n = dims->n, d = dims->d, dv = dims->dv;
+    float *m = arena_floats(ws, (uint64_t)d);
+    float *chunk_max = arena_floats(ws, (uint64_t)d);
+    float *e = arena_floats(ws, (uint64_t)BT * d);
+    float *et = arena_floats(ws, (uint64_t)d * BT);
+    float *S = arena_floats(ws, (uint64_t)d * dv);
+    float *z = arena_floats(ws, (uint64_t)d);
+    if (arena_measuring(ws)) return;
+    efficient_context(dims, in, m, chunk_max, e, S, z);
     for (int t0 = 0; t0 < n; t0 += BT) {
         int bt = imin(BT, n - t0);
         softmax_rows(bt, d, in->q + (size_t)t0 * d, e);
@@ -347,4 +359,26 @@ void attn_linear_family(attn_variant v, const attn_dims *dims, const attn_inputs
         kernelized(v, dims, in, opt->eps, causal, out, ws);
         if (weights) kernelized_weights(v, dims, in, opt->eps, causal, weights, ws);
     }
+}
+
+int attn_state_width(attn_variant v, int d) { return feature_width(v, d); }
+
+void attn_linear_state(attn_variant v, const attn_dims *dims, const attn_inputs *in, float *state,
+                       float *normalizer, arena *ws) {
+    int d = dims->d, dv = dims->dv, F = feature_width(v, d);
+    if (v == ATTN_EFFICIENT) {
+        float *m = arena_floats(ws, (uint64_t)d);
+        float *chunk_max = arena_floats(ws, (uint64_t)d);
+        float *e = arena_floats(ws, (uint64_t)BT * d);
+        float *z = arena_floats(ws, (uint64_t)d);
+        if (arena_measuring(ws)) return;
+        efficient_context(dims, in, m, chunk_max, e, state, z);
+        for (int c = 0; c < d; c++) normalizer[c] = m[c] + attn_logf(z[c]); /* log sum_j exp(k_jc) */
+        return;
+    }
+    float *phi_k = arena_floats(ws, (uint64_t)BT * F);
+    if (arena_measuring(ws)) return;
+    attn_fill(state, (size_t)F * dv, 0.0f);
+    attn_fill(normalizer, (size_t)F, 0.0f);
+    absorb_keys(v, dims, in, phi_k, state, normalizer);
 }

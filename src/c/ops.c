@@ -163,6 +163,19 @@ void attn_copy(float *dst, const float *src, int len) {
     for (int i = 0; i < len; i++) dst[i] = src[i];
 }
 
+float attn_logf(float x) {
+    /* x = 2^e * mant with mant in [sqrt(1/2), sqrt(2)); log(mant) = 2 atanh(s), s = (mant-1)/(mant+1),
+     * |s| < 0.172, by its odd series. Freestanding builds have no libm. */
+    union { float f; uint32_t u; } bits = {x};
+    int e = (int)((bits.u >> 23) & 0xFF) - 127;
+    bits.u = (bits.u & 0x007FFFFFu) | 0x3F800000u; /* mant in [1, 2) */
+    float mant = bits.f;
+    if (mant > 1.41421356f) mant *= 0.5f, e++;
+    float s = (mant - 1.0f) / (mant + 1.0f), s2 = s * s;
+    float series = s * (2.0f + s2 * (0.666666667f + s2 * (0.4f + s2 * (0.285714286f + s2 * 0.222222222f))));
+    return (float)e * 0.693147181f + series;
+}
+
 void attn_softmax_row(float *x, int len) {
     float m = attn_max(x, len);
     float sum = attn_exp_shift_sum(x, len, m);

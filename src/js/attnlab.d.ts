@@ -74,6 +74,8 @@ export interface AttentionOptions {
   causal?: boolean;
   /** Also return the n x n effective attention matrix. Default false. */
   weights?: boolean;
+  /** linear, efficient, taylor: also return `state` and `normalizer`, what they keep instead of A. */
+  state?: boolean;
   /** softmax: logit scale, default 1/sqrt(d). */
   scale?: number;
   /** linear, taylor: denominator epsilon, default 1e-6. */
@@ -97,6 +99,14 @@ export interface AttentionResult {
   output: Float32Array;
   /** [n, n], only when options.weights is true. */
   weights?: Float32Array;
+  /**
+   * [F, dv], only when options.state is true; F = d (taylor: d + 1). Over all n keys (causal: the
+   * last prefix, the same sums). linear: sum_j phi(k_j) v_j^T; taylor: [sum_j v_j ; sum_j kh_j v_j^T];
+   * efficient: softmax_positions(k)^T v.
+   */
+  state?: Float32Array;
+  /** [F], with state. linear: sum_j phi(k_j); taylor: [n ; sum_j kh_j]; efficient: log sum_j exp(k_jc). */
+  normalizer?: Float32Array;
 }
 
 export interface InputSpec {

@@ -52,9 +52,10 @@ const INPUTS_OFFSET = 64; // attn_inputs: 16 x pointer
 const OPTIONS_OFFSET = 160; // attn_options: 25 x 4 bytes
 const DETAIL_OFFSET = 320; // const char *
 const WS_SIZE_OFFSET = 328; // size_t
+const STATE_WIDTH_OFFSET = 336; // int32
 const MAX_COMPONENTS = 8;
 const COMMON_OPTIONS = ['causal', 'weights'];
-const ALL_OPTIONS = ['causal', 'weights', 'scale', 'eps', 'tiling', 'components', 'alpha',
+const ALL_OPTIONS = ['causal', 'weights', 'state', 'scale', 'eps', 'tiling', 'components', 'alpha',
   'alphaLogits', 'pattern', 'window'];
 
 const cache = new Map();
@@ -279,8 +280,8 @@ class Instance {
         throw new AttnError('UNSUPPORTED', `option "${key}" does not apply to ${variant.id}, which accepts ${[...accepted].join(', ')}`);
       }
     }
-    const opt = { causal: false, weights: false, components: [] };
-    for (const key of ['causal', 'weights']) {
+    const opt = { causal: false, weights: false, state: false, components: [] };
+    for (const key of ['causal', 'weights', 'state']) {
       if (options[key] === undefined) continue;
       if (typeof options[key] !== 'boolean') {
         throw new AttnError('VALUE', `option ${key} must be true or false, got ${describe(options[key])}`);
@@ -407,6 +408,15 @@ class Instance {
     const weightCount = opt.weights ? n * n : 0;
     let wsBytes = status === 0 ? this.#u32()[(base + WS_SIZE_OFFSET) >>> 2] : Infinity;
     if (status !== 0 && status !== 5) this.#fail(status, dims);
+    let stateWidth = 0;
+    if (opt.state) { // the state pass reuses the workspace after the run, so it needs the larger
+      const s = e.attn_state_size(variant.index, base + DIMS_OFFSET, base + OPTIONS_OFFSET,
+        base + STATE_WIDTH_OFFSET, base + WS_SIZE_OFFSET);
+      if (s !== 0 && s !== 5) this.#fail(s, dims);
+      stateWidth = s === 0 ? this.#i32()[(base + STATE_WIDTH_OFFSET) >>> 2] : 0;
+      wsBytes = s === 0 ? Math.max(wsBytes, this.#u32()[(base + WS_SIZE_OFFSET) >>> 2]) : Infinity;
+    }
+    const stateCount = stateWidth * dims.dv;
     // Lay out: control block, inputs, output, weights, workspace; all 64-byte aligned.
     let cursor = base + CONTROL_BYTES;
     for (const a of arrays) {
@@ -417,6 +427,10 @@ class Instance {
     cursor = align(cursor + outCount * 4, 64);
     const weightsOffset = cursor;
     cursor = align(cursor + weightCount * 4, 64);
+    const stateOffset = cursor;
+    cursor = align(cursor + stateCount * 4, 64);
+    const normalizerOffset = cursor;
+    cursor = align(cursor + stateWidth * 4, 64);
     const wsOffset = cursor;
     const end = cursor + wsBytes;
     if (!(end <= MAX_MEMORY)) {
@@ -459,9 +473,18 @@ class Instance {
         (opt.scale !== undefined ? ` or use a smaller scale than ${opt.scale}` : '') +
         (opt.eps === 0 ? ' or use eps > 0' : ''));
     }
+    if (opt.state) {
+      const stateStatus = e.attn_state(variant.index, base + DIMS_OFFSET, base + INPUTS_OFFSET,
+        base + OPTIONS_OFFSET, stateOffset, normalizerOffset, wsOffset, wsBytes, base + DETAIL_OFFSET);
+      if (stateStatus !== 0) this.#fail(stateStatus, dims);
+    }
     const heap = this.#f32();
     const result = { output: heap.slice(outOffset >>> 2, (outOffset >>> 2) + outCount) };
     if (opt.weights) result.weights = heap.slice(weightsOffset >>> 2, (weightsOffset >>> 2) + weightCount);
+    if (opt.state) {
+      result.state = heap.slice(stateOffset >>> 2, (stateOffset >>> 2) + stateCount);
+      result.normalizer = heap.slice(normalizerOffset >>> 2, (normalizerOffset >>> 2) + stateWidth);
+    }
     return result;
   }
 
@@ -527,6 +550,7 @@ function describeOptions(meta) {
   const info = {
     causal: { type: 'boolean', default: false, description: 'row i uses only columns j <= i' },
     weights: { type: 'boolean', default: false, description: 'also return the n x n effective attention matrix' },
+    state: { type: 'boolean', default: false, description: 'linear, efficient, taylor: also return the state and normaliser they keep instead of A' },
     scale: { type: 'number', default: null, description: 'softmax logit scale; default 1/sqrt(d)' },
     eps: { type: 'number', default: 1e-6, description: 'denominator epsilon (>= 0)' },
     tiling: { type: 'enum', values: meta.tilings, default: 'kronecker', description: 'how factorized-dense combines its a and b factors' },

@@ -118,8 +118,9 @@ async function cellColour(page, canvasSelector, i, j) {
   }, [canvasSelector, i, j]);
 }
 
-describe('attnlab page', { skip: !haveChromium ? `no Chromium at ${CHROMIUM}` : false }, () => {
+describe('attnlab page', () => {
   before(async () => {
+    assert.ok(haveChromium, `no Chromium at ${CHROMIUM}: npm test installs it (apt-get install chromium)`);
     assert.ok(haveBinding, `${BINDING} is missing: run \`npm run build\` first`);
     ({ chromium } = await import('playwright-core'));
     binding = await import(pathToFileURL(BINDING).href);
@@ -201,6 +202,13 @@ describe('attnlab page', { skip: !haveChromium ? `no Chromium at ${CHROMIUM}` : 
       if (family === 'linear') {
         assert.match(await page.textContent('#weights-title'), /implicit: computed for display/);
         assert.equal(await page.isVisible('#intermediates'), true, `${id}: intermediates shown`);
+        // they are the library's own state and normaliser for these inputs
+        const lab = snap.build === nodeLab.build ? nodeLab : await binding.init({ simd: snap.build === 'relaxed' ? 'relaxed' : snap.build === 'simd' });
+        const { state, normalizer } = lab.attention(id, toF32Inputs(snap.inputs), { ...snap.options, state: true });
+        const shown = Object.values(snap.intermediates).flat();
+        const expected = id === 'taylor' ? [...state.slice(dv), ...normalizer.slice(1), ...state.slice(0, dv)] : [...state, ...normalizer];
+        assert.equal(shown.length, expected.length, `${id}: intermediates size`);
+        shown.forEach((x, i) => assert.ok(Math.abs(x - expected[i]) <= 1e-6 + 1e-5 * Math.abs(expected[i]), `${id}: intermediate ${i} = ${x}, library ${expected[i]}`));
       }
     }
     // causal: every variant again, with the mask

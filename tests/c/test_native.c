@@ -135,6 +135,39 @@ static void run_case(attn_variant var, int n, int d, int dv, int causal, int wan
             }
         }
     }
+    if (var == ATTN_LINEAR || var == ATTN_TAYLOR || var == ATTN_EFFICIENT) {
+        int32_t width = 0;
+        size_t state_ws_bytes = 0;
+        s = attn_state_size(var, &dims, &opt, &width, &state_ws_bytes);
+        CHECK(s == ATTN_OK && width == (var == ATTN_TAYLOR ? d + 1 : d), "%s state_size: %s, width %d",
+              variant_name(var), attn_status_string(s), width);
+        float *state = malloc((size_t)width * dv * sizeof *state), *norm = malloc((size_t)width * sizeof *norm);
+        void *state_ws = malloc(state_ws_bytes);
+        s = attn_state(var, &dims, &in, &opt, state, norm, state_ws, state_ws_bytes, &detail);
+        CHECK(s == ATTN_OK, "%s state: %s %s", variant_name(var), attn_status_string(s), detail);
+        /* the state's normaliser from its definition */
+        for (int c = 0; c < width; c++) {
+            double want = 0;
+            for (int j = 0; j < n; j++) {
+                if (var == ATTN_LINEAR) {
+                    double t = in.k[j * d + c];
+                    want += t > 0 ? t + 1 : exp(t);
+                } else if (var == ATTN_TAYLOR) {
+                    double ss = 0;
+                    for (int e = 0; e < d; e++) ss += (double)in.k[j * d + e] * in.k[j * d + e];
+                    want += c == 0 ? 1.0 : in.k[j * d + c - 1] / fmax(sqrt(ss), 1e-12);
+                } else {
+                    want += exp(in.k[j * d + c]);
+                }
+            }
+            if (var == ATTN_EFFICIENT) want = log(want);
+            CHECK(fabs(norm[c] - want) <= 1e-4 + 1e-4 * fabs(want), "%s n=%d: normalizer[%d] = %.8g, want %.8g",
+                  variant_name(var), n, c, norm[c], want);
+        }
+        free(state), free(norm), free(state_ws);
+        CHECK(attn_state(ATTN_SOFTMAX, &dims, &in, &opt, out, out, ws, ws_bytes, &detail) == ATTN_ERR_UNSUPPORTED,
+              "state of softmax accepted");
+    }
     free(ws), free(out), free(weights);
     for (int i = 0; i < na; i++) free(arrays[i]);
 }
