@@ -1,4 +1,6 @@
 /* api.c — the public entry points: validation, workspace planning, dispatch and metadata. */
+#include <stddef.h> /* offsetof */
+
 #include "internal.h"
 
 const char *attn_status_string(attn_status status) {
@@ -77,36 +79,64 @@ static int is_finite(float x) { return x - x == 0.0f; }
         return status;               \
     } while (0)
 
-/* Which dimensions each variant reads, beyond n. */
-enum { NEED_D = 1, NEED_DV = 2, NEED_H = 4, NEED_L = 8, NEED_AB = 16, NEED_RANK = 32 };
-static int needed_dims(attn_variant v) {
-    switch (v) {
-    case ATTN_SOFTMAX: case ATTN_LINEAR: case ATTN_EFFICIENT: case ATTN_TAYLOR: return NEED_D | NEED_DV;
-    case ATTN_DENSE: return NEED_D | NEED_DV | NEED_H | NEED_L;
-    case ATTN_DENSE1: return NEED_D | NEED_DV | NEED_L;
-    case ATTN_RANDOM: return NEED_DV | NEED_L;
-    case ATTN_FACTORIZED_DENSE: return NEED_D | NEED_DV | NEED_AB | NEED_L;
-    case ATTN_FACTORIZED_RANDOM: return NEED_DV | NEED_L | NEED_RANK;
-    case ATTN_MIXTURE: return NEED_DV;
-    case ATTN_FIXED: return NEED_DV;
-    default: return 0;
+/* What variants.def says each variant reads: the checks below follow it, so a new variant's
+ * dimensions and arrays are checked without touching this file. */
+typedef struct variant_rules { const char *family, *dims, *inputs; } variant_rules;
+static const variant_rules rules[ATTN_VARIANT_COUNT] = {
+#define X(ENUM, id, label, family, dims, inputs, options, cost, summary, formula) {family, dims, inputs},
+#include "variants.def"
+#undef X
+};
+
+static int str_eq(const char *a, const char *b) {
+    while (*a && *a == *b) a++, b++;
+    return *a == *b;
+}
+/* The next space-separated token of *list, cut at ':' (for "name:shape"), into buf. */
+static int next_token(const char **list, char *buf, size_t size) {
+    const char *p = *list;
+    while (*p == ' ') p++;
+    if (!*p) return 0;
+    size_t len = 0;
+    while (*p && *p != ' ') {
+        if (len + 1 < size) buf[len++] = *p == ':' ? '\0' : *p;
+        p++;
     }
+    buf[len < size ? len : size - 1] = '\0';
+    *list = p;
+    return 1;
 }
 
+static int family_is(attn_variant v, const char *family) { return str_eq(rules[v].family, family); }
+/* A mixture mixes the logits of softmax-type variants other than itself. */
+static int mixable(attn_variant v) {
+    return (unsigned)v < ATTN_VARIANT_COUNT && v != ATTN_MIXTURE &&
+           (family_is(v, "softmax") || family_is(v, "synthesizer"));
+}
+
+typedef struct dim_rule { const char *name; size_t offset; const char *message; } dim_rule;
+#define DIM_RULE(f) {#f, offsetof(attn_dims, f), #f " must be a positive integer"}
+static const dim_rule dim_rules[] = {DIM_RULE(d), DIM_RULE(dv), DIM_RULE(h), DIM_RULE(a), DIM_RULE(b), DIM_RULE(rank)};
+#undef DIM_RULE
+
 static attn_status check_dims(attn_variant v, const attn_dims *dims, const char **detail) {
-    int need = needed_dims(v);
+    /* a mixture's own list is the union of its possible components'; they are checked one by one */
+    const char *list = v == ATTN_MIXTURE ? "n dv" : rules[v].dims;
+    char name[16];
+    int reads_L = 0, reads_a = 0, reads_b = 0;
+    while (next_token(&list, name, sizeof name)) {
+        reads_L |= str_eq(name, "L"), reads_a |= str_eq(name, "a"), reads_b |= str_eq(name, "b");
+        for (size_t i = 0; i < sizeof dim_rules / sizeof *dim_rules; i++)
+            if (str_eq(name, dim_rules[i].name) &&
+                *(const int32_t *)(const void *)((const char *)dims + dim_rules[i].offset) < 1)
+                FAIL(ATTN_ERR_SHAPE, dim_rules[i].message);
+    }
     int L = dims->L > 0 ? dims->L : dims->n;
-    if ((need & NEED_D) && dims->d < 1) FAIL(ATTN_ERR_SHAPE, "d must be a positive integer");
-    if ((need & NEED_DV) && dims->dv < 1) FAIL(ATTN_ERR_SHAPE, "dv must be a positive integer");
-    if ((need & NEED_H) && dims->h < 1) FAIL(ATTN_ERR_SHAPE, "h must be a positive integer");
-    if ((need & NEED_RANK) && dims->rank < 1) FAIL(ATTN_ERR_SHAPE, "rank must be a positive integer");
-    if ((need & NEED_AB) && dims->a < 1) FAIL(ATTN_ERR_SHAPE, "a must be a positive integer");
-    if ((need & NEED_AB) && dims->b < 1) FAIL(ATTN_ERR_SHAPE, "b must be a positive integer");
-    if (need & (NEED_L | NEED_AB)) {
+    if (reads_L) {
         if (dims->L < 0) FAIL(ATTN_ERR_SHAPE, "L must be a positive integer");
         if (L < dims->n) FAIL(ATTN_ERR_VALUE, "L must be >= n");
     }
-    if ((need & NEED_AB) && (int64_t)dims->a * dims->b != L) FAIL(ATTN_ERR_VALUE, "a*b must equal L");
+    if (reads_a && reads_b && (int64_t)dims->a * dims->b != L) FAIL(ATTN_ERR_VALUE, "a*b must equal L");
     return ATTN_OK;
 }
 
@@ -134,7 +164,7 @@ attn_status attn_check(attn_variant v, const attn_dims *dims, const attn_options
         float sum = 0.0f;
         for (int c = 0; c < opt->n_components; c++) {
             attn_variant part = (attn_variant)opt->component[c];
-            if ((unsigned)part > ATTN_FACTORIZED_RANDOM)
+            if (!mixable(part))
                 FAIL(ATTN_ERR_UNKNOWN, "components may only be softmax, dense, dense1, random, "
                                        "factorized-dense or factorized-random");
             s = check_dims(part, dims, detail);
@@ -150,26 +180,28 @@ attn_status attn_check(attn_variant v, const attn_dims *dims, const attn_options
     return ATTN_OK;
 }
 
-/* The name of the first array the variant reads that is NULL, or NULL when all are there. */
+typedef struct input_rule { const char *name; size_t offset; const char *message; } input_rule;
+#define INPUT_RULE(f) {#f, offsetof(attn_inputs, f), #f " is missing"},
+static const input_rule input_rules[] = {ATTN_INPUT_LIST(INPUT_RULE)};
+#undef INPUT_RULE
+
+/* "x is missing" for the first array the variant reads (variants.def) that is NULL, else NULL. */
 static const char *missing_input(attn_variant v, const attn_inputs *in) {
-#define NEED(name) \
-    if (!in->name) return #name " is missing"
-    switch (v) {
-    case ATTN_SOFTMAX: case ATTN_LINEAR: case ATTN_EFFICIENT: case ATTN_TAYLOR: NEED(q); NEED(k); break;
-    case ATTN_DENSE: NEED(x); NEED(w1); NEED(b1); NEED(w2); NEED(b2); break;
-    case ATTN_DENSE1: NEED(x); NEED(w); break;
-    case ATTN_RANDOM: NEED(r); break;
-    case ATTN_FACTORIZED_DENSE: NEED(x); NEED(wa); NEED(ba); NEED(wb); NEED(bb); break;
-    case ATTN_FACTORIZED_RANDOM: NEED(r1); NEED(r2); break;
-    default: break;
-    }
-    NEED(v);
-#undef NEED
+    const char *list = v == ATTN_MIXTURE ? "v:n*dv" : rules[v].inputs;
+    char name[16];
+    while (next_token(&list, name, sizeof name))
+        for (size_t i = 0; i < sizeof input_rules / sizeof *input_rules; i++)
+            if (str_eq(name, input_rules[i].name) &&
+                !*(const float *const *)(const void *)((const char *)in + input_rules[i].offset))
+                return input_rules[i].message;
     return 0;
 }
 
+/* The dispatch groups: the linear family, fixed, mixture, and the other softmax-type variants. */
 static attn_variant family_of(attn_variant v) {
-    return v == ATTN_LINEAR || v == ATTN_EFFICIENT || v == ATTN_TAYLOR ? ATTN_LINEAR : v;
+    if (family_is(v, "linear")) return ATTN_LINEAR;
+    if (family_is(v, "fixed")) return ATTN_FIXED;
+    return v == ATTN_MIXTURE ? ATTN_MIXTURE : ATTN_SOFTMAX;
 }
 
 /* Lays out (measuring) or runs the variant over the workspace. dims has L resolved. */

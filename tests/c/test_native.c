@@ -201,6 +201,22 @@ static void test_errors(void) {
     bad[1] = 0.0f;
     CHECK(attn_find_nonfinite(bad, 3) == -1, "finite array flagged");
     CHECK(strcmp(attn_status_string(ATTN_ERR_SHAPE), "shape") == 0, "status string");
+    /* the checks follow variants.def: a dimension and an array each variant reads */
+    attn_dims dense_dims = {.n = 2, .d = 2, .dv = 1, .h = 0};
+    attn_options_default(&opt);
+    CHECK(attn_check(ATTN_DENSE, &dense_dims, &opt, &detail) == ATTN_ERR_SHAPE && strstr(detail, "h must"),
+          "dense with h = 0: %s", detail);
+    CHECK(attn_check(ATTN_SOFTMAX, &dense_dims, &opt, &detail) == ATTN_OK, "softmax does not read h");
+    float q[4] = {1, 2, 3, 4}, v[2] = {1, 2}, out[2];
+    attn_inputs in = {.q = q, .v = v};
+    size_t need = 0;
+    CHECK(attn_workspace_size(ATTN_SOFTMAX, &dense_dims, &opt, 0, &need) == ATTN_OK, "workspace size");
+    void *ws = malloc(need);
+    CHECK(attn_run(ATTN_SOFTMAX, &dense_dims, &in, &opt, out, NULL, ws, need, &detail) == ATTN_ERR_SHAPE &&
+              strcmp(detail, "k is missing") == 0, "softmax without k: %s", detail);
+    free(ws);
+    opt.n_components = 1, opt.component[0] = ATTN_LINEAR, opt.alpha[0] = 1.0f;
+    CHECK(attn_check(ATTN_MIXTURE, &dense_dims, &opt, &detail) == ATTN_ERR_UNKNOWN, "linear mixed");
     CHECK(strstr(attn_metadata_json(), "\"factorized-random\"") != NULL, "metadata lacks a variant");
 }
 
