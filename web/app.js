@@ -334,7 +334,9 @@ function renderOptions() {
     });
     return el('div', { class: 'field' }, el('label', { for: id }, labelText), inp);
   };
-  for (const name of v.options) {
+  // `state` asks for an extra output, which the page always requests for display: not a control
+  const settable = v.options.filter((name) => name !== 'state');
+  for (const name of settable) {
     if (name === 'scale') {
       box.append(numberField('scale', 'scale (logit multiplier)', `default 1/√d = ${fmt(1 / Math.sqrt(state.d || 1))}`));
     } else if (name === 'eps') {
@@ -424,7 +426,7 @@ function renderOptions() {
       box.append(el('div', { class: 'field' }, el('label', { for: id, text: name }), inp));
     }
   }
-  if (!v.options.length) box.append(el('p', { class: 'note', text: `${v.label} has no options besides causal.` }));
+  if (!settable.length) box.append(el('p', { class: 'note', text: `${v.label} has no options besides causal.` }));
 }
 
 // ---- input matrices

@@ -202,6 +202,8 @@ describe('attnlab page', () => {
       if (family === 'linear') {
         assert.match(await page.textContent('#weights-title'), /implicit: computed for display/);
         assert.equal(await page.isVisible('#intermediates'), true, `${id}: intermediates shown`);
+        assert.equal(await page.locator('#options-card input, #options-card select').evaluateAll((els) => els.filter((e) => /state/.test(e.id)).length), 0,
+          `${id}: state is an output the page requests, not an option control`);
         // they are the library's own state and normaliser for these inputs
         const lab = snap.build === nodeLab.build ? nodeLab : await binding.init({ simd: snap.build === 'relaxed' ? 'relaxed' : snap.build === 'simd' });
         const { state, normalizer } = lab.attention(id, toF32Inputs(snap.inputs), { ...snap.options, state: true });
