@@ -176,3 +176,34 @@ describe('state: true returns what linear, efficient and taylor keep instead of 
       (e) => e instanceof AttnError && e.code === 'UNSUPPORTED' && /state/.test(e.message));
   });
 });
+
+describe('second review: overflow from finite inputs is an error on every build, never a silent answer', async () => {
+  for (const build of await builds()) {
+    test(`a NaN logit (1e20·1e20 - 1e20·1e20) gives VALUE [${build}]`, async () => {
+      const lab = await loadBuild(build);
+      const n = 10, d = 2, dv = 1;
+      const q = new Float32Array(n * d).fill(0.5), k = new Float32Array(n * d).fill(0.5);
+      q.set([1e20, 1e20], 0);
+      k.set([1e20, -1e20], 3 * d); // q0·k3 = inf - inf
+      const v = Float32Array.from({ length: n }, (_, i) => i);
+      for (const options of [{}, { weights: true }]) {
+        assert.throws(() => lab.attention('softmax', { n, d, dv, q, k, v }, options),
+          (e) => e instanceof AttnError && e.code === 'VALUE' && /float32/.test(e.message), JSON.stringify(options));
+      }
+    });
+    test(`taylor with entries near 1e19..1e38 keeps unit vectors [${build}]`, async () => {
+      const lab = await loadBuild(build);
+      for (const s of [2e19, 3e38]) {
+        const inputs = { n: 2, d: 2, dv: 1, q: [s, 0, s, 0], k: [s, 0, -s, 0], v: [0, 1] };
+        const expected = reference('taylor', inputs, {}).output;
+        const { output } = lab.attention('taylor', inputs);
+        output.forEach((y, i) => assert.ok(Math.abs(y - expected[i]) <= 1e-5 + 1e-4 * Math.abs(expected[i]), `s=${s}: y[${i}] = ${y}, expected ${expected[i]}`));
+      }
+    });
+    test(`a state that overflows float32 gives VALUE [${build}]`, async () => {
+      const lab = await loadBuild(build);
+      assert.throws(() => lab.attention('linear', { n: 4, d: 1, dv: 1, q: [1, 1, 1, 1], k: [3e38, 3e38, 1, 1], v: [1, -1, 1, 1] }, { state: true }),
+        (e) => e instanceof AttnError && e.code === 'VALUE' && /normalizer|state/.test(e.message));
+    });
+  }
+});

@@ -50,7 +50,7 @@ void attn_scale(float *x, int len, float s);
 void attn_axpy(float *y, const float *x, int len, float s);
 void attn_fill(float *x, size_t len, float value);
 void attn_copy(float *dst, const float *src, int len);
-/* Natural logarithm of x > 0 (scalar; relative error below 1e-7). */
+/* Natural logarithm of a normal x > 0 (scalar; relative error below 3e-7). */
 float attn_logf(float x);
 /* In-place softmax of a row of len values, max subtracted. */
 void attn_softmax_row(float *x, int len);

@@ -30,9 +30,11 @@ static void feature_map(attn_variant v, int rows, int d, const float *x, float *
             }
             for (; c < d; c++) out[c] = xr[c] > 0.0f ? xr[c] + 1.0f : attn_expf(xr[c]);
         } else { /* taylor */
-            float ss = 0.0f;
-            for (int c = 0; c < d; c++) ss += xr[c] * xr[c];
-            float norm = __builtin_sqrtf(ss);
+            /* |x| as max|x_c| * |x / max|x_c||, so squares cannot overflow (|x_c| up to 3.4e38) */
+            float big = 0.0f, ss = 0.0f;
+            for (int c = 0; c < d; c++) big = __builtin_fabsf(xr[c]) > big ? __builtin_fabsf(xr[c]) : big;
+            for (int c = 0; c < d && big > 0.0f; c++) ss += (xr[c] / big) * (xr[c] / big);
+            float norm = big * __builtin_sqrtf(ss);
             out[0] = 1.0f;
             /* divide rather than multiply by 1/norm: for d = 1, x / sqrt(x*x) is exactly +-1,
              * so opposite unit vectors give a similarity of exactly 0 */
@@ -62,6 +64,7 @@ static void absorb_keys(attn_variant v, const attn_dims *dims, const attn_inputs
         feature_map(v, bt, d, in->k + (size_t)t0 * d, phi_k);
         attn_gemm_tn(F, dv, bt, phi_k, F, in->v + (size_t)t0 * dv, dv, S, dv, 1);
         add_column_sums(bt, F, phi_k, z);
+        if (v == ATTN_TAYLOR) z[0] = (float)(t0 + bt); /* a count; float sums stall at 2^24 */
     }
 }
 
@@ -104,6 +107,7 @@ static void kernelized(attn_variant v, const attn_dims *dims, const attn_inputs 
         if (causal) {
             attn_gemm_tn(F, dv, bt, b.phi_k, F, vb, dv, b.S, dv, 1);
             add_column_sums(bt, F, b.phi_k, b.z);
+            if (v == ATTN_TAYLOR) b.z[0] = (float)(t0 + bt); /* a count; float sums stall at 2^24 */
         }
     }
 }

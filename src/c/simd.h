@@ -34,7 +34,9 @@ static inline vf vf_add(vf a, vf b) { return wasm_f32x4_add(a, b); }
 static inline vf vf_sub(vf a, vf b) { return wasm_f32x4_sub(a, b); }
 static inline vf vf_mul(vf a, vf b) { return wasm_f32x4_mul(a, b); }
 static inline vf vf_div(vf a, vf b) { return wasm_f32x4_div(a, b); }
-/* pmax/pmin: one instruction each on x86 (maxps/minps); NaN never reaches them. */
+/* pmax/pmin: one instruction each on x86 (maxps/minps). With a NaN they return a, so a NaN input
+ * of vf_exp stays NaN, and vf_exp(NaN) = NaN carries a NaN logit into the output, where the
+ * binding reports it. */
 static inline vf vf_max(vf a, vf b) { return wasm_f32x4_pmax(a, b); }
 static inline vf vf_min(vf a, vf b) { return wasm_f32x4_pmin(a, b); }
 #if defined(__wasm_relaxed_simd__)
@@ -64,8 +66,8 @@ static inline vf vf_select_gt0(vf a, vf t, vf f) {
 static inline vf vf_pow2_of_shifted(vf t) {
     return wasm_i32x4_shl(wasm_i32x4_add(t, wasm_i32x4_splat(127 - 0x4B400000)), 23);
 }
-/* Lanes where x > t keep v, the others become +0. */
-static inline vf vf_keep_gt(vf x, vf t, vf v) { return wasm_v128_and(v, wasm_f32x4_gt(x, t)); }
+/* Lanes where x < t become +0, the others (NaN included) keep v. */
+static inline vf vf_zero_below(vf x, vf t, vf v) { return wasm_v128_andnot(v, wasm_f32x4_lt(x, t)); }
 
 #elif defined(__SSE2__) && !defined(ATTN_PORTABLE)
 /* Native x86-64 (the sanitizer test, the benchmark's -O3 -march=native reference): SSE2, and FMA
@@ -83,8 +85,9 @@ static inline vf vf_add(vf a, vf b) { return _mm_add_ps(a, b); }
 static inline vf vf_sub(vf a, vf b) { return _mm_sub_ps(a, b); }
 static inline vf vf_mul(vf a, vf b) { return _mm_mul_ps(a, b); }
 static inline vf vf_div(vf a, vf b) { return _mm_div_ps(a, b); }
-static inline vf vf_max(vf a, vf b) { return _mm_max_ps(a, b); }
-static inline vf vf_min(vf a, vf b) { return _mm_min_ps(a, b); }
+/* Operands swapped so that, like wasm's pmax/pmin, a NaN in b returns a and one in a returns a. */
+static inline vf vf_max(vf a, vf b) { return _mm_max_ps(b, a); }
+static inline vf vf_min(vf a, vf b) { return _mm_min_ps(b, a); }
 #if defined(__FMA__)
 static inline vf vf_madd(vf a, vf b, vf c) { return _mm_fmadd_ps(a, b, c); }
 #else
@@ -109,7 +112,7 @@ static inline vf vf_pow2_of_shifted(vf t) {
     __m128i e = _mm_add_epi32(_mm_castps_si128(t), _mm_set1_epi32(127 - 0x4B400000));
     return _mm_castsi128_ps(_mm_slli_epi32(e, 23));
 }
-static inline vf vf_keep_gt(vf x, vf t, vf v) { return _mm_and_ps(v, _mm_cmpgt_ps(x, t)); }
+static inline vf vf_zero_below(vf x, vf t, vf v) { return _mm_andnot_ps(_mm_cmplt_ps(x, t), v); }
 
 #else /* scalar: four plain floats */
 #define ATTN_SIMD 0
@@ -152,12 +155,13 @@ static inline vf vf_pow2_of_shifted(vf t) {
     }
     return r;
 }
-static inline vf vf_keep_gt(vf x, vf t, vf v) { VF_MAP2(x.l[i_] > t.l[i_] ? v.l[i_] : 0.0f); }
+static inline vf vf_zero_below(vf x, vf t, vf v) { VF_MAP2(x.l[i_] < t.l[i_] ? 0.0f : v.l[i_]); }
 #undef VF_MAP2
 #endif
 
 /* exp(x) for every lane: Cephes' expf polynomial after reduction by ln 2, relative error about
- * 2e-7 on [-87, 88]. Below -87.3 (including -inf, a masked logit) the result is exactly 0. */
+ * 2e-7 on [-87, 88]. Below -87.3 (including -inf, a masked logit) the result is exactly 0; NaN
+ * gives NaN. */
 static inline vf vf_exp(vf x_in) {
     vf x = vf_min(vf_max(x_in, vf_splat(-87.3f)), vf_splat(88.3f));
     const vf shifter = vf_splat(12582912.0f); /* 1.5 * 2^23: adding it rounds to an integer */
@@ -174,7 +178,7 @@ static inline vf vf_exp(vf x_in) {
     vf hi = vf_madd(vf_splat(1.9875691500e-4f), r, vf_splat(1.3981999507e-3f));
     vf p = vf_madd(vf_madd(hi, r2, mid), r2, lo);
     p = vf_madd(p, r2, vf_add(r, vf_splat(1.0f)));
-    return vf_keep_gt(x_in, vf_splat(-87.3f), vf_mul(p, vf_pow2_of_shifted(t)));
+    return vf_zero_below(x_in, vf_splat(-87.3f), vf_mul(p, vf_pow2_of_shifted(t)));
 }
 
 /* The scalar tail of vf_exp: the same polynomial, one lane. */

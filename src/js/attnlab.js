@@ -412,7 +412,7 @@ class Instance {
     if (opt.state) { // the state pass reuses the workspace after the run, so it needs the larger
       const s = e.attn_state_size(variant.index, base + DIMS_OFFSET, base + OPTIONS_OFFSET,
         base + STATE_WIDTH_OFFSET, base + WS_SIZE_OFFSET);
-      if (s !== 0 && s !== 5) this.#fail(s, dims);
+      if (s !== 0 && s !== 5) throw new AttnError(STATUS_CODES[s] ?? 'VALUE', `${variant.id} keeps no state to return`);
       stateWidth = s === 0 ? this.#i32()[(base + STATE_WIDTH_OFFSET) >>> 2] : 0;
       wsBytes = s === 0 ? Math.max(wsBytes, this.#u32()[(base + WS_SIZE_OFFSET) >>> 2]) : Infinity;
     }
@@ -437,6 +437,7 @@ class Instance {
       const gb = (bytes) => `${(bytes / 2 ** 30).toFixed(1)} GiB`;
       const parts = [`inputs and output ${gb(outOffset - base + outCount * 4)}`];
       if (opt.weights) parts.push(`weights [n, n] ${gb(weightCount * 4)}`);
+      if (opt.state) parts.push(`state ${gb((stateCount + stateWidth) * 4)}`);
       if (Number.isFinite(wsBytes)) parts.push(`workspace ${gb(wsBytes)}`);
       throw new AttnError('MEMORY', `${variant.id} with n = ${n} needs ${Number.isFinite(end) ? gb(end) : 'more than 4 GiB'} ` +
         `(${parts.join(', ')}), more than WebAssembly's 4 GiB memory` +
@@ -465,18 +466,22 @@ class Instance {
       base + OPTIONS_OFFSET, outOffset, opt.weights ? weightsOffset : 0, wsOffset, wsBytes,
       base + DETAIL_OFFSET);
     if (runStatus !== 0) this.#fail(runStatus, dims);
-    const overflow = Number(e.attn_find_nonfinite(outOffset, outCount));
-    if (overflow >= 0) { // finite inputs, yet an intermediate left float32's range
-      const row = Math.floor(overflow / dims.dv), col = overflow % dims.dv;
-      throw new AttnError('VALUE', `output[${row}][${col}] came out ${this.#f32()[(outOffset >>> 2) + overflow]}: ` +
-        `an intermediate (a logit, exp or normaliser) left float32's range; scale the inputs down` +
-        (opt.scale !== undefined ? ` or use a smaller scale than ${opt.scale}` : '') +
+    // Finite inputs, yet an intermediate (a logit, exp or normaliser) may have left float32's range.
+    const overflowed = (name, offset, count, cols) => {
+      const at = Number(e.attn_find_nonfinite(offset, count));
+      if (at < 0) return;
+      throw new AttnError('VALUE', `${name}[${Math.floor(at / cols)}][${at % cols}] came out ` +
+        `${this.#f32()[(offset >>> 2) + at]}: an intermediate (a logit, exp or normaliser) left float32's range; ` +
+        'scale the inputs down' + (opt.scale !== undefined ? ` or use a smaller scale than ${opt.scale}` : '') +
         (opt.eps === 0 ? ' or use eps > 0' : ''));
-    }
+    };
+    overflowed('output', outOffset, outCount, dims.dv);
     if (opt.state) {
       const stateStatus = e.attn_state(variant.index, base + DIMS_OFFSET, base + INPUTS_OFFSET,
         base + OPTIONS_OFFSET, stateOffset, normalizerOffset, wsOffset, wsBytes, base + DETAIL_OFFSET);
       if (stateStatus !== 0) this.#fail(stateStatus, dims);
+      overflowed('state', stateOffset, stateCount, dims.dv);
+      overflowed('normalizer', normalizerOffset, stateWidth, stateWidth);
     }
     const heap = this.#f32();
     const result = { output: heap.slice(outOffset >>> 2, (outOffset >>> 2) + outCount) };
