@@ -237,6 +237,14 @@ static attn_dims resolve_dims(const attn_dims *dims) {
     return r;
 }
 
+/* What a measuring plan took, rounded to 16 bytes, or ATTN_ERR_MEMORY past half the address space. */
+static attn_status measured_bytes(const arena *measure, size_t *bytes) {
+    uint64_t total = (measure->used + 15u) & ~(uint64_t)15u;
+    if (total > (uint64_t)(SIZE_MAX / 2)) return ATTN_ERR_MEMORY;
+    *bytes = (size_t)total;
+    return ATTN_OK;
+}
+
 attn_status attn_workspace_size(attn_variant v, const attn_dims *dims, const attn_options *opt,
                                 int want_weights, size_t *bytes) {
     attn_status s = attn_check(v, dims, opt, 0);
@@ -246,10 +254,7 @@ attn_status attn_workspace_size(attn_variant v, const attn_dims *dims, const att
     float weights_marker = 0.0f; /* non-NULL so the plan counts what weights need; never written */
     arena measure = {0, 0, 1};
     plan(v, &rd, &none, opt, 0, want_weights ? &weights_marker : 0, &measure);
-    uint64_t total = (measure.used + 15u) & ~(uint64_t)15u;
-    if (total > (uint64_t)(SIZE_MAX / 2)) return ATTN_ERR_MEMORY;
-    *bytes = (size_t)total;
-    return ATTN_OK;
+    return measured_bytes(&measure, bytes);
 }
 
 attn_status attn_run(attn_variant v, const attn_dims *dims, const attn_inputs *in,
@@ -282,11 +287,8 @@ attn_status attn_state_size(attn_variant v, const attn_dims *dims, const attn_op
     if (!is_linear_family(v)) return ATTN_ERR_UNSUPPORTED;
     arena measure = {0, 0, 1};
     attn_linear_state(v, dims, 0, 0, 0, &measure);
-    uint64_t total = (measure.used + 15u) & ~(uint64_t)15u;
-    if (total > (uint64_t)(SIZE_MAX / 2)) return ATTN_ERR_MEMORY;
     *width = attn_state_width(v, dims->d);
-    *ws_bytes = (size_t)total;
-    return ATTN_OK;
+    return measured_bytes(&measure, ws_bytes);
 }
 
 attn_status attn_state(attn_variant v, const attn_dims *dims, const attn_inputs *in,
