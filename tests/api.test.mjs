@@ -207,3 +207,23 @@ describe('second review: overflow from finite inputs is an error on every build,
     });
   }
 });
+
+test('the SIMD and scalar builds give bit-identical results (same operations in the same order)', async () => {
+  const scalar = await init({ simd: false });
+  const simd = await init({ simd: true });
+  let seed = 9700;
+  for (const info of simd.variants) {
+    const id = info.id;
+    const dims = { n: 77, d: 13, dv: 9, h: 6, L: 80, a: 8, b: 10, rank: 5 };
+    const options = id === 'mixture' ? { components: ['softmax', 'dense', 'factorized-dense'], alpha: [0.5, 0.25, 0.25] }
+      : id === 'fixed' ? { pattern: 'left', window: 4 } : {};
+    for (const causal of [false, true]) {
+      const s = seed++;
+      const inputs = makeInputs(id, dims, s, { components: options.components });
+      const x = scalar.attention(id, inputs, { ...options, causal }).output;
+      const y = simd.attention(id, inputs, { ...options, causal }).output;
+      const at = x.findIndex((value, i) => !Object.is(value, y[i]));
+      assert.equal(at, -1, `${id}${causal ? ' causal' : ''} seed=${s}: y[${Math.floor(at / dims.dv)}][${at % dims.dv}] scalar ${x[at]}, simd ${y[at]}`);
+    }
+  }
+});

@@ -22,10 +22,10 @@
  * key blocks); linear variants run in O(n*d*dv) time and O(d*dv) extra memory.
  *
  * Determinism: results depend only on the inputs, the shape and the build. Summation order is
- * fixed: a dot product over d accumulates in SIMD-width lanes over blocks of the contraction
- * index and reduces the lanes in a fixed order; softmax rows are accumulated key block by key
- * block in increasing j. The SIMD, scalar and FMA (relaxed) builds round differently, so they agree
- * within the accuracy bar of SPEC §3, not bit for bit.
+ * fixed: every element of a matrix product accumulates over its contraction index in increasing
+ * order, and softmax rows are accumulated key block by key block in increasing j. The SIMD and
+ * scalar builds run the same operations in the same order, so they round alike; the FMA builds
+ * (relaxed, or native with -mfma) round once per multiply-add and agree within SPEC §3's bar.
  */
 #ifndef ATTNLAB_H
 #define ATTNLAB_H
