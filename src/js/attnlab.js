@@ -238,7 +238,7 @@ class Instance {
 
   /**
    * Runs one variant; see SPEC §2 for the math and §4 for inputs and options.
-   * @returns {{ output: Float32Array, weights?: Float32Array }}
+   * @returns {{ output: Float32Array, weights?: Float32Array, state?: Float32Array, normalizer?: Float32Array }}
    */
   attention(id, inputs, options = {}) {
     this.#alive();
