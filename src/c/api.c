@@ -185,8 +185,9 @@ typedef struct input_rule { const char *name; size_t offset; const char *message
 static const input_rule input_rules[] = {ATTN_INPUT_LIST(INPUT_RULE)};
 #undef INPUT_RULE
 
-/* "x is missing" for the first array the variant reads (variants.def) that is NULL, else NULL. */
-static const char *missing_input(attn_variant v, const attn_inputs *in) {
+/* "x is missing" for the first array the variant reads (variants.def) that is NULL, else NULL;
+ * a mixture reads v and what its components read. */
+static const char *missing_input(attn_variant v, const attn_inputs *in, const attn_options *opt) {
     const char *list = v == ATTN_MIXTURE ? "v:n*dv" : rules[v].inputs;
     char name[16];
     while (next_token(&list, name, sizeof name))
@@ -194,6 +195,10 @@ static const char *missing_input(attn_variant v, const attn_inputs *in) {
             if (str_eq(name, input_rules[i].name) &&
                 !*(const float *const *)(const void *)((const char *)in + input_rules[i].offset))
                 return input_rules[i].message;
+    for (int c = 0; v == ATTN_MIXTURE && c < opt->n_components; c++) {
+        const char *missing = missing_input((attn_variant)opt->component[c], in, opt);
+        if (missing) return missing;
+    }
     return 0;
 }
 
@@ -267,9 +272,7 @@ attn_status attn_run(attn_variant v, const attn_dims *dims, const attn_inputs *i
     if (s != ATTN_OK) FAIL(s, "the problem does not fit in the address space");
     if (ws_bytes < need || (need && !workspace)) FAIL(ATTN_ERR_MEMORY, "workspace is smaller than attn_workspace_size");
     if (!in || !out) FAIL(ATTN_ERR_SHAPE, "inputs and out are required");
-    const char *missing = missing_input(v, in);
-    for (int c = 0; !missing && v == ATTN_MIXTURE && c < opt->n_components; c++)
-        missing = missing_input((attn_variant)opt->component[c], in);
+    const char *missing = missing_input(v, in, opt);
     if (missing) FAIL(ATTN_ERR_SHAPE, missing);
     attn_dims rd = resolve_dims(dims);
     arena ws = {(unsigned char *)workspace, 0, 0};
@@ -303,7 +306,7 @@ attn_status attn_state(attn_variant v, const attn_dims *dims, const attn_inputs 
     if (s != ATTN_OK) FAIL(s, "the problem does not fit in the address space");
     if (ws_bytes < need || !workspace) FAIL(ATTN_ERR_MEMORY, "workspace is smaller than attn_state_size");
     if (!in || !state || !normalizer) FAIL(ATTN_ERR_SHAPE, "inputs, state and normalizer are required");
-    const char *missing = missing_input(v, in);
+    const char *missing = missing_input(v, in, opt);
     if (missing) FAIL(ATTN_ERR_SHAPE, missing);
     arena ws = {(unsigned char *)workspace, 0, 0};
     attn_linear_state(v, dims, in, state, normalizer, &ws);
