@@ -4,7 +4,8 @@
 #      so memory errors surface before any WebAssembly step;
 #   2. dist/attnlab-scalar.wasm and dist/attnlab-simd.wasm with Emscripten (Debian's emcc);
 #   3. dist/attnlab-relaxed.wasm (relaxed-SIMD fused multiply-add) with clang-19 + wasm-ld-19;
-#   4. copies the JS binding and its types next to the modules.
+#   4. copies the JS binding, its types and the shared modules (reference.js, prng.js) next to the
+#      modules.
 # Missing compilers are installed with apt-get when this runs as root (or with sudo); otherwise it
 # stops and says what to install. Environment: ATTNLAB_SKIP_BUILD=1 skips everything when dist/
 # is complete (npm pack in tests); ATTNLAB_SKIP_NATIVE_TEST=1 skips step 1.
@@ -14,7 +15,8 @@ cd "$(dirname "$0")"
 SRC=src/c
 OUT=dist
 BUILD=build
-CORE_SOURCES=("$SRC/api.c" "$SRC/ops.c" "$SRC/softmax.c" "$SRC/synthesizer.c" "$SRC/linear.c" "$SRC/fixed.c")
+# Every .c of src/c but freestanding.c (the relaxed build's libc) is the core.
+mapfile -t CORE_SOURCES < <(ls "$SRC"/*.c | grep -v /freestanding.c$)
 EXPORTS_FILE="$SRC/exports.txt" # the one list of exported C functions
 
 if [[ "${ATTNLAB_SKIP_BUILD:-}" == 1 && -f $OUT/attnlab.js && -f $OUT/attnlab-simd.wasm \
@@ -112,6 +114,6 @@ wasm-ld-19 "${RELAXED_LDFLAGS[@]}" $(sed 's/^/--export=/' "$EXPORTS_FILE") "${ob
   -o "$OUT/attnlab-relaxed.wasm"
 
 # --- 4. the binding ----------------------------------------------------------------------------
-cp src/js/attnlab.js src/js/attnlab.d.ts "$OUT/"
+cp src/js/*.js src/js/attnlab.d.ts "$OUT/"
 date -u +%FT%TZ > "$OUT/.stamp"
 ls -l "$OUT"/*.wasm | awk '{ print "build.sh: " $5 " bytes  " $9 }'

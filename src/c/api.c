@@ -1,7 +1,11 @@
-/* api.c — the public entry points: validation, workspace planning, dispatch and metadata. */
-#include <stddef.h> /* offsetof */
-
+/* api.c — the public entry points: plans (check once, measure once), runs, and the one-call
+ * conveniences over them. The checks themselves are registry.c's; the kernels are the families'.
+ */
 #include "internal.h"
+
+#define PLAN_MAGIC 0x6174706cu /* "atpl" */
+/* Internal plan flag: the state alone, no output (attn_state). */
+#define WANT_STATE_ONLY 0x100
 
 const char *attn_status_string(attn_status status) {
     switch (status) {
@@ -14,38 +18,6 @@ const char *attn_status_string(attn_status status) {
     }
     return "invalid status";
 }
-
-void attn_options_default(attn_options *opt) {
-    *opt = (attn_options){0};
-    opt->eps = 1e-6f;
-    opt->tiling = ATTN_TILING_KRONECKER;
-    opt->pattern = ATTN_PATTERN_CURRENT;
-    opt->window = 3;
-}
-
-#define STR_(x) #x
-#define STR(x) STR_(x)
-#define INPUT_NAME(name) " " #name
-
-/* Built at compile time from variants.def; the binding parses the space-separated fields. */
-static const char metadata_json[] =
-    "{\"version\":\"" ATTN_VERSION "\","
-    "\"simd\":" STR(ATTN_SIMD) ","
-    "\"fma\":" STR(ATTN_FMA) ","
-    "\"inputFields\":\"" ATTN_INPUT_LIST(INPUT_NAME) "\","
-    "\"dimFields\":\"n d dv h L a b rank\","
-    "\"patterns\":\"current previous next left right first last\","
-    "\"tilings\":\"kronecker tile\","
-    "\"variants\":["
-#define X(ENUM, id, label, family, dims, inputs, options, cost, summary, formula) \
-    "{\"id\":\"" id "\",\"label\":\"" label "\",\"family\":\"" family "\",\"dims\":\"" dims   \
-    "\",\"inputs\":\"" inputs "\",\"options\":\"" options "\",\"cost\":\"" cost             \
-    "\",\"summary\":\"" summary "\",\"formula\":\"" formula "\"},"
-#include "variants.def"
-#undef X
-    "null]}";
-
-const char *attn_metadata_json(void) { return metadata_json; }
 
 #if defined(__wasm__)
 extern unsigned char __heap_base;
@@ -71,245 +43,136 @@ int64_t attn_find_nonfinite(const float *x, size_t count) {
     return -1;
 }
 
-static int is_finite(float x) { return x - x == 0.0f; }
-
-#define FAIL(status, text)           \
-    do {                             \
-        if (detail) *detail = text;  \
-        return status;               \
+#define FAIL(status, text)          \
+    do {                            \
+        if (detail) *detail = text; \
+        return status;              \
     } while (0)
 
-/* What variants.def says each variant reads: the checks below follow it, so a new variant's
- * dimensions and arrays are checked without touching this file. */
-typedef struct variant_rules { const char *family, *dims, *inputs; } variant_rules;
-static const variant_rules rules[ATTN_VARIANT_COUNT] = {
-#define X(ENUM, id, label, family, dims, inputs, options, cost, summary, formula) {family, dims, inputs},
-#include "variants.def"
-#undef X
-};
-
-static int str_eq(const char *a, const char *b) {
-    while (*a && *a == *b) a++, b++;
-    return *a == *b;
-}
-/* The next space-separated token of *list, cut at ':' (for "name:shape"), into buf. */
-static int next_token(const char **list, char *buf, size_t size) {
-    const char *p = *list;
-    while (*p == ' ') p++;
-    if (!*p) return 0;
-    size_t len = 0;
-    while (*p && *p != ' ') {
-        if (len + 1 < size) buf[len++] = *p == ':' ? '\0' : *p;
-        p++;
+/* Lays out (measuring) or runs the forward pass of a plan over the workspace. */
+static void forward(const attn_plan *plan, const attn_inputs *in, float *out, float *weights,
+                    arena *ws) {
+    attn_variant v = plan->variant;
+    const attn_dims *dims = &plan->dims;
+    const attn_options *opt = &plan->options;
+    if (attn_family_is(v, "linear")) {
+        attn_linear_family(v, dims, in, opt, out, weights, ws);
+    } else if (attn_family_is(v, "fixed")) {
+        if (!arena_measuring(ws)) attn_fixed(dims, in, opt, out, weights);
+    } else { /* softmax-type: a logit source under the streaming softmax */
+        logit_sources sources;
+        const logit_source *src = attn_prepare_logits(v, dims, in, opt, ws, &sources);
+        attn_softmax_attend(src, dims, in->v, opt->causal, out, weights, ws);
     }
-    buf[len < size ? len : size - 1] = '\0';
-    *list = p;
-    return 1;
 }
 
-static int family_is(attn_variant v, const char *family) { return str_eq(rules[v].family, family); }
-/* A mixture mixes the logits of softmax-type variants other than itself. */
-static int mixable(attn_variant v) {
-    return (unsigned)v < ATTN_VARIANT_COUNT && v != ATTN_MIXTURE &&
-           (family_is(v, "softmax") || family_is(v, "synthesizer"));
-}
+attn_status attn_plan_make(attn_variant v, const attn_dims *dims, const attn_options *opt,
+                           int32_t flags, attn_plan *plan, const char **detail) {
+    if (!plan) FAIL(ATTN_ERR_SHAPE, "plan is required");
+    plan->magic = 0;
+    attn_status s = attn_validate(v, dims, opt, detail);
+    if (s != ATTN_OK) return s;
+    if ((flags & ATTN_WANT_STATE) && !attn_family_is(v, "linear"))
+        FAIL(ATTN_ERR_UNSUPPORTED, "only linear, efficient and taylor keep a state");
+    plan->variant = v;
+    plan->dims = *dims;
+    if (plan->dims.L <= 0) plan->dims.L = plan->dims.n;
+    plan->options = *opt;
+    plan->flags = flags;
+    plan->state_width = (flags & ATTN_WANT_STATE) ? attn_state_width(v, dims->d) : 0;
 
-typedef struct dim_rule { const char *name; size_t offset; const char *message; } dim_rule;
-#define DIM_RULE(f) {#f, offsetof(attn_dims, f), #f " must be a positive integer"}
-static const dim_rule dim_rules[] = {DIM_RULE(d), DIM_RULE(dv), DIM_RULE(h), DIM_RULE(a), DIM_RULE(b), DIM_RULE(rank)};
-#undef DIM_RULE
-
-static attn_status check_dims(attn_variant v, const attn_dims *dims, const char **detail) {
-    /* a mixture's own list is the union of its possible components'; they are checked one by one */
-    const char *list = v == ATTN_MIXTURE ? "n dv" : rules[v].dims;
-    char name[16];
-    int reads_L = 0, reads_a = 0, reads_b = 0;
-    while (next_token(&list, name, sizeof name)) {
-        reads_L |= str_eq(name, "L"), reads_a |= str_eq(name, "a"), reads_b |= str_eq(name, "b");
-        for (size_t i = 0; i < sizeof dim_rules / sizeof *dim_rules; i++)
-            if (str_eq(name, dim_rules[i].name) &&
-                *(const int32_t *)(const void *)((const char *)dims + dim_rules[i].offset) < 1)
-                FAIL(ATTN_ERR_SHAPE, dim_rules[i].message);
+    /* The forward pass and the state pass run one after the other in the same workspace. */
+    uint64_t need = 0;
+    if (!(flags & WANT_STATE_ONLY)) {
+        float weights_marker = 0.0f; /* non-NULL so the plan counts what weights need; never written */
+        attn_inputs none = {0};
+        arena measure = {0, 0, 1};
+        forward(plan, &none, 0, (flags & ATTN_WANT_WEIGHTS) ? &weights_marker : 0, &measure);
+        need = measure.used;
     }
-    int L = dims->L > 0 ? dims->L : dims->n;
-    if (reads_L) {
-        if (dims->L < 0) FAIL(ATTN_ERR_SHAPE, "L must be a positive integer");
-        if (L < dims->n) FAIL(ATTN_ERR_VALUE, "L must be >= n");
+    if (flags & ATTN_WANT_STATE) {
+        arena measure = {0, 0, 1};
+        attn_linear_state(v, &plan->dims, 0, 0, 0, &measure);
+        need = measure.used > need ? measure.used : need;
     }
-    if (reads_a && reads_b && (int64_t)dims->a * dims->b != L) FAIL(ATTN_ERR_VALUE, "a*b must equal L");
+    need = (need + 15u) & ~(uint64_t)15u;
+    if (need > (uint64_t)(SIZE_MAX / 2)) FAIL(ATTN_ERR_MEMORY, "the problem does not fit in the address space");
+    plan->workspace_bytes = (size_t)need;
+    plan->magic = PLAN_MAGIC;
+    if (detail) *detail = "";
     return ATTN_OK;
 }
+
+attn_status attn_plan_run(const attn_plan *plan, const attn_inputs *in, float *out, float *weights,
+                          float *state, float *normalizer, void *workspace, size_t ws_bytes,
+                          const char **detail) {
+    if (!plan || plan->magic != PLAN_MAGIC || (uint32_t)plan->variant >= ATTN_VARIANT_COUNT)
+        FAIL(ATTN_ERR_SHAPE, "plan was not made by attn_plan_make");
+    int want_out = !(plan->flags & WANT_STATE_ONLY);
+    int want_weights = want_out && (plan->flags & ATTN_WANT_WEIGHTS);
+    int want_state = plan->flags & ATTN_WANT_STATE;
+    if (ws_bytes < plan->workspace_bytes || (plan->workspace_bytes && !workspace))
+        FAIL(ATTN_ERR_MEMORY, "workspace is smaller than the plan's workspace_bytes");
+    if (!in || (want_out && !out)) FAIL(ATTN_ERR_SHAPE, "inputs and out are required");
+    if (want_weights && !weights) FAIL(ATTN_ERR_SHAPE, "the plan wants weights, and weights is NULL");
+    if (want_state && (!state || !normalizer)) FAIL(ATTN_ERR_SHAPE, "the plan wants the state: state and normalizer are required");
+    const char *missing = attn_missing_input(plan->variant, in, &plan->options);
+    if (missing) FAIL(ATTN_ERR_SHAPE, missing);
+    if (want_out) {
+        arena ws = {(unsigned char *)workspace, 0, 0};
+        forward(plan, in, out, want_weights ? weights : 0, &ws);
+    }
+    if (want_state) {
+        arena ws = {(unsigned char *)workspace, 0, 0};
+        attn_linear_state(plan->variant, &plan->dims, in, state, normalizer, &ws);
+    }
+    if (detail) *detail = "";
+    return ATTN_OK;
+}
+
+size_t attn_plan_size(void) { return sizeof(attn_plan); }
+size_t attn_plan_workspace_bytes(const attn_plan *plan) { return plan->workspace_bytes; }
+int32_t attn_plan_state_width(const attn_plan *plan) { return plan->state_width; }
+
+/* ---- one-call conveniences ---- */
 
 attn_status attn_check(attn_variant v, const attn_dims *dims, const attn_options *opt,
                        const char **detail) {
-    if ((unsigned)v >= ATTN_VARIANT_COUNT) FAIL(ATTN_ERR_UNKNOWN, "variant is not known");
-    if (!dims || !opt) FAIL(ATTN_ERR_SHAPE, "dims and options are required");
-    if (dims->n < 1) FAIL(ATTN_ERR_SHAPE, "n must be a positive integer");
-    attn_status s = check_dims(v, dims, detail);
-    if (s != ATTN_OK) return s;
-    if (opt->has_scale && !is_finite(opt->scale)) FAIL(ATTN_ERR_VALUE, "scale must be a finite number");
-    if (!is_finite(opt->eps) || opt->eps < 0.0f) FAIL(ATTN_ERR_VALUE, "eps must be a finite number >= 0");
-    if (opt->tiling != ATTN_TILING_KRONECKER && opt->tiling != ATTN_TILING_TILE)
-        FAIL(ATTN_ERR_VALUE, "tiling must be kronecker or tile");
-    if ((unsigned)opt->pattern >= ATTN_PATTERN_COUNT) FAIL(ATTN_ERR_VALUE, "pattern is not known");
-    if (v == ATTN_FIXED) {
-        if (opt->window < 1) FAIL(ATTN_ERR_VALUE, "window must be a positive integer");
-        if (opt->causal && (opt->pattern == ATTN_PATTERN_NEXT || opt->pattern == ATTN_PATTERN_RIGHT ||
-                            opt->pattern == ATTN_PATTERN_LAST))
-            FAIL(ATTN_ERR_UNSUPPORTED, "pattern looks ahead, so it cannot be causal");
-    }
-    if (v == ATTN_MIXTURE) {
-        if (opt->n_components < 1 || opt->n_components > ATTN_MAX_COMPONENTS)
-            FAIL(ATTN_ERR_VALUE, "components must list 1 to 8 variants");
-        float sum = 0.0f;
-        for (int c = 0; c < opt->n_components; c++) {
-            attn_variant part = (attn_variant)opt->component[c];
-            if (!mixable(part))
-                FAIL(ATTN_ERR_UNKNOWN, "components may only be softmax, dense, dense1, random, "
-                                       "factorized-dense or factorized-random");
-            s = check_dims(part, dims, detail);
-            if (s != ATTN_OK) return s;
-            float a = opt->alpha[c];
-            if (!is_finite(a)) FAIL(ATTN_ERR_VALUE, "alpha must hold finite numbers");
-            if (!opt->alpha_is_logits && a < 0.0f) FAIL(ATTN_ERR_VALUE, "alpha must be non-negative");
-            sum += a;
-        }
-        if (!opt->alpha_is_logits && (sum < 1.0f - 1e-5f || sum > 1.0f + 1e-5f))
-            FAIL(ATTN_ERR_VALUE, "alpha must sum to 1 (within 1e-5)");
-    }
-    return ATTN_OK;
-}
-
-typedef struct input_rule { const char *name; size_t offset; const char *message; } input_rule;
-#define INPUT_RULE(f) {#f, offsetof(attn_inputs, f), #f " is missing"},
-static const input_rule input_rules[] = {ATTN_INPUT_LIST(INPUT_RULE)};
-#undef INPUT_RULE
-
-/* "x is missing" for the first array the variant reads (variants.def) that is NULL, else NULL;
- * a mixture reads v and what its components read. */
-static const char *missing_input(attn_variant v, const attn_inputs *in, const attn_options *opt) {
-    const char *list = v == ATTN_MIXTURE ? "v:n*dv" : rules[v].inputs;
-    char name[16];
-    while (next_token(&list, name, sizeof name))
-        for (size_t i = 0; i < sizeof input_rules / sizeof *input_rules; i++)
-            if (str_eq(name, input_rules[i].name) &&
-                !*(const float *const *)(const void *)((const char *)in + input_rules[i].offset))
-                return input_rules[i].message;
-    for (int c = 0; v == ATTN_MIXTURE && c < opt->n_components; c++) {
-        const char *missing = missing_input((attn_variant)opt->component[c], in, opt);
-        if (missing) return missing;
-    }
-    return 0;
-}
-
-/* The dispatch groups: the linear family, fixed, mixture, and the other softmax-type variants. */
-static attn_variant family_of(attn_variant v) {
-    if (family_is(v, "linear")) return ATTN_LINEAR;
-    if (family_is(v, "fixed")) return ATTN_FIXED;
-    return v == ATTN_MIXTURE ? ATTN_MIXTURE : ATTN_SOFTMAX;
-}
-
-/* Lays out (measuring) or runs the variant over the workspace. dims has L resolved. */
-static void plan(attn_variant v, const attn_dims *dims, const attn_inputs *in,
-                 const attn_options *opt, float *out, float *weights, arena *ws) {
-    switch (family_of(v)) {
-    case ATTN_LINEAR: attn_linear_family(v, dims, in, opt, out, weights, ws); break;
-    case ATTN_FIXED:
-        if (!arena_measuring(ws)) attn_fixed(dims, in, opt, out, weights);
-        break;
-    case ATTN_MIXTURE: {
-        logit_source parts[ATTN_MAX_COMPONENTS], src;
-        float alpha[ATTN_MAX_COMPONENTS];
-        int count = opt->n_components;
-        for (int c = 0; c < count; c++) alpha[c] = opt->alpha[c];
-        if (opt->alpha_is_logits) attn_softmax_row(alpha, count);
-        attn_prepare_mixture(dims, in, opt, alpha, ws, parts, &src);
-        attn_softmax_attend(&src, dims, in->v, opt->causal, out, weights, ws);
-        break;
-    }
-    default: {
-        logit_source src;
-        attn_prepare_logits(v, dims, in, opt, ws, &src);
-        attn_softmax_attend(&src, dims, in->v, opt->causal, out, weights, ws);
-        break;
-    }
-    }
-}
-
-static attn_dims resolve_dims(const attn_dims *dims) {
-    attn_dims r = *dims;
-    if (r.L <= 0) r.L = r.n;
-    return r;
-}
-
-/* What a measuring plan took, rounded to 16 bytes, or ATTN_ERR_MEMORY past half the address space. */
-static attn_status measured_bytes(const arena *measure, size_t *bytes) {
-    uint64_t total = (measure->used + 15u) & ~(uint64_t)15u;
-    if (total > (uint64_t)(SIZE_MAX / 2)) return ATTN_ERR_MEMORY;
-    *bytes = (size_t)total;
-    return ATTN_OK;
+    return attn_validate(v, dims, opt, detail);
 }
 
 attn_status attn_workspace_size(attn_variant v, const attn_dims *dims, const attn_options *opt,
                                 int want_weights, size_t *bytes) {
-    attn_status s = attn_check(v, dims, opt, 0);
-    if (s != ATTN_OK) return s;
-    attn_dims rd = resolve_dims(dims);
-    attn_inputs none = {0};
-    float weights_marker = 0.0f; /* non-NULL so the plan counts what weights need; never written */
-    arena measure = {0, 0, 1};
-    plan(v, &rd, &none, opt, 0, want_weights ? &weights_marker : 0, &measure);
-    return measured_bytes(&measure, bytes);
+    attn_plan plan;
+    attn_status s = attn_plan_make(v, dims, opt, want_weights ? ATTN_WANT_WEIGHTS : 0, &plan, 0);
+    if (s == ATTN_OK) *bytes = plan.workspace_bytes;
+    return s;
 }
 
 attn_status attn_run(attn_variant v, const attn_dims *dims, const attn_inputs *in,
                      const attn_options *opt, float *out, float *weights, void *workspace,
                      size_t ws_bytes, const char **detail) {
-    attn_status s = attn_check(v, dims, opt, detail);
+    attn_plan plan;
+    attn_status s = attn_plan_make(v, dims, opt, weights ? ATTN_WANT_WEIGHTS : 0, &plan, detail);
     if (s != ATTN_OK) return s;
-    size_t need;
-    s = attn_workspace_size(v, dims, opt, weights != 0, &need);
-    if (s != ATTN_OK) FAIL(s, "the problem does not fit in the address space");
-    if (ws_bytes < need || (need && !workspace)) FAIL(ATTN_ERR_MEMORY, "workspace is smaller than attn_workspace_size");
-    if (!in || !out) FAIL(ATTN_ERR_SHAPE, "inputs and out are required");
-    const char *missing = missing_input(v, in, opt);
-    if (missing) FAIL(ATTN_ERR_SHAPE, missing);
-    attn_dims rd = resolve_dims(dims);
-    arena ws = {(unsigned char *)workspace, 0, 0};
-    plan(v, &rd, in, opt, out, weights, &ws);
-    if (detail) *detail = "";
-    return ATTN_OK;
+    return attn_plan_run(&plan, in, out, weights, 0, 0, workspace, ws_bytes, detail);
 }
-
-static int is_linear_family(attn_variant v) { return family_of(v) == ATTN_LINEAR; }
 
 attn_status attn_state_size(attn_variant v, const attn_dims *dims, const attn_options *opt,
                             int32_t *width, size_t *ws_bytes) {
-    attn_status s = attn_check(v, dims, opt, 0);
+    attn_plan plan;
+    attn_status s = attn_plan_make(v, dims, opt, ATTN_WANT_STATE | WANT_STATE_ONLY, &plan, 0);
     if (s != ATTN_OK) return s;
-    if (!is_linear_family(v)) return ATTN_ERR_UNSUPPORTED;
-    arena measure = {0, 0, 1};
-    attn_linear_state(v, dims, 0, 0, 0, &measure);
-    *width = attn_state_width(v, dims->d);
-    return measured_bytes(&measure, ws_bytes);
+    *width = plan.state_width;
+    *ws_bytes = plan.workspace_bytes;
+    return ATTN_OK;
 }
 
 attn_status attn_state(attn_variant v, const attn_dims *dims, const attn_inputs *in,
                        const attn_options *opt, float *state, float *normalizer, void *workspace,
                        size_t ws_bytes, const char **detail) {
-    attn_status s = attn_check(v, dims, opt, detail);
+    attn_plan plan;
+    attn_status s = attn_plan_make(v, dims, opt, ATTN_WANT_STATE | WANT_STATE_ONLY, &plan, detail);
     if (s != ATTN_OK) return s;
-    if (!is_linear_family(v)) FAIL(ATTN_ERR_UNSUPPORTED, "only linear, efficient and taylor keep a state");
-    int32_t width;
-    size_t need;
-    s = attn_state_size(v, dims, opt, &width, &need);
-    if (s != ATTN_OK) FAIL(s, "the problem does not fit in the address space");
-    if (ws_bytes < need || !workspace) FAIL(ATTN_ERR_MEMORY, "workspace is smaller than attn_state_size");
-    if (!in || !state || !normalizer) FAIL(ATTN_ERR_SHAPE, "inputs, state and normalizer are required");
-    const char *missing = missing_input(v, in, opt);
-    if (missing) FAIL(ATTN_ERR_SHAPE, missing);
-    arena ws = {(unsigned char *)workspace, 0, 0};
-    attn_linear_state(v, dims, in, state, normalizer, &ws);
-    if (detail) *detail = "";
-    return ATTN_OK;
+    return attn_plan_run(&plan, in, 0, 0, state, normalizer, workspace, ws_bytes, detail);
 }

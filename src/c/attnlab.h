@@ -5,16 +5,20 @@
  *   attn_dims dims = { .n = n, .d = d, .dv = dv };
  *   attn_inputs in = { .q = q, .k = k, .v = v };
  *   attn_options opt; attn_options_default(&opt);
- *   size_t ws_bytes;
- *   if (attn_workspace_size(ATTN_SOFTMAX, &dims, &opt, 0, &ws_bytes) != ATTN_OK) ...;
- *   void *ws = aligned_alloc(16, round_up(ws_bytes, 16));
+ *   attn_plan plan;
  *   const char *detail;
- *   attn_status s = attn_run(ATTN_SOFTMAX, &dims, &in, &opt, out, NULL, ws, ws_bytes, &detail);
+ *   if (attn_plan_make(ATTN_SOFTMAX, &dims, &opt, 0, &plan, &detail) != ATTN_OK) ...;
+ *   void *ws = aligned_alloc(16, plan.workspace_bytes + 16);
+ *   attn_status s = attn_plan_run(&plan, &in, out, NULL, NULL, NULL, ws, plan.workspace_bytes, &detail);
  *   if (s != ATTN_OK) printf("%s: %s\n", attn_status_string(s), detail);
+ * (attn_run does both steps in one call.)
  *
- * The caller owns every buffer: inputs, output, optional weights, and a workspace whose size
- * attn_workspace_size() gives. The library allocates nothing and has no global mutable state,
- * so calls on different buffers may run concurrently.
+ * The contract: docs/contract.md gives the math of every variant, the numerics policy, the
+ * accuracy bar and the error codes; variants.def and options.def are the registry.
+ *
+ * The caller owns every buffer: inputs, output, optional weights/state, and a workspace whose
+ * size the plan gives. The library allocates nothing and has no global mutable state, so calls on
+ * different buffers may run concurrently.
  *
  * Matrices are row-major float32. n = sequence length, d = query/key width, dv = value width.
  * Every variant computes y = A*v for an n x n matrix A whose rows are non-negative and sum to 1.
@@ -24,8 +28,9 @@
  * Determinism: results depend only on the inputs, the shape and the build. Summation order is
  * fixed: every element of a matrix product accumulates over its contraction index in increasing
  * order, and softmax rows are accumulated key block by key block in increasing j. The SIMD and
- * scalar builds run the same operations in the same order, so they round alike; the FMA builds
- * (relaxed, or native with -mfma) round once per multiply-add and agree within SPEC §3's bar.
+ * scalar builds run the same operations in the same order, so they round alike (bit-identical
+ * results); the FMA builds (relaxed, or native with -mfma) round once per multiply-add and agree
+ * within the accuracy bar of docs/contract.md.
  */
 #ifndef ATTNLAB_H
 #define ATTNLAB_H
@@ -39,9 +44,9 @@ extern "C" {
 
 #define ATTN_VERSION "0.1.0"
 
-/* Every variant. The order is that of variants.def. */
+/* Every variant, in the order of variants.def (the one list of variants). */
 typedef enum attn_variant {
-#define X(ENUM, id, label, family, dims, inputs, options, cost, summary, formula) ENUM,
+#define X(ENUM, id, label, family, mixable, dims, inputs, options, cost, summary, formula) ENUM,
 #include "variants.def"
 #undef X
     ATTN_VARIANT_COUNT
@@ -51,21 +56,34 @@ typedef enum attn_status {
     ATTN_OK = 0,
     ATTN_ERR_SHAPE = 1,       /* a dimension is missing, non-positive or inconsistent; an array is missing */
     ATTN_ERR_VALUE = 2,       /* NaN/Inf in an input, bad alpha, a*b != L, L < n, bad option value */
-    ATTN_ERR_UNKNOWN = 3,     /* unknown variant or mixture component */
-    ATTN_ERR_UNSUPPORTED = 4, /* an option the variant cannot honour (causal with a look-ahead pattern) */
+    ATTN_ERR_UNKNOWN = 3,     /* unknown variant */
+    ATTN_ERR_UNSUPPORTED = 4, /* an option the variant cannot honour (causal with a look-ahead
+                               * pattern), a component a mixture cannot mix, a state it does not keep */
     ATTN_ERR_MEMORY = 5,      /* sizes overflow the address space, or the workspace is too small */
 } attn_status;
 
 /* "ok", "shape", "value", "unknown", "unsupported", "memory". */
 const char *attn_status_string(attn_status status);
 
-/* Dimensions. Those a variant does not read are ignored (see variants.def for which it reads).
- * L defaults to n when 0. */
+/* Dimensions: X(name, defaults_to, description); defaults_to names the dimension a 0 stands for
+ * (L: n), or none. Those a variant does not read are ignored (variants.def says
+ * which it reads). L defaults to n when 0. The order is the ABI of attn_dims. */
+#define ATTN_DIM_LIST(X)                                                         \
+    X(n, none, "sequence length: queries = keys = n")                                  \
+    X(d, none, "query/key width (and the width of x)")                                 \
+    X(dv, none, "value width: y is n x dv")                                            \
+    X(h, none, "hidden width of dense")                                                \
+    X(L, n, "length the Synthesizer parameters were made for (>= n; default n)")    \
+    X(a, none, "factorized-dense: width of the first factor (a*b = L)")                \
+    X(b, none, "factorized-dense: width of the second factor (a*b = L)")               \
+    X(rank, none, "factorized-random: rank of r1*r2^T")
 typedef struct attn_dims {
-    int32_t n, d, dv, h, L, a, b, rank;
+#define ATTN_DIM_FIELD(name, defaults_to, description) int32_t name;
+    ATTN_DIM_LIST(ATTN_DIM_FIELD)
+#undef ATTN_DIM_FIELD
 } attn_dims;
 
-/* Input arrays. Only those the variant reads need be set. Shapes (rows x columns):
+/* Input arrays. Only those the variant reads need be set; variants.def gives each shape:
  *   q, k, x: [n, d]   v: [n, dv]
  *   dense:  w1 [d, h], b1 [h], w2 [h, L], b2 [L]        dense1: w [d, L]      random: r [L, L]
  *   factorized-dense: wa [d, a], ba [a], wb [d, b], bb [b]   factorized-random: r1, r2 [L, rank]
@@ -78,57 +96,117 @@ typedef struct attn_inputs {
 #undef ATTN_INPUT_FIELD
 } attn_inputs;
 
-typedef enum attn_tiling { ATTN_TILING_KRONECKER = 0, ATTN_TILING_TILE = 1 } attn_tiling;
+/* factorized-dense tilings: X(ENUM, name, description). The first is the default. */
+#define ATTN_TILING_LIST(X)                                                                     \
+    X(ATTN_TILING_KRONECKER, "kronecker", "B[i,j] = FA[i, j/b] * FB[i, j%b]: every a*b product")  \
+    X(ATTN_TILING_TILE, "tile", "B[i,j] = FA[i, j%a] * FB[i, j%b]: period lcm(a,b), full only when gcd(a,b) = 1")
+typedef enum attn_tiling {
+#define ATTN_ENUM_ITEM(ENUM, ...) ENUM,
+    ATTN_TILING_LIST(ATTN_ENUM_ITEM)
+    ATTN_TILING_COUNT
+} attn_tiling;
 
+/* fixed patterns: X(ENUM, name, looks_ahead, description). A pattern that looks ahead (reads
+ * j > i) cannot be causal. The first is the default. */
+#define ATTN_PATTERN_LIST(X)                                                                    \
+    X(ATTN_PATTERN_CURRENT, "current", 0, "A[i,i] = 1")                                          \
+    X(ATTN_PATTERN_PREVIOUS, "previous", 0, "A[i,i-1] = 1; row 0 attends to itself")             \
+    X(ATTN_PATTERN_NEXT, "next", 1, "A[i,i+1] = 1; the last row attends to itself")              \
+    X(ATTN_PATTERN_LEFT, "left", 0, "uniform over [max(0,i-w), i-1]; row 0 attends to itself")   \
+    X(ATTN_PATTERN_RIGHT, "right", 1, "uniform over [i+1, min(n-1,i+w)]; the last row attends to itself") \
+    X(ATTN_PATTERN_FIRST, "first", 0, "A[i,0] = 1")                                              \
+    X(ATTN_PATTERN_LAST, "last", 1, "A[i,n-1] = 1")
 typedef enum attn_pattern {
-    ATTN_PATTERN_CURRENT = 0,  /* A[i,i] = 1 */
-    ATTN_PATTERN_PREVIOUS = 1, /* A[i,i-1] = 1; row 0 attends to itself */
-    ATTN_PATTERN_NEXT = 2,     /* A[i,i+1] = 1; the last row attends to itself */
-    ATTN_PATTERN_LEFT = 3,     /* uniform over [max(0,i-w), i-1]; row 0 attends to itself */
-    ATTN_PATTERN_RIGHT = 4,    /* uniform over [i+1, min(n-1,i+w)]; the last row attends to itself */
-    ATTN_PATTERN_FIRST = 5,    /* A[i,0] = 1 */
-    ATTN_PATTERN_LAST = 6,     /* A[i,n-1] = 1 */
+    ATTN_PATTERN_LIST(ATTN_ENUM_ITEM)
     ATTN_PATTERN_COUNT
+#undef ATTN_ENUM_ITEM
 } attn_pattern;
 
 #define ATTN_MAX_COMPONENTS 8
+/* The largest dimension accepted (larger ones are ATTN_ERR_MEMORY): every size the core computes
+ * then fits its integer types. */
+#define ATTN_MAX_DIM 1073741824
 
-/* Options. Every field is 4 bytes wide and the order is part of the ABI. */
+/* Options: X(type, name) for one value, ARRAY(type, name, count) for several. Every value is 4
+ * bytes wide and the order is part of the ABI: the binding computes each field's offset from this
+ * list (attn_metadata_json's optionFields). What each option means, its default and its checks:
+ * options.def. */
+#define ATTN_OPTION_FIELDS(X, ARRAY)                                                            \
+    X(int32_t, causal)          /* row i uses only columns j <= i */                            \
+    X(int32_t, has_scale)       /* use `scale`, else 1/sqrt(d) */                               \
+    X(float, scale)                                                                             \
+    X(float, eps)               /* linear, taylor: denominator epsilon */                       \
+    X(int32_t, tiling)          /* factorized-dense: attn_tiling */                             \
+    X(int32_t, pattern)         /* fixed: attn_pattern */                                       \
+    X(int32_t, window)          /* fixed left/right: window w >= 1 */                           \
+    X(int32_t, n_components)    /* mixture: entries of component/alpha in use */                \
+    X(int32_t, alpha_is_logits) /* mixture: alpha holds logits; weights = softmax(alpha) */     \
+    ARRAY(int32_t, component, ATTN_MAX_COMPONENTS) /* mixture: attn_variant of each component */ \
+    ARRAY(float, alpha, ATTN_MAX_COMPONENTS)
 typedef struct attn_options {
-    int32_t causal;          /* row i uses only columns j <= i */
-    int32_t has_scale;       /* softmax (and mixture's softmax component): use `scale`, else 1/sqrt(d) */
-    float scale;
-    float eps;               /* linear, taylor: denominator epsilon (default 1e-6) */
-    int32_t tiling;          /* factorized-dense: attn_tiling */
-    int32_t pattern;         /* fixed: attn_pattern */
-    int32_t window;          /* fixed left/right: window w >= 1 (default 3) */
-    int32_t n_components;    /* mixture: how many entries of component/alpha are used */
-    int32_t alpha_is_logits; /* mixture: alpha holds logits; the weights are softmax(alpha) */
-    int32_t component[ATTN_MAX_COMPONENTS]; /* mixture: attn_variant of each component */
-    float alpha[ATTN_MAX_COMPONENTS];
+#define ATTN_OPTION_FIELD(type, name) type name;
+#define ATTN_OPTION_ARRAY(type, name, count) type name[count];
+    ATTN_OPTION_FIELDS(ATTN_OPTION_FIELD, ATTN_OPTION_ARRAY)
+#undef ATTN_OPTION_FIELD
+#undef ATTN_OPTION_ARRAY
 } attn_options;
 
-/* Fills the defaults: not causal, scale 1/sqrt(d), eps 1e-6, kronecker tiling, pattern current,
- * window 3, no mixture components. */
+/* Fills the defaults of options.def: not causal, scale 1/sqrt(d), eps 1e-6, kronecker tiling,
+ * pattern current, window 3, no mixture components. */
 void attn_options_default(attn_options *opt);
 
-/* Checks dims and options against the variant's rules (SPEC §2); does not read arrays.
- * On error *detail (if not NULL) is a static string naming the input, e.g. "a*b must equal L". */
+/* ---- plans: check once, measure once, run ----
+ * attn_plan_make checks dims and options against the variant's rules (the dimensions it reads are
+ * positive, L >= n, a*b = L, option values, look-ahead patterns, mixable components, alpha) and
+ * measures the workspace the run needs. attn_plan_run then runs without checking them again.
+ * A plan is caller-owned plain data; it stays valid as long as nobody writes to it. */
+#define ATTN_WANT_WEIGHTS 1 /* the run receives a weights buffer [n, n] */
+#define ATTN_WANT_STATE 2   /* the run receives state [F, dv] and normalizer [F] (linear family) */
+typedef struct attn_plan {
+    attn_variant variant;
+    attn_dims dims;       /* L resolved (0 -> n) */
+    attn_options options;
+    int32_t flags;        /* ATTN_WANT_* */
+    int32_t state_width;  /* F when ATTN_WANT_STATE: d, or d + 1 for taylor; else 0 */
+    size_t workspace_bytes;
+    uint32_t magic;       /* set by attn_plan_make; attn_plan_run refuses a plan without it */
+} attn_plan;
+
+/* On error *detail (if not NULL) is a static string naming the input, e.g. "a*b must equal L", and
+ * the plan is unusable. ATTN_ERR_MEMORY when the workspace would pass half the address space;
+ * ATTN_ERR_UNSUPPORTED for ATTN_WANT_STATE on a variant that keeps no state. */
+attn_status attn_plan_make(attn_variant variant, const attn_dims *dims, const attn_options *opt,
+                           int32_t flags, attn_plan *plan, const char **detail);
+
+/* Runs a plan.
+ *   inputs: the arrays the variant reads (attn_inputs)         out: [n, dv]
+ *   weights: [n, n] when the plan wants weights, else ignored: receives A (linear variants compute
+ *            it from its definition for display; y still takes the O(n*d*dv) path)
+ *   state [F, dv], normalizer [F]: when the plan wants the state (see attn_state), else ignored
+ *   workspace: ws_bytes >= plan->workspace_bytes, 16-byte aligned
+ * Arrays must not overlap out/weights/state/workspace. NaN/Inf in inputs is not checked here
+ * (attn_find_nonfinite; the JS binding checks). */
+attn_status attn_plan_run(const attn_plan *plan, const attn_inputs *in, float *out, float *weights,
+                          float *state, float *normalizer, void *workspace, size_t ws_bytes,
+                          const char **detail);
+
+/* sizeof(attn_plan) and plan->workspace_bytes / state_width, for callers that cannot read C
+ * structs (the JS binding). */
+size_t attn_plan_size(void);
+size_t attn_plan_workspace_bytes(const attn_plan *plan);
+int32_t attn_plan_state_width(const attn_plan *plan);
+
+/* ---- one-call conveniences over the plans ---- */
+
+/* attn_plan_make's checks alone. */
 attn_status attn_check(attn_variant variant, const attn_dims *dims, const attn_options *opt,
                        const char **detail);
 
-/* Workspace bytes attn_run needs for this problem. want_weights: whether a weights buffer will be
- * passed. Fails with ATTN_ERR_MEMORY when the size overflows size_t, and with attn_check's errors. */
+/* Workspace bytes attn_run needs. want_weights: whether a weights buffer will be passed. */
 attn_status attn_workspace_size(attn_variant variant, const attn_dims *dims,
                                 const attn_options *opt, int want_weights, size_t *bytes);
 
-/* Runs a variant.
- *   inputs: as attn_inputs documents          out: [n, dv]
- *   weights: [n, n] or NULL; when given, receives A (for linear variants it is computed from its
- *            definition for display, the output still takes the O(n*d*dv) path)
- *   workspace: ws_bytes >= attn_workspace_size(...), 16-byte aligned
- * Arrays must not overlap out/weights/workspace. NaN/Inf in inputs is not checked here (the JS
- * binding checks); use attn_check_finite. */
+/* Plans and runs: inputs as attn_inputs documents, out [n, dv], weights [n, n] or NULL. */
 attn_status attn_run(attn_variant variant, const attn_dims *dims, const attn_inputs *in,
                      const attn_options *opt, float *out, float *weights, void *workspace,
                      size_t ws_bytes, const char **detail);
@@ -138,7 +216,8 @@ attn_status attn_run(attn_variant variant, const attn_dims *dims, const attn_inp
  *   linear:    state [F, dv] = sum_j phi(k_j) v_j^T              normalizer [F] = sum_j phi(k_j)
  *   taylor:    state [F, dv] = [sum_j v_j ; sum_j kh_j v_j^T]     normalizer [F] = [n ; sum_j kh_j]
  *   efficient: state [F, dv] = softmax_positions(k)^T v           normalizer [F] = log sum_j exp(k_jc)
- * Other variants: ATTN_ERR_UNSUPPORTED. attn_state_size gives F and the workspace bytes. */
+ * Other variants: ATTN_ERR_UNSUPPORTED. attn_state_size gives F and the workspace bytes; attn_state
+ * computes the state alone (no output). */
 attn_status attn_state_size(attn_variant variant, const attn_dims *dims, const attn_options *opt,
                             int32_t *width, size_t *ws_bytes);
 attn_status attn_state(attn_variant variant, const attn_dims *dims, const attn_inputs *in,
@@ -148,8 +227,10 @@ attn_status attn_state(attn_variant variant, const attn_dims *dims, const attn_i
 /* Index of the first NaN or infinity in x[0..count), or -1 when all are finite. */
 int64_t attn_find_nonfinite(const float *x, size_t count);
 
-/* A JSON document describing every variant (from variants.def), the input field order, the
- * patterns and the tilings: what the JS binding and the page are built from. Static storage. */
+/* A JSON document of the registry, built at compile time: every variant (variants.def), option
+ * (options.def), dimension, input field, pattern and tiling, and the struct field orders. The JS
+ * binding builds lab.variants, lab.options, its option writer and its checks from it. Static
+ * storage. */
 const char *attn_metadata_json(void);
 
 /* The lowest address of memory no static data uses (WebAssembly builds hand memory above it to the

@@ -26,13 +26,28 @@ typedef struct arena {
     uint64_t used;
     int measuring;
 } arena;
+#define ARENA_LIMIT ((uint64_t)1 << 62) /* a measured size saturates here instead of wrapping */
 static inline float *arena_floats(arena *a, uint64_t count) {
+    if (a->used >= ARENA_LIMIT || count >= ARENA_LIMIT / 4u) {
+        a->used = ARENA_LIMIT; /* only while measuring: a plan this large is refused */
+        return 0;
+    }
     a->used = (a->used + 15u) & ~(uint64_t)15u;
     float *p = a->measuring ? 0 : (float *)(void *)(a->base + a->used);
     a->used += count * 4u;
     return p;
 }
 static inline int arena_measuring(const arena *a) { return a->measuring; }
+
+/* ---- registry.c: the checks and tables of variants.def and options.def ---- */
+
+/* Dimensions, option values and their relations (attn_check's rules); does not read arrays. */
+attn_status attn_validate(attn_variant v, const attn_dims *dims, const attn_options *opt,
+                          const char **detail);
+/* "x is missing" for the first array the variant reads that is NULL, else NULL. */
+const char *attn_missing_input(attn_variant v, const attn_inputs *in, const attn_options *opt);
+int attn_family_is(attn_variant v, const char *family);
+int attn_accepts(attn_variant v, const char *option);
 
 /* ---- ops.c: kernels shared by every family ---- */
 
@@ -63,7 +78,12 @@ void attn_softmax_row(float *x, int len);
  * src[r * row_stride + c * col_stride], so a matrix and its transpose pack alike. */
 #define QP 8 /* rows per query panel = lanes of a logit tile row group */
 #define KP 4 /* rows per key panel = rows of the micro-kernel */
+/* For loop bounds of sizes the plan has admitted (they fit in int with room to spare). */
 static inline int round_up(int x, int to) { return (x + to - 1) / to * to; }
+/* For workspace sizes, which are measured before anything is admitted: never overflows. */
+static inline uint64_t round_up64(int x, int to) {
+    return ((uint64_t)(uint32_t)x + (uint64_t)to - 1) / (uint64_t)to * (uint64_t)to;
+}
 void attn_pack_panels(int rows, int width, const float *src, size_t row_stride, size_t col_stride,
                       float mul, int panel, float *dst);
 
@@ -76,14 +96,14 @@ void attn_micro_4x8(int K, const float *a, int sa, const float *b, int sb, float
 void attn_gemm_tn(int m, int N, int K, const float *At, int lda, const float *B, int ldb, float *C,
                   int ldc, int accumulate);
 
-/* ---- softmax.c / synthesizer.c: softmax over produced logits ----
+/* ---- logits.c: the sources of logits; softmax.c: the streaming driver over them ----
  * A logit tile covers query rows [i0, i0 + bi) and key columns [j0, j0 + bj), j0 a multiple of
  * BJ, bi <= BI. It is stored transposed in groups of QP queries: T[g][j][r] = B[i0 + QP*g + r, j0 + j]
  * at T + g*BJ*QP + j*QP + r, for j < round_up(bj, KP). Sources need not mask; the driver does. */
 typedef struct logit_source logit_source;
 struct logit_source {
     void (*tile)(const logit_source *src, int i0, int bi, int j0, int bj, float *T);
-    const attn_dims *dims;
+    const attn_dims *dims; /* L resolved */
     const attn_inputs *in;
     /* dot sources: B[i, j] = qside_i . kside_j (+ key_bias_j) */
     const float *qside; /* query panels, width floats per row */
@@ -99,22 +119,18 @@ struct logit_source {
     const float *alpha;
     float *scratch; /* one tile */
 };
+/* Storage for a source and, for a mixture, its parts and weights. */
+typedef struct logit_sources {
+    logit_source main;
+    logit_source parts[ATTN_MAX_COMPONENTS];
+    float alpha[ATTN_MAX_COMPONENTS];
+} logit_sources;
 
-/* Prepares the logit source of a softmax-type variant (not mixture), taking what it needs from
- * the arena; when measuring, only counts. */
-void attn_prepare_logits(attn_variant v, const attn_dims *dims, const attn_inputs *in,
-                         const attn_options *opt, arena *ws, logit_source *src);
-/* The same for dense, dense1, random and the factorized variants (synthesizer.c). */
-void attn_prepare_synthesizer(attn_variant v, const attn_dims *dims, const attn_inputs *in,
-                              const attn_options *opt, arena *ws, logit_source *src);
-/* The mixture's source over its prepared parts. */
-void attn_prepare_mixture(const attn_dims *dims, const attn_inputs *in, const attn_options *opt,
-                          const float *alpha, arena *ws, logit_source *parts, logit_source *src);
-/* Packs a dot source: B[i, j] = sum_c Q(i, c) K(j, c) * kmul + bias[j], with element accessors
- * given as (pointer, row stride, column stride) for each side. */
-void attn_prepare_dot(logit_source *src, int n, int width, const float *q, size_t q_row,
-                      size_t q_col, const float *k, size_t k_row, size_t k_col, float kmul,
-                      const float *bias, arena *ws);
+/* Prepares the logit source of any softmax-type variant, mixture included, taking what it needs
+ * from the arena (when measuring, only counting); returns the source to attend over. */
+const logit_source *attn_prepare_logits(attn_variant v, const attn_dims *dims,
+                                        const attn_inputs *in, const attn_options *opt, arena *ws,
+                                        logit_sources *sources);
 /* y = softmax_row(B + M) * v, streaming (weights == NULL) or through the n x n weights. */
 void attn_softmax_attend(const logit_source *src, const attn_dims *dims, const float *v,
                          int causal, float *out, float *weights, arena *ws);

@@ -7,102 +7,6 @@
  */
 #include "internal.h"
 
-/* 4 rows x 8 columns of C per step: 8 vector accumulators, 2 vector loads of B and 4 broadcasts of
- * A per k, which fits the 16 registers of x86-64 SSE that WebAssembly engines map v128 onto. */
-static void gemm_rows4(int N, int K, const float *A, int lda, const float *B, int ldb, float *C,
-                       int ldc, int accumulate) {
-    const float *a0 = A, *a1 = A + lda, *a2 = A + 2 * (size_t)lda, *a3 = A + 3 * (size_t)lda;
-    float *c0 = C, *c1 = C + ldc, *c2 = C + 2 * (size_t)ldc, *c3 = C + 3 * (size_t)ldc;
-    int j = 0;
-    for (; j + 2 * VW <= N; j += 2 * VW) {
-        vf s00, s01, s10, s11, s20, s21, s30, s31;
-        if (accumulate) {
-            s00 = vf_load(c0 + j), s01 = vf_load(c0 + j + VW);
-            s10 = vf_load(c1 + j), s11 = vf_load(c1 + j + VW);
-            s20 = vf_load(c2 + j), s21 = vf_load(c2 + j + VW);
-            s30 = vf_load(c3 + j), s31 = vf_load(c3 + j + VW);
-        } else {
-            s00 = s01 = s10 = s11 = s20 = s21 = s30 = s31 = vf_zero();
-        }
-        const float *b = B + j;
-        for (int k = 0; k < K; k++, b += ldb) {
-            vf b0 = vf_load(b), b1 = vf_load(b + VW);
-            vf x0 = vf_load_splat(a0 + k), x1 = vf_load_splat(a1 + k);
-            s00 = vf_madd(x0, b0, s00), s01 = vf_madd(x0, b1, s01);
-            s10 = vf_madd(x1, b0, s10), s11 = vf_madd(x1, b1, s11);
-            vf x2 = vf_load_splat(a2 + k), x3 = vf_load_splat(a3 + k);
-            s20 = vf_madd(x2, b0, s20), s21 = vf_madd(x2, b1, s21);
-            s30 = vf_madd(x3, b0, s30), s31 = vf_madd(x3, b1, s31);
-        }
-        vf_store(c0 + j, s00), vf_store(c0 + j + VW, s01);
-        vf_store(c1 + j, s10), vf_store(c1 + j + VW, s11);
-        vf_store(c2 + j, s20), vf_store(c2 + j + VW, s21);
-        vf_store(c3 + j, s30), vf_store(c3 + j + VW, s31);
-    }
-    for (; j + VW <= N; j += VW) {
-        vf s0, s1, s2, s3;
-        if (accumulate) {
-            s0 = vf_load(c0 + j), s1 = vf_load(c1 + j), s2 = vf_load(c2 + j), s3 = vf_load(c3 + j);
-        } else {
-            s0 = s1 = s2 = s3 = vf_zero();
-        }
-        const float *b = B + j;
-        for (int k = 0; k < K; k++, b += ldb) {
-            vf b0 = vf_load(b);
-            s0 = vf_madd(vf_splat(a0[k]), b0, s0);
-            s1 = vf_madd(vf_splat(a1[k]), b0, s1);
-            s2 = vf_madd(vf_splat(a2[k]), b0, s2);
-            s3 = vf_madd(vf_splat(a3[k]), b0, s3);
-        }
-        vf_store(c0 + j, s0), vf_store(c1 + j, s1), vf_store(c2 + j, s2), vf_store(c3 + j, s3);
-    }
-    for (; j < N; j++) {
-        float s0 = accumulate ? c0[j] : 0.0f, s1 = accumulate ? c1[j] : 0.0f;
-        float s2 = accumulate ? c2[j] : 0.0f, s3 = accumulate ? c3[j] : 0.0f;
-        const float *b = B + j;
-        for (int k = 0; k < K; k++, b += ldb) {
-            s0 += a0[k] * *b, s1 += a1[k] * *b, s2 += a2[k] * *b, s3 += a3[k] * *b;
-        }
-        c0[j] = s0, c1[j] = s1, c2[j] = s2, c3[j] = s3;
-    }
-}
-
-static void gemm_row1(int N, int K, const float *a, const float *B, int ldb, float *c,
-                      int accumulate) {
-    int j = 0;
-    for (; j + 2 * VW <= N; j += 2 * VW) {
-        vf s0 = accumulate ? vf_load(c + j) : vf_zero();
-        vf s1 = accumulate ? vf_load(c + j + VW) : vf_zero();
-        const float *b = B + j;
-        for (int k = 0; k < K; k++, b += ldb) {
-            vf x = vf_splat(a[k]);
-            s0 = vf_madd(x, vf_load(b), s0);
-            s1 = vf_madd(x, vf_load(b + VW), s1);
-        }
-        vf_store(c + j, s0), vf_store(c + j + VW, s1);
-    }
-    for (; j + VW <= N; j += VW) {
-        vf s0 = accumulate ? vf_load(c + j) : vf_zero();
-        const float *b = B + j;
-        for (int k = 0; k < K; k++, b += ldb) s0 = vf_madd(vf_splat(a[k]), vf_load(b), s0);
-        vf_store(c + j, s0);
-    }
-    for (; j < N; j++) {
-        float s = accumulate ? c[j] : 0.0f;
-        const float *b = B + j;
-        for (int k = 0; k < K; k++, b += ldb) s += a[k] * *b;
-        c[j] = s;
-    }
-}
-
-void attn_gemm(int m, int N, int K, const float *A, int lda, const float *B, int ldb, float *C,
-               int ldc, int accumulate) {
-    int i = 0;
-    for (; i + 4 <= m; i += 4)
-        gemm_rows4(N, K, A + (size_t)i * lda, lda, B, ldb, C + (size_t)i * ldc, ldc, accumulate);
-    for (; i < m; i++) gemm_row1(N, K, A + (size_t)i * lda, B, ldb, C + (size_t)i * ldc, accumulate);
-}
-
 void attn_transpose(int rows, int cols, const float *src, int lds, float *dst, int ldd,
                     float mul) {
     for (int r = 0; r < rows; r++)
@@ -228,25 +132,65 @@ void attn_micro_4x8(int K, const float *a, int sa, const float *b, int sb, float
     vf_store(c2, s20), vf_store(c2 + VW, s21), vf_store(c3, s30), vf_store(c3 + VW, s31);
 }
 
+/* C[rows, N] (+)= Ap^T B for one block of rows <= KP rows, Ap a panel [K][sa] (row r of the block
+ * at Ap[k*sa + r]). Columns in steps of 8 through the micro-kernel; a block of fewer than KP rows
+ * goes through a 4 x 8 scratch (the panel's padding rows are zero, so reading them is safe); the
+ * last N % 8 columns are scalar, accumulating in the same k order. */
+static void gemm_block(int rows, int N, int K, const float *Ap, int sa, const float *B, int ldb,
+                       float *C, int ldc, int accumulate) {
+    int j = 0;
+    for (; j + 2 * VW <= N; j += 2 * VW) {
+        if (rows == KP) {
+            attn_micro_4x8(K, Ap, sa, B + j, ldb, C + j, ldc, accumulate);
+            continue;
+        }
+        float acc[KP * 2 * VW] = {0};
+        for (int r = 0; r < rows && accumulate; r++) attn_copy(acc + r * 2 * VW, C + (size_t)r * ldc + j, 2 * VW);
+        attn_micro_4x8(K, Ap, sa, B + j, ldb, acc, 2 * VW, accumulate);
+        for (int r = 0; r < rows; r++) attn_copy(C + (size_t)r * ldc + j, acc + r * 2 * VW, 2 * VW);
+    }
+    for (; j < N; j++)
+        for (int r = 0; r < rows; r++) {
+            float s = accumulate ? C[(size_t)r * ldc + j] : 0.0f;
+            for (int k = 0; k < K; k++) s += Ap[(size_t)k * sa + r] * B[(size_t)k * ldb + j];
+            C[(size_t)r * ldc + j] = s;
+        }
+}
+
+/* Columns of A packed per step: a [K_CHUNK][KP] panel lives on the stack (4 KiB). */
+#define K_CHUNK 256
+
+/* C[m, N] (+)= A B with A(r, k) = A[r*rs + k*cs]: blocks of KP rows whose rows are adjacent
+ * (rs == 1, a transposed operand) feed the micro-kernel in place; any other block is packed into
+ * a panel first, K_CHUNK columns at a time (continuing the same k order, so the packing does not
+ * change a single rounding). */
+static void gemm_strided(int m, int N, int K, const float *A, size_t rs, size_t cs, const float *B,
+                         int ldb, float *C, int ldc, int accumulate) {
+    float panel[K_CHUNK * KP];
+    for (int i = 0; i < m; i += KP) {
+        int rows = imin(KP, m - i);
+        const float *Ai = A + (size_t)i * rs;
+        float *Ci = C + (size_t)i * ldc;
+        if (rows == KP && rs == 1 && cs <= 0x7fffffff) {
+            gemm_block(rows, N, K, Ai, (int)cs, B, ldb, Ci, ldc, accumulate);
+            continue;
+        }
+        int k0 = 0;
+        do {
+            int kc = imin(K_CHUNK, K - k0);
+            attn_pack_panels(rows, kc, Ai + (size_t)k0 * cs, rs, cs, 1.0f, KP, panel);
+            gemm_block(rows, N, kc, panel, KP, B + (size_t)k0 * ldb, ldb, Ci, ldc, accumulate || k0 > 0);
+            k0 += kc;
+        } while (k0 < K);
+    }
+}
+
+void attn_gemm(int m, int N, int K, const float *A, int lda, const float *B, int ldb, float *C,
+               int ldc, int accumulate) {
+    gemm_strided(m, N, K, A, (size_t)lda, 1, B, ldb, C, ldc, accumulate);
+}
+
 void attn_gemm_tn(int m, int N, int K, const float *At, int lda, const float *B, int ldb, float *C,
                   int ldc, int accumulate) {
-    int i = 0;
-    for (; i + KP <= m; i += KP) {
-        float *c = C + (size_t)i * ldc;
-        int j = 0;
-        for (; j + 2 * VW <= N; j += 2 * VW)
-            attn_micro_4x8(K, At + i, lda, B + j, ldb, c + j, ldc, accumulate);
-        for (; j < N; j++)
-            for (int r = 0; r < KP; r++) {
-                float s = accumulate ? c[(size_t)r * ldc + j] : 0.0f;
-                for (int k = 0; k < K; k++) s += At[(size_t)k * lda + i + r] * B[(size_t)k * ldb + j];
-                c[(size_t)r * ldc + j] = s;
-            }
-    }
-    for (; i < m; i++)
-        for (int j = 0; j < N; j++) {
-            float s = accumulate ? C[(size_t)i * ldc + j] : 0.0f;
-            for (int k = 0; k < K; k++) s += At[(size_t)k * lda + i] * B[(size_t)k * ldb + j];
-            C[(size_t)i * ldc + j] = s;
-        }
+    gemm_strided(m, N, K, At, 1, (size_t)lda, B, ldb, C, ldc, accumulate);
 }

@@ -17,53 +17,6 @@
  */
 #include "internal.h"
 
-/* ---- dot sources: B[i, j] = qside_i . kside_j (+ bias_j) ---- */
-
-static void dot_tile(const logit_source *src, int i0, int bi, int j0, int bj, float *T) {
-    int n = src->dims->n, width = src->width;
-    int groups = round_up(bi, QP) / QP, bjp = round_up(bj, KP);
-    for (int g = 0; g < groups; g++) {
-        const float *qpanel = src->qside + (size_t)(i0 + g * QP) * width;
-        float *tg = T + (size_t)g * BJ * QP;
-        for (int jj = 0; jj < bjp; jj += KP) {
-            float *acc = tg + (size_t)jj * QP;
-            if (src->key_bias)
-                for (int r = 0; r < KP; r++) {
-                    int key = j0 + jj + r;
-                    attn_fill(acc + r * QP, QP, key < n ? src->key_bias[key] : 0.0f);
-                }
-            attn_micro_4x8(width, src->kside + (size_t)(j0 + jj) * width, KP, qpanel, QP, acc, QP,
-                           src->key_bias != 0);
-        }
-    }
-}
-
-void attn_prepare_dot(logit_source *src, int n, int width, const float *q, size_t q_row,
-                      size_t q_col, const float *k, size_t k_row, size_t k_col, float kmul,
-                      const float *bias, arena *ws) {
-    float *qside = arena_floats(ws, (uint64_t)round_up(n, QP) * width);
-    float *kside = arena_floats(ws, (uint64_t)round_up(n, KP) * width);
-    src->tile = dot_tile;
-    src->qside = qside, src->kside = kside, src->key_bias = bias, src->width = width;
-    if (arena_measuring(ws)) return;
-    attn_pack_panels(n, width, q, q_row, q_col, 1.0f, QP, qside);
-    attn_pack_panels(n, width, k, k_row, k_col, kmul, KP, kside);
-}
-
-void attn_prepare_logits(attn_variant v, const attn_dims *dims, const attn_inputs *in,
-                         const attn_options *opt, arena *ws, logit_source *src) {
-    *src = (logit_source){0};
-    src->dims = dims;
-    src->in = in;
-    if (v == ATTN_SOFTMAX) { /* B = q k^T scale, the scale folded into the key panels */
-        int d = dims->d;
-        float scale = opt->has_scale ? opt->scale : 1.0f / __builtin_sqrtf((float)d);
-        attn_prepare_dot(src, dims->n, d, in->q, (size_t)d, 1, in->k, (size_t)d, 1, scale, 0, ws);
-    } else {
-        attn_prepare_synthesizer(v, dims, in, opt, ws, src);
-    }
-}
-
 /* ---- the driver ---- */
 
 /* Sets T to -inf where key j0 + j is padding (>= n) or, when causal, lies after the query. */

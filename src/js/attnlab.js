@@ -20,7 +20,7 @@ const BUILD_FILES = {
   scalar: 'attnlab-scalar.wasm',
 };
 
-/** Thrown for every bad input; `code` says which kind (SPEC §4). */
+/** Thrown for every bad input; `code` says which kind (docs/contract.md, "Errors"). */
 export class AttnError extends Error {
   constructor(code, message) {
     super(message);
@@ -46,17 +46,22 @@ export function features() {
 const STATUS_CODES = [null, 'SHAPE', 'VALUE', 'UNKNOWN', 'UNSUPPORTED', 'MEMORY'];
 const PAGE = 65536;
 const MAX_MEMORY = 4 * 1024 * 1024 * 1024; // wasm32, and the modules' declared maximum
-const CONTROL_BYTES = 512; // dims, input pointers, options and out-parameters of one call
-const DIMS_OFFSET = 0; // attn_dims: 8 x int32
-const INPUTS_OFFSET = 64; // attn_inputs: 16 x pointer
-const OPTIONS_OFFSET = 160; // attn_options: 25 x 4 bytes
-const DETAIL_OFFSET = 320; // const char *
-const WS_SIZE_OFFSET = 328; // size_t
-const STATE_WIDTH_OFFSET = 336; // int32
-const MAX_COMPONENTS = 8;
-const COMMON_OPTIONS = ['causal', 'weights'];
-const ALL_OPTIONS = ['causal', 'weights', 'state', 'scale', 'eps', 'tiling', 'components', 'alpha',
-  'alphaLogits', 'pattern', 'window'];
+// The control block of one call, at the start of the binding's memory: attn_dims, attn_inputs (an
+// array of pointers in ATTN_INPUT_LIST order), attn_options (fields in optionFields order), the
+// detail pointer, and the attn_plan. Field orders come from the module's metadata.
+const DIMS_OFFSET = 0;
+const INPUTS_OFFSET = 64;
+const OPTIONS_OFFSET = 160;
+const DETAIL_OFFSET = 320;
+const PLAN_OFFSET = 384;
+const WANT_WEIGHTS = 1; // attnlab.h ATTN_WANT_*
+const WANT_STATE = 2;
+const COMMON_OPTIONS = ['causal', 'weights']; // every variant takes these (options.def)
+// How options.def's kinds look from JavaScript (lab.options[name].type).
+const KIND_TYPES = {
+  BOOL: 'boolean', CALL: 'boolean', NUMBER: 'number', OPTIONAL: 'number', ENUM: 'enum',
+  INT: 'integer', VARIANTS: 'list', WEIGHTS: 'numbers',
+};
 
 const cache = new Map();
 
@@ -165,30 +170,58 @@ function describe(x) {
 
 /* ---- metadata ---- */
 
+// The registry as attn_metadata_json() describes it: variants.def, options.def and attnlab.h's lists.
 function parseMetadata(json) {
   const meta = JSON.parse(json);
-  const variants = meta.variants.filter(Boolean).map((v) => Object.freeze({
+  const list = (xs) => xs.filter((x) => x !== null);
+  const words = (text) => text.trim().split(/\s+/).filter(Boolean);
+  const variants = list(meta.variants).map((v) => Object.freeze({
     id: v.id,
     label: v.label,
     family: v.family,
+    mixable: v.mixable === 1,
     summary: v.summary,
     formula: v.formula,
     cost: v.cost,
-    dims: Object.freeze(v.dims.split(' ')),
-    inputs: Object.freeze(v.inputs.split(' ').map((spec) => {
+    dims: Object.freeze(words(v.dims)),
+    inputs: Object.freeze(words(v.inputs).map((spec) => {
       const [name, shape] = spec.split(':');
       return Object.freeze({ name, shape: Object.freeze(shape.split('*')) });
     })),
-    options: Object.freeze(v.options ? v.options.split(' ') : []),
+    options: Object.freeze(words(v.options)),
+  }));
+  let offset = 0;
+  const optionFields = new Map();
+  for (const f of list(meta.optionFields)) {
+    optionFields.set(f.name, { offset, float: f.type === 'float', count: f.count });
+    offset += 4 * f.count;
+  }
+  const patterns = list(meta.patterns);
+  const tilings = list(meta.tilings);
+  const lists = {
+    patterns: patterns.map((p) => p.name),
+    tilings: tilings.map((t) => t.name),
+    mixable: variants.filter((v) => v.mixable).map((v) => v.id),
+  };
+  const options = list(meta.options).map((o) => ({
+    ...o,
+    values: lists[o.values] ?? null,
+    appliesTo: variants.filter((v) => COMMON_OPTIONS.includes(o.name) || v.options.includes(o.name)).map((v) => v.id),
   }));
   return {
     version: meta.version,
     simd: meta.simd === 1,
     fma: meta.fma === 1,
-    inputFields: meta.inputFields.trim().split(' '),
-    dimFields: meta.dimFields.split(' '),
-    patterns: meta.patterns.split(' '),
-    tilings: meta.tilings.split(' '),
+    maxComponents: meta.maxComponents,
+    maxDim: meta.maxDim,
+    inputFields: words(meta.inputFields),
+    dims: list(meta.dims),
+    dimFields: list(meta.dims).map((d) => d.name),
+    optionFields,
+    optionsBytes: offset,
+    patterns,
+    lists,
+    options,
     variants,
   };
 }
@@ -200,7 +233,9 @@ class Instance {
   #memory;
   #meta;
   #byId;
+  #optionInfo; // name -> options.def entry with its field offsets
   #heapBase;
+  #controlBytes;
   #views = null;
   #onDispose;
 
@@ -211,13 +246,16 @@ class Instance {
     if (typeof exports._initialize === 'function') exports._initialize(); // static constructors
     this.#heapBase = align(exports.attn_heap_base() >>> 0, 64);
     this.#meta = parseMetadata(this.#cString(exports.attn_metadata_json()));
+    this.#controlBytes = align(PLAN_OFFSET + exports.attn_plan_size(), 64);
     this.#byId = new Map(this.#meta.variants.map((v, index) => [v.id, { ...v, index }]));
+    this.#optionInfo = new Map(this.#meta.options.map((o) => [o.name, o]));
     // What the module says it is: wasmBinary may hold another build than the one asked for.
     this.build = this.#meta.fma ? 'relaxed' : this.#meta.simd ? 'simd' : 'scalar';
     this.simd = this.build !== 'scalar';
     this.version = version;
     this.variants = Object.freeze(this.#meta.variants);
     this.options = describeOptions(this.#meta);
+    this.dims = describeDims(this.#meta);
     this.#checkLayout();
     Object.freeze(this);
   }
@@ -237,7 +275,7 @@ class Instance {
   }
 
   /**
-   * Runs one variant; see SPEC §2 for the math and §4 for inputs and options.
+   * Runs one variant; docs/contract.md gives the math, the inputs and the options.
    * @returns {{ output: Float32Array, weights?: Float32Array, state?: Float32Array, normalizer?: Float32Array }}
    */
   attention(id, inputs, options = {}) {
@@ -255,12 +293,12 @@ class Instance {
       throw new AttnError('VALUE', `options must be an object, got ${describe(options)}`);
     }
     const opt = this.#readOptions(variant, options);
-    const parts = variant.id === 'mixture' ? opt.components.map((c) => this.#byId.get(c)) : [variant];
-    const dims = readDims(parts, inputs);
-    const arrays = this.#requiredArrays(parts, inputs, dims);
+    const parts = opt.components ? opt.components.map((c) => this.#byId.get(c)) : [variant];
+    const dims = readDims(parts, inputs, this.#meta);
     this.#writeControl(dims, opt);
-    this.#check(variant.index, dims);
-    return this.#run(variant, dims, opt, arrays);
+    const plan = this.#plan(variant, dims, opt);
+    const arrays = requiredArrays(parts, inputs, dims);
+    return this.#run(variant, dims, opt, plan, arrays);
   }
 
   #alive() {
@@ -269,168 +307,170 @@ class Instance {
     }
   }
 
+  // The JavaScript side of each option: its type, and the names an enum or a list takes (the C
+  // core cannot see strings or arrays). Value rules (ranges, alpha summing to 1, mixable
+  // components, patterns that cannot be causal) are the core's, checked once by attn_plan_make.
   #readOptions(variant, options) {
-    const accepted = new Set([...COMMON_OPTIONS, ...variant.options]);
+    const accepted = [...COMMON_OPTIONS, ...variant.options];
     for (const key of Object.keys(options)) {
       if (options[key] === undefined) continue;
-      if (!ALL_OPTIONS.includes(key)) {
-        throw new AttnError('UNKNOWN', `unknown option "${key}"; ${variant.id} accepts ${[...accepted].join(', ')}`);
+      if (!this.#optionInfo.has(key)) {
+        throw new AttnError('UNKNOWN', `unknown option "${key}"; ${variant.id} accepts ${accepted.join(', ')}`);
       }
-      if (!accepted.has(key)) {
-        throw new AttnError('UNSUPPORTED', `option "${key}" does not apply to ${variant.id}, which accepts ${[...accepted].join(', ')}`);
+      if (!accepted.includes(key)) {
+        throw new AttnError('UNSUPPORTED', `option "${key}" does not apply to ${variant.id}, which accepts ${accepted.join(', ')}`);
       }
     }
-    const opt = { causal: false, weights: false, state: false, components: [] };
-    for (const key of ['causal', 'weights', 'state']) {
-      if (options[key] === undefined) continue;
-      if (typeof options[key] !== 'boolean') {
-        throw new AttnError('VALUE', `option ${key} must be true or false, got ${describe(options[key])}`);
-      }
-      opt[key] = options[key];
+    const opt = { given: new Map() };
+    for (const name of accepted) {
+      const info = this.#optionInfo.get(name);
+      const raw = options[name];
+      if (info.kind === 'WEIGHTS') continue; // read with the components they weigh
+      const value = raw === undefined || raw === null ? info.default : raw; // null: the default, for every option
+      opt[name] = this.#readOption(info, value, raw !== undefined && raw !== null);
+      if (raw !== undefined && raw !== null) opt.given.set(name, opt[name]);
     }
-    if (options.scale !== undefined) opt.scale = finiteNumber('scale', options.scale);
-    opt.eps = options.eps === undefined ? 1e-6 : finiteNumber('eps', options.eps);
-    if (opt.eps < 0) throw new AttnError('VALUE', `option eps must be >= 0, got ${opt.eps}`);
-    opt.tiling = oneOf('tiling', options.tiling ?? 'kronecker', this.#meta.tilings);
-    opt.pattern = oneOf('pattern', options.pattern ?? 'current', this.#meta.patterns);
-    opt.window = options.window ?? 3;
-    if (!Number.isInteger(opt.window) || opt.window < 1 || opt.window > 0x7fffffff) {
-      throw new AttnError('VALUE', `option window must be a positive integer, got ${describe(options.window)}`);
-    }
-    if (variant.id === 'fixed' && opt.causal && ['next', 'right', 'last'].includes(opt.pattern)) {
-      throw new AttnError('UNSUPPORTED', `pattern "${opt.pattern}" looks ahead, so it cannot be causal; ` +
-        'causal fixed patterns are current, previous, left and first');
-    }
-    if (variant.id === 'mixture') this.#readMixture(options, opt);
+    if (opt.components) this.#readWeights(variant, options, opt);
     return opt;
   }
 
-  #readMixture(options, opt) {
-    const allowed = this.#meta.variants.filter((v) => v.family === 'softmax' || v.family === 'synthesizer')
-      .map((v) => v.id).filter((id) => id !== 'mixture');
-    const { components } = options;
-    if (!Array.isArray(components) || components.length < 1 || components.length > MAX_COMPONENTS) {
-      throw new AttnError('VALUE', `option components must be an array of 1 to ${MAX_COMPONENTS} ` +
-        `variant ids among ${allowed.join(', ')}, got ${describe(components)}`);
-    }
-    for (const c of components) {
-      if (!this.#byId.has(c)) {
-        throw new AttnError('UNKNOWN', `components: unknown variant ${describe(c)}; a mixture combines ${allowed.join(', ')}`);
+  #readOption(info, value, given) {
+    const { name } = info;
+    switch (info.kind) {
+      case 'BOOL':
+      case 'CALL':
+        if (typeof value !== 'boolean') throw new AttnError('VALUE', `option ${name} must be true or false, got ${describe(value)}`);
+        return value;
+      case 'NUMBER':
+      case 'OPTIONAL':
+        if (value === null) return null;
+        if (typeof value !== 'number' || !Number.isFinite(value)) {
+          throw new AttnError('VALUE', `option ${name} must be a finite number, got ${describe(value)}`);
+        }
+        if (info.min !== null && value < info.min) throw new AttnError('VALUE', `option ${name} must be >= ${info.min}, got ${value}`);
+        return value;
+      case 'ENUM':
+        if (!info.values.includes(value)) {
+          throw new AttnError('VALUE', `option ${name} must be one of ${info.values.map((x) => `"${x}"`).join(', ')}, got ${describe(value)}`);
+        }
+        return value;
+      case 'INT':
+        if (!Number.isInteger(value) || value > 0x7fffffff || (info.min !== null && value < info.min)) {
+          throw new AttnError('VALUE', `option ${name} must be an integer >= ${info.min}, got ${describe(value)}`);
+        }
+        return value;
+      case 'VARIANTS': {
+        const max = this.#meta.maxComponents;
+        if (!given && value === null) {
+          throw new AttnError('VALUE', `option ${name} must be an array of 1 to ${max} variant ids among ${info.values.join(', ')}, got ${describe(value)}`);
+        }
+        if (!Array.isArray(value) || value.length < 1 || value.length > max) {
+          throw new AttnError('VALUE', `option ${name} must be an array of 1 to ${max} variant ids among ${info.values.join(', ')}, got ${describe(value)}`);
+        }
+        for (const c of value) {
+          if (!this.#byId.has(c)) throw new AttnError('UNKNOWN', `${name}: unknown variant ${describe(c)}; a mixture combines ${info.values.join(', ')}`);
+          if (!info.values.includes(c)) throw new AttnError('UNSUPPORTED', `${name}: ${c} cannot be mixed; a mixture combines ${info.values.join(', ')}`);
+        }
+        return value.slice();
       }
-      if (!allowed.includes(c)) {
-        throw new AttnError('UNSUPPORTED', `components: ${c} cannot be mixed; a mixture combines ${allowed.join(', ')}`);
-      }
+      default:
+        throw new AttnError('LOAD', `option ${name} has kind ${info.kind}, which this binding does not know`);
     }
-    opt.components = components.slice();
-    const hasAlpha = options.alpha !== undefined, hasLogits = options.alphaLogits !== undefined;
-    if (hasAlpha === hasLogits) {
-      throw new AttnError('VALUE', hasAlpha
-        ? 'give alpha or alphaLogits, not both'
-        : 'mixture needs alpha (weights summing to 1) or alphaLogits (alpha = softmax(alphaLogits))');
+  }
+
+  // Weights options (alpha, alphaLogits) share one array: exactly one is given, a number per component.
+  #readWeights(variant, options, opt) {
+    const names = variant.options.filter((o) => this.#optionInfo.get(o).kind === 'WEIGHTS');
+    const given = names.filter((o) => options[o] !== undefined && options[o] !== null);
+    if (given.length !== 1) {
+      throw new AttnError('VALUE', given.length
+        ? `give ${given.join(' or ')}, not both`
+        : `${variant.id} needs ${names.map((o) => `${o} (${this.#optionInfo.get(o).description})`).join(' or ')}`);
     }
-    const name = hasAlpha ? 'alpha' : 'alphaLogits';
-    const values = hasAlpha ? options.alpha : options.alphaLogits;
-    if (values === null || typeof values !== 'object' || typeof values.length !== 'number' || values.length !== components.length) {
-      throw new AttnError('VALUE', `${name} must hold one number per component (${components.length}), got ${describe(values)}`);
+    const name = given[0];
+    const values = options[name];
+    const count = opt.components.length;
+    if (values === null || typeof values !== 'object' || typeof values.length !== 'number' || values.length !== count) {
+      throw new AttnError('VALUE', `${name} must hold one number per component (${count}), got ${describe(values)}`);
     }
     const list = [];
-    for (let i = 0; i < components.length; i++) {
+    for (let i = 0; i < count; i++) {
       const x = values[i];
-      if (typeof x !== 'number' || !Number.isFinite(x)) {
-        throw new AttnError('VALUE', `${name}[${i}] must be a finite number, got ${describe(x)}`);
-      }
-      if (hasAlpha && x < 0) throw new AttnError('VALUE', `alpha[${i}] = ${x} is negative; alpha must be non-negative`);
+      if (typeof x !== 'number' || !Number.isFinite(x)) throw new AttnError('VALUE', `${name}[${i}] must be a finite number, got ${describe(x)}`);
       list.push(x);
     }
-    if (hasAlpha) {
-      const sum = list.reduce((s, x) => s + x, 0);
-      if (Math.abs(sum - 1) > 1e-5) {
-        throw new AttnError('VALUE', `alpha must sum to 1 (within 1e-5), but [${list.join(', ')}] sums to ${sum}`);
+    opt[name] = list;
+    opt.given.set(name, list);
+  }
+
+  // Writes dims and options where attnlab.h's lists put them.
+  #writeControl(dims, opt) {
+    const base = this.#heapBase;
+    const i32 = this.#i32();
+    const f32 = this.#f32();
+    i32.fill(0, base >>> 2, (base + this.#controlBytes) >>> 2);
+    this.#meta.dimFields.forEach((name, i) => { i32[((base + DIMS_OFFSET) >>> 2) + i] = dims[name] ?? 0; });
+    this.#exports.attn_options_default(base + OPTIONS_OFFSET);
+    const fields = this.#meta.optionFields;
+    const at = (field, i = 0) => ((base + OPTIONS_OFFSET + fields.get(field).offset) >>> 2) + i;
+    const put = (field, i, x) => { if (fields.get(field).float) f32[at(field, i)] = x; else i32[at(field, i)] = x; };
+    for (const [name, value] of opt.given) {
+      const info = this.#optionInfo.get(name);
+      const hasCompanion = info.companion !== 'none';
+      switch (info.kind) {
+        case 'BOOL': put(info.field, 0, value ? 1 : 0); break;
+        case 'NUMBER': case 'OPTIONAL': case 'INT': put(info.field, 0, value); break;
+        case 'ENUM': put(info.field, 0, info.values.indexOf(value)); break;
+        case 'VARIANTS': value.forEach((c, i) => put(info.field, i, this.#byId.get(c).index)); break;
+        case 'WEIGHTS': value.forEach((x, i) => put(info.field, i, x)); break;
+        default: break; // CALL: a flag of the plan
       }
+      if (hasCompanion) put(info.companion, 0, info.kind === 'VARIANTS' ? value.length : 1);
     }
-    opt.alpha = list;
-    opt.alphaIsLogits = !hasAlpha;
   }
 
-  #requiredArrays(parts, inputs, dims) {
-    const specs = new Map();
-    for (const part of parts) for (const spec of part.inputs) specs.set(spec.name, spec);
-    specs.set('v', { name: 'v', shape: ['n', 'dv'] }); // last, as in every list
-    const needs = () => [...specs.values()].map((s) => `${s.name} [${s.shape.join(', ')}]`).join(', ');
-    const arrays = [];
-    for (const spec of specs.values()) {
-      const value = inputs[spec.name];
-      const expected = spec.shape.reduce((p, dim) => p * dims[dim], 1);
-      const formula = `${spec.shape.join('*')} = ${expected}`;
-      if (value === undefined || value === null) {
-        throw new AttnError('SHAPE', `${spec.name} is missing: ${parts.map((p) => p.id).join(' + ')} needs ${needs()}`);
-      }
-      const isArrayLike = ArrayBuffer.isView(value) ? !(value instanceof DataView) && !(value instanceof BigInt64Array) && !(value instanceof BigUint64Array)
-        : Array.isArray(value);
-      if (!isArrayLike) {
-        throw new AttnError('SHAPE', `${spec.name} must be a Float32Array or an array of numbers, got ${describe(value)}`);
-      }
-      if (value.length !== expected) {
-        throw new AttnError('SHAPE', `${spec.name} has ${value.length} values, expected ${formula}`);
-      }
-      if (Array.isArray(value)) { // a typed array holds numbers by construction; a plain one may not
-        const bad = value.findIndex((x) => typeof x !== 'number');
-        if (bad >= 0) {
-          throw new AttnError('VALUE', `${spec.name}[${bad}] is ${describe(value[bad])}, not a number`);
-        }
-      }
-      arrays.push({ name: spec.name, shape: spec.shape, value, count: expected, cols: dims[spec.shape[spec.shape.length - 1]] });
-    }
-    return arrays;
+  // attn_plan_make: the core's one validation of the call, and its workspace size.
+  #plan(variant, dims, opt) {
+    const base = this.#heapBase;
+    const flags = (opt.weights ? WANT_WEIGHTS : 0) | (opt.state ? WANT_STATE : 0);
+    const status = this.#exports.attn_plan_make(variant.index, base + DIMS_OFFSET, base + OPTIONS_OFFSET,
+      flags, base + PLAN_OFFSET, base + DETAIL_OFFSET);
+    if (status === 5) return { wsBytes: Infinity, stateWidth: 0 }; // reported with the sizes below
+    if (status !== 0) this.#fail(status, dims, opt);
+    return {
+      wsBytes: this.#exports.attn_plan_workspace_bytes(base + PLAN_OFFSET) >>> 0,
+      stateWidth: this.#exports.attn_plan_state_width(base + PLAN_OFFSET),
+    };
   }
 
-  // Semantic checks the C core owns (a*b = L, L >= n, ...); it names the input in `detail`.
-  #check(index, dims) {
-    const e = this.#exports;
-    const status = e.attn_check(index, this.#heapBase + DIMS_OFFSET, this.#heapBase + OPTIONS_OFFSET,
-      this.#heapBase + DETAIL_OFFSET);
-    if (status !== 0) this.#fail(status, dims);
-  }
-
-  #fail(status, dims) {
+  #fail(status, dims, opt) {
     const detail = this.#cString(this.#u32()[(this.#heapBase + DETAIL_OFFSET) >>> 2]);
-    const values = `(n = ${dims.n}${dims.L !== undefined ? `, L = ${dims.L}` : ''}${dims.a !== undefined ? `, a = ${dims.a}, b = ${dims.b}` : ''})`;
-    throw new AttnError(STATUS_CODES[status] ?? 'VALUE', `${detail} ${values}`);
+    const shown = Object.entries(dims).map(([k, v]) => `${k} = ${v}`);
+    if (opt?.pattern !== undefined && /pattern/.test(detail)) shown.push(`pattern "${opt.pattern}"`);
+    for (const w of ['alpha', 'alphaLogits']) if (opt?.[w] && /alpha/.test(detail)) shown.push(`${w} [${opt[w].join(', ')}]`);
+    throw new AttnError(STATUS_CODES[status] ?? 'VALUE', `${detail} (${shown.join(', ')})`);
   }
 
-  #run(variant, dims, opt, arrays) {
+  #run(variant, dims, opt, plan, arrays) {
     const e = this.#exports;
     const base = this.#heapBase;
-    const status = e.attn_workspace_size(variant.index, base + DIMS_OFFSET, base + OPTIONS_OFFSET,
-      opt.weights ? 1 : 0, base + WS_SIZE_OFFSET);
+    const { wsBytes, stateWidth } = plan;
     const n = dims.n;
     const outCount = n * dims.dv;
     const weightCount = opt.weights ? n * n : 0;
-    let wsBytes = status === 0 ? this.#u32()[(base + WS_SIZE_OFFSET) >>> 2] : Infinity;
-    if (status !== 0 && status !== 5) this.#fail(status, dims);
-    let stateWidth = 0;
-    if (opt.state) { // the state pass reuses the workspace after the run, so it needs the larger
-      const s = e.attn_state_size(variant.index, base + DIMS_OFFSET, base + OPTIONS_OFFSET,
-        base + STATE_WIDTH_OFFSET, base + WS_SIZE_OFFSET);
-      if (s !== 0 && s !== 5) throw new AttnError(STATUS_CODES[s] ?? 'VALUE', `${variant.id} keeps no state to return`);
-      stateWidth = s === 0 ? this.#i32()[(base + STATE_WIDTH_OFFSET) >>> 2] : 0;
-      wsBytes = s === 0 ? Math.max(wsBytes, this.#u32()[(base + WS_SIZE_OFFSET) >>> 2]) : Infinity;
-    }
     const stateCount = stateWidth * dims.dv;
-    // Lay out: control block, inputs, output, weights, workspace; all 64-byte aligned.
-    let cursor = base + CONTROL_BYTES;
-    for (const a of arrays) {
-      a.offset = cursor;
-      cursor = align(cursor + a.count * 4, 64);
-    }
-    const outOffset = cursor;
-    cursor = align(cursor + outCount * 4, 64);
-    const weightsOffset = cursor;
-    cursor = align(cursor + weightCount * 4, 64);
-    const stateOffset = cursor;
-    cursor = align(cursor + stateCount * 4, 64);
-    const normalizerOffset = cursor;
-    cursor = align(cursor + stateWidth * 4, 64);
+    // Lay out: control block, inputs, output, weights, state, normaliser, workspace; 64-byte aligned.
+    let cursor = base + this.#controlBytes;
+    const place = (count) => {
+      const at = cursor;
+      cursor = align(cursor + count * 4, 64);
+      return at;
+    };
+    for (const a of arrays) a.offset = place(a.count);
+    const outOffset = place(outCount);
+    const weightsOffset = place(weightCount);
+    const stateOffset = place(stateCount);
+    const normalizerOffset = place(stateWidth);
     const wsOffset = cursor;
     const end = cursor + wsBytes;
     if (!(end <= MAX_MEMORY)) {
@@ -462,69 +502,53 @@ class Instance {
       const bad = Number(e.attn_find_nonfinite(a.offset, a.count));
       if (bad >= 0) throw nonFinite(a, bad, a.value[bad]);
     }
-    const runStatus = e.attn_run(variant.index, base + DIMS_OFFSET, base + INPUTS_OFFSET,
-      base + OPTIONS_OFFSET, outOffset, opt.weights ? weightsOffset : 0, wsOffset, wsBytes,
-      base + DETAIL_OFFSET);
-    if (runStatus !== 0) this.#fail(runStatus, dims);
+    const status = e.attn_plan_run(base + PLAN_OFFSET, base + INPUTS_OFFSET, outOffset,
+      opt.weights ? weightsOffset : 0, opt.state ? stateOffset : 0, opt.state ? normalizerOffset : 0,
+      wsOffset, wsBytes, base + DETAIL_OFFSET);
+    if (status !== 0) this.#fail(status, dims, opt);
     // Finite inputs, yet an intermediate (a logit, exp or normaliser) may have left float32's range.
-    const overflowed = (name, offset, count, cols) => {
+    const results = [['output', outOffset, outCount, dims.dv]];
+    if (opt.weights) results.push(['weights', weightsOffset, weightCount, n]);
+    if (opt.state) results.push(['state', stateOffset, stateCount, dims.dv], ['normalizer', normalizerOffset, stateWidth, stateWidth]);
+    for (const [name, offset, count, cols] of results) {
       const at = Number(e.attn_find_nonfinite(offset, count));
-      if (at < 0) return;
+      if (at < 0) continue;
       throw new AttnError('VALUE', `${name}[${Math.floor(at / cols)}][${at % cols}] came out ` +
         `${this.#f32()[(offset >>> 2) + at]}: an intermediate (a logit, exp or normaliser) left float32's range; ` +
-        'scale the inputs down' + (opt.scale !== undefined ? ` or use a smaller scale than ${opt.scale}` : '') +
+        'scale the inputs down' + (opt.scale != null ? ` or use a smaller scale than ${opt.scale}` : '') +
         (opt.eps === 0 ? ' or use eps > 0' : ''));
-    };
-    overflowed('output', outOffset, outCount, dims.dv);
-    if (opt.state) {
-      const stateStatus = e.attn_state(variant.index, base + DIMS_OFFSET, base + INPUTS_OFFSET,
-        base + OPTIONS_OFFSET, stateOffset, normalizerOffset, wsOffset, wsBytes, base + DETAIL_OFFSET);
-      if (stateStatus !== 0) this.#fail(stateStatus, dims);
-      overflowed('state', stateOffset, stateCount, dims.dv);
-      overflowed('normalizer', normalizerOffset, stateWidth, stateWidth);
     }
     const heap = this.#f32();
-    const result = { output: heap.slice(outOffset >>> 2, (outOffset >>> 2) + outCount) };
-    if (opt.weights) result.weights = heap.slice(weightsOffset >>> 2, (weightsOffset >>> 2) + weightCount);
+    const copy = (offset, count) => heap.slice(offset >>> 2, (offset >>> 2) + count);
+    const result = { output: copy(outOffset, outCount) };
+    if (opt.weights) result.weights = copy(weightsOffset, weightCount);
     if (opt.state) {
-      result.state = heap.slice(stateOffset >>> 2, (stateOffset >>> 2) + stateCount);
-      result.normalizer = heap.slice(normalizerOffset >>> 2, (normalizerOffset >>> 2) + stateWidth);
+      result.state = copy(stateOffset, stateCount);
+      result.normalizer = copy(normalizerOffset, stateWidth);
     }
     return result;
   }
 
-  #writeControl(dims, opt) {
-    const base = this.#heapBase;
-    const i32 = this.#i32();
-    const f32 = this.#f32();
-    i32.fill(0, base >>> 2, (base + CONTROL_BYTES) >>> 2);
-    this.#meta.dimFields.forEach((name, i) => { i32[((base + DIMS_OFFSET) >>> 2) + i] = dims[name] ?? 0; });
-    const o = (base + OPTIONS_OFFSET) >>> 2;
-    i32[o + 0] = opt.causal ? 1 : 0;
-    i32[o + 1] = opt.scale !== undefined ? 1 : 0;
-    f32[o + 2] = opt.scale ?? 0;
-    f32[o + 3] = opt.eps;
-    i32[o + 4] = this.#meta.tilings.indexOf(opt.tiling);
-    i32[o + 5] = this.#meta.patterns.indexOf(opt.pattern);
-    i32[o + 6] = opt.window;
-    i32[o + 7] = opt.components.length;
-    i32[o + 8] = opt.alphaIsLogits ? 1 : 0;
-    opt.components.forEach((c, i) => {
-      i32[o + 9 + i] = this.#byId.get(c).index;
-      f32[o + 9 + MAX_COMPONENTS + i] = opt.alpha[i];
-    });
-  }
-
-  // attn_options_default() must fill what this file thinks the layout is.
+  // attn_options_default() must fill what the metadata says the layout is: every NUMBER and INT
+  // default lands in its field.
   #checkLayout() {
     const base = this.#heapBase;
     this.#exports.attn_options_default(base + OPTIONS_OFFSET);
-    const o = (base + OPTIONS_OFFSET) >>> 2;
-    if (Math.abs(this.#f32()[o + 3] - 1e-6) > 1e-12 || this.#i32()[o + 6] !== 3) {
-      throw new AttnError('LOAD', `the ${this.build} module's attn_options layout does not match this binding`);
+    for (const o of this.#meta.options) {
+      if (o.kind !== 'NUMBER' && o.kind !== 'INT') continue;
+      const field = this.#meta.optionFields.get(o.field);
+      const at = (base + OPTIONS_OFFSET + field.offset) >>> 2;
+      const value = field.float ? this.#f32()[at] : this.#i32()[at];
+      if (!field || Math.abs(value - o.default) > 1e-6 * Math.abs(o.default)) {
+        throw new AttnError('LOAD', `the ${this.build} module's attn_options layout does not match this binding (${o.name})`);
+      }
     }
     if (this.#meta.version !== version) {
       throw new AttnError('LOAD', `the ${this.build} module is version ${this.#meta.version}, the binding ${version}`);
+    }
+    if (this.#meta.optionsBytes > DETAIL_OFFSET - OPTIONS_OFFSET || this.#meta.dimFields.length * 4 > INPUTS_OFFSET ||
+        this.#meta.inputFields.length * 4 > OPTIONS_OFFSET - INPUTS_OFFSET) {
+      throw new AttnError('LOAD', `the ${this.build} module's structs do not fit this binding's control block`);
     }
   }
 
@@ -548,26 +572,32 @@ class Instance {
   }
 }
 
-// What each option takes, for forms such as the page's; the checks in #readOptions are the rule.
+// lab.options: every option of options.def, for building forms; the checks are the rule.
 function describeOptions(meta) {
-  const mixable = meta.variants.filter((v) => v.family === 'softmax' || v.family === 'synthesizer')
-    .map((v) => v.id).filter((id) => id !== 'mixture');
-  const info = {
-    causal: { type: 'boolean', default: false, description: 'row i uses only columns j <= i' },
-    weights: { type: 'boolean', default: false, description: 'also return the n x n effective attention matrix' },
-    state: { type: 'boolean', default: false, description: 'linear, efficient, taylor: also return the state and normaliser they keep instead of A' },
-    scale: { type: 'number', default: null, description: 'softmax logit scale; default 1/sqrt(d)' },
-    eps: { type: 'number', default: 1e-6, description: 'denominator epsilon (>= 0)' },
-    tiling: { type: 'enum', values: meta.tilings, default: 'kronecker', description: 'how factorized-dense combines its a and b factors' },
-    components: { type: 'list', values: mixable, default: null, description: 'the variants whose logits a mixture sums (1 to 8)' },
-    alpha: { type: 'numbers', default: null, description: 'mixture weights, non-negative, summing to 1' },
-    alphaLogits: { type: 'numbers', default: null, description: 'mixture weights as logits: alpha = softmax(alphaLogits)' },
-    pattern: { type: 'enum', values: meta.patterns, default: 'current', description: 'which fixed pattern' },
-    window: { type: 'integer', default: 3, description: 'window w of the left and right patterns (>= 1)' },
-  };
-  for (const o of Object.values(info)) {
-    if (o.values) Object.freeze(o.values);
-    Object.freeze(o);
+  const info = {};
+  for (const o of meta.options) {
+    const entry = {
+      type: KIND_TYPES[o.kind],
+      default: o.default,
+      description: o.description,
+      appliesTo: Object.freeze(o.appliesTo),
+    };
+    if (o.values) entry.values = Object.freeze(o.values.slice());
+    if (o.min !== null) entry.min = o.min;
+    if (o.kind === 'VARIANTS') entry.max = meta.maxComponents;
+    if (o.values === meta.lists.patterns) {
+      entry.causalValues = Object.freeze(meta.patterns.filter((p) => !p.lookAhead).map((p) => p.name));
+    }
+    info[o.name] = Object.freeze(entry);
+  }
+  return Object.freeze(info);
+}
+
+// lab.dims: what each dimension means, and which one a missing value stands for (L: n).
+function describeDims(meta) {
+  const info = {};
+  for (const d of meta.dims) {
+    info[d.name] = Object.freeze({ description: d.description, ...(d.defaultsTo !== 'none' ? { defaultsTo: d.defaultsTo } : {}) });
   }
   return Object.freeze(info);
 }
@@ -576,46 +606,62 @@ function align(x, to) {
   return Math.ceil(x / to) * to;
 }
 
-function finiteNumber(name, x) {
-  if (typeof x !== 'number' || !Number.isFinite(x)) {
-    throw new AttnError('VALUE', `option ${name} must be a finite number, got ${describe(x)}`);
-  }
-  return x;
-}
-
-function oneOf(name, x, allowed) {
-  if (!allowed.includes(x)) {
-    throw new AttnError('VALUE', `option ${name} must be one of ${allowed.map((s) => `"${s}"`).join(', ')}, got ${describe(x)}`);
-  }
-  return x;
-}
-
-function readDims(parts, inputs) {
+// The dimensions the variant (or a mixture's components) reads: present, positive int32 values.
+// Their relations (L >= n, a*b = L) are the core's to check.
+function readDims(parts, inputs, meta) {
   const names = new Set(['n', 'dv']);
   for (const part of parts) for (const dim of part.dims) names.add(dim);
+  const defaultsTo = new Map(meta.dims.filter((d) => d.defaultsTo !== 'none').map((d) => [d.name, d.defaultsTo]));
   const dims = {};
   for (const name of names) {
     const value = inputs[name];
-    if (name === 'L' && value === undefined) continue; // L defaults to n
+    if (value === undefined && defaultsTo.has(name)) continue;
     if (value === undefined) {
+      const defaults = [...defaultsTo].filter(([dim]) => names.has(dim)).map(([dim, to]) => `${dim} defaults to ${to}`);
       throw new AttnError('SHAPE', `${name} is missing: ${parts.map((p) => p.id).join(' + ')} needs dimensions ${[...names].join(', ')}` +
-        (names.has('L') ? ' (L defaults to n)' : ''));
+        (defaults.length ? ` (${defaults.join(', ')})` : ''));
     }
     if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 0x7fffffff) {
       throw new AttnError('SHAPE', `${name} must be a positive integer, got ${describe(value)}`);
     }
     dims[name] = value;
   }
-  if (names.has('L')) {
-    if (dims.L === undefined) dims.L = dims.n;
-    if (dims.L < dims.n) {
-      throw new AttnError('VALUE', `L = ${dims.L} is less than n = ${dims.n}; parameters made for length L serve only n <= L`);
-    }
-  }
-  if (names.has('a') && dims.a * dims.b !== dims.L) {
-    throw new AttnError('VALUE', `a*b must equal L, but a*b = ${dims.a}*${dims.b} = ${dims.a * dims.b} and L = ${dims.L}`);
-  }
+  for (const [name, to] of defaultsTo) if (names.has(name) && dims[name] === undefined) dims[name] = dims[to];
   return dims;
+}
+
+// The arrays the variant (or a mixture's components, then v) reads, with their lengths checked.
+function requiredArrays(parts, inputs, dims) {
+  const specs = new Map();
+  for (const part of parts) for (const spec of part.inputs) specs.set(spec.name, spec);
+  specs.set('v', { name: 'v', shape: ['n', 'dv'] }); // last, as in every list
+  const needs = () => [...specs.values()].map((s) => `${s.name} [${s.shape.join(', ')}]`).join(', ');
+  const arrays = [];
+  for (const spec of specs.values()) {
+    const value = inputs[spec.name];
+    const expected = spec.shape.reduce((p, dim) => p * dims[dim], 1);
+    const formula = `${spec.shape.join('*')} = ${expected}`;
+    if (value === undefined || value === null) {
+      throw new AttnError('SHAPE', `${spec.name} is missing: ${parts.map((p) => p.id).join(' + ')} needs ${needs()}`);
+    }
+    const isArrayLike = ArrayBuffer.isView(value)
+      ? !(value instanceof DataView) && !(value instanceof BigInt64Array) && !(value instanceof BigUint64Array)
+      : Array.isArray(value);
+    if (!isArrayLike) {
+      throw new AttnError('SHAPE', `${spec.name} must be a Float32Array or an array of numbers, got ${describe(value)}`);
+    }
+    if (value.length !== expected) {
+      throw new AttnError('SHAPE', `${spec.name} has ${value.length} values, expected ${formula}`);
+    }
+    if (Array.isArray(value)) { // a typed array holds numbers by construction; a plain one may not
+      const bad = value.findIndex((x) => typeof x !== 'number');
+      if (bad >= 0) {
+        throw new AttnError('VALUE', `${spec.name}[${bad}] is ${describe(value[bad])}, not a number`);
+      }
+    }
+    arrays.push({ name: spec.name, shape: spec.shape, value, count: expected, cols: dims[spec.shape[spec.shape.length - 1]] });
+  }
+  return arrays;
 }
 
 function nonFinite(a, index, value) {

@@ -1,9 +1,9 @@
 /* test_native.c — the C core built natively under AddressSanitizer and UBSan, before any
  * WebAssembly step. Every variant, causal on and off, weights on and off, at sizes around the
  * SIMD width, with each buffer allocated at exactly its size so an overrun is caught. Checks
- * against a float64 softmax written from SPEC §2, and properties every variant must have:
+ * against a float64 softmax written from its definition (docs/contract.md), and properties every variant must have:
  * rows of A non-negative and summing to 1, zero above the diagonal when causal, y = A*v.
- * The full float64 reference lives in tests/reference.mjs; this test is about memory safety. */
+ * The full float64 reference lives in src/js/reference.js; this test is about memory safety. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +44,7 @@ static const char *variant_name(attn_variant v) {
     return names[v];
 }
 
-/* float64 softmax attention straight from SPEC §2. */
+/* float64 softmax attention straight from its definition. */
 static void ref_softmax(int n, int d, int dv, const float *q, const float *k, const float *v,
                         int causal, double *y) {
     double *row = malloc((size_t)n * sizeof *row);
@@ -216,8 +216,90 @@ static void test_errors(void) {
               strcmp(detail, "k is missing") == 0, "softmax without k: %s", detail);
     free(ws);
     opt.n_components = 1, opt.component[0] = ATTN_LINEAR, opt.alpha[0] = 1.0f;
-    CHECK(attn_check(ATTN_MIXTURE, &dense_dims, &opt, &detail) == ATTN_ERR_UNKNOWN, "linear mixed");
+    CHECK(attn_check(ATTN_MIXTURE, &dense_dims, &opt, &detail) == ATTN_ERR_UNSUPPORTED, "linear mixed");
+    opt.component[0] = 77;
+    CHECK(attn_check(ATTN_MIXTURE, &dense_dims, &opt, &detail) == ATTN_ERR_UNKNOWN, "variant 77 mixed");
     CHECK(strstr(attn_metadata_json(), "\"factorized-random\"") != NULL, "metadata lacks a variant");
+}
+
+/* Plans: checked once, reusable, refused when not made by attn_plan_make; sizes that would
+ * overflow are ATTN_ERR_MEMORY, never a small workspace. */
+static void test_plans(void) {
+    attn_dims dims = {.n = 5, .d = 3, .dv = 2};
+    attn_options opt;
+    attn_options_default(&opt);
+    attn_plan plan;
+    const char *detail = NULL;
+    CHECK(attn_plan_make(ATTN_LINEAR, &dims, &opt, ATTN_WANT_STATE, &plan, &detail) == ATTN_OK, "plan: %s", detail);
+    CHECK(plan.state_width == 3 && attn_plan_state_width(&plan) == 3, "state width %d", plan.state_width);
+    CHECK(attn_plan_size() == sizeof(attn_plan), "plan size");
+    float *q = rand_array(15), *k = rand_array(15), *v = rand_array(10), out[10], state[6], norm[3];
+    void *ws = malloc(plan.workspace_bytes + 1);
+    attn_inputs in = {.q = q, .k = k, .v = v};
+    CHECK(attn_plan_run(&plan, &in, out, NULL, state, norm, ws, plan.workspace_bytes, &detail) == ATTN_OK, "run: %s", detail);
+    CHECK(attn_plan_run(&plan, &in, out, NULL, NULL, norm, ws, plan.workspace_bytes, &detail) == ATTN_ERR_SHAPE, "state NULL accepted");
+    attn_plan forged = plan;
+    forged.magic = 0;
+    CHECK(attn_plan_run(&forged, &in, out, NULL, state, norm, ws, plan.workspace_bytes, &detail) == ATTN_ERR_SHAPE, "unmade plan ran");
+    CHECK(attn_plan_make(ATTN_SOFTMAX, &dims, &opt, ATTN_WANT_STATE, &plan, &detail) == ATTN_ERR_UNSUPPORTED, "softmax state");
+    free(ws), free(q), free(k), free(v);
+    /* dimensions near INT32_MAX: no overflow (UBSan would stop here), and no tiny workspace */
+    static const int32_t huge[] = {ATTN_MAX_DIM, ATTN_MAX_DIM + 1, 0x7fffffff};
+    for (int variant = 0; variant < ATTN_VARIANT_COUNT; variant++)
+        for (int hi = 0; hi < 3; hi++)
+            for (int which = 0; which < 3; which++) {
+                attn_dims big = {.n = 7, .d = 4, .dv = 4, .h = 4, .L = 0, .a = 7, .b = 1, .rank = 2};
+                if (which == 0) big.n = huge[hi], big.L = 0, big.a = 1, big.b = 1;
+                if (which == 1) big.d = huge[hi], big.h = huge[hi], big.rank = huge[hi];
+                if (which == 2) big.dv = huge[hi];
+                attn_options o;
+                attn_options_default(&o);
+                o.n_components = 1, o.component[0] = ATTN_SOFTMAX, o.alpha[0] = 1.0f;
+                size_t bytes = 0;
+                attn_status s = attn_workspace_size((attn_variant)variant, &big, &o, 0, &bytes);
+                /* n and dv are read by every variant, d by softmax (and the mixture's softmax) */
+                int reads = which != 1 || variant == ATTN_SOFTMAX || variant == ATTN_MIXTURE;
+                if (huge[hi] > ATTN_MAX_DIM && reads)
+                    CHECK(s == ATTN_ERR_MEMORY, "%s with a dimension %d: %s, expected memory",
+                          variant_name((attn_variant)variant), huge[hi], attn_status_string(s));
+                /* softmax-type variants stream over n: their workspace holds the packed v [n, dv] */
+                if (s == ATTN_OK && which == 0 && variant <= ATTN_MIXTURE)
+                    CHECK(bytes >= (size_t)big.n * 4u, "%s with n = %d: ok with %zu bytes",
+                          variant_name((attn_variant)variant), big.n, bytes);
+            }
+}
+
+/* dense1 with d = 300 and n = 6: the matrix products pack A in chunks of 256 columns and handle a
+ * partial block of rows; checked against float64 from the definition. */
+static void test_long_contraction(void) {
+    int n = 6, d = 300, dv = 3;
+    attn_dims dims = {.n = n, .d = d, .dv = dv, .L = n};
+    float *x = rand_array((size_t)n * d), *w = rand_array((size_t)d * n), *v = rand_array((size_t)n * dv);
+    for (int i = 0; i < n * d; i++) x[i] *= 0.05f;
+    float out[18];
+    attn_options opt;
+    attn_options_default(&opt);
+    size_t need = 0;
+    attn_workspace_size(ATTN_DENSE1, &dims, &opt, 0, &need);
+    void *ws = malloc(need);
+    attn_inputs in = {.x = x, .w = w, .v = v};
+    const char *detail = NULL;
+    CHECK(attn_run(ATTN_DENSE1, &dims, &in, &opt, out, NULL, ws, need, &detail) == ATTN_OK, "dense1 d=300: %s", detail);
+    for (int i = 0; i < n; i++) {
+        double row[6], mx = -INFINITY, sum = 0;
+        for (int j = 0; j < n; j++) {
+            double s = 0;
+            for (int c = 0; c < d; c++) s += (double)x[i * d + c] * w[c * n + j];
+            row[j] = s, mx = s > mx ? s : mx;
+        }
+        for (int j = 0; j < n; j++) sum += row[j] = exp(row[j] - mx);
+        for (int e = 0; e < dv; e++) {
+            double y = 0;
+            for (int j = 0; j < n; j++) y += row[j] / sum * v[j * dv + e];
+            CHECK(fabs(out[i * dv + e] - y) <= 1e-5 + 1e-4 * fabs(y), "dense1 d=300 y[%d][%d] = %g, expected %g", i, e, out[i * dv + e], y);
+        }
+    }
+    free(ws), free(x), free(w), free(v);
 }
 
 int main(void) {
@@ -234,6 +316,8 @@ int main(void) {
                     cases++;
                 }
     test_errors();
+    test_plans();
+    test_long_contraction();
     printf("native C test: %d cases, %d failures\n", cases, failures);
     return failures ? 1 : 0;
 }
