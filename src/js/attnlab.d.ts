@@ -1,5 +1,6 @@
 // Type declarations for the `attnlab` package (hand-written; keep in step with attnlab.js).
-// The math of every variant is in SPEC §2; shapes are row-major Float32Arrays.
+// The math of every variant is in docs/contract.md; shapes are row-major Float32Arrays. The ids
+// below mirror src/c/variants.def, which is what `lab.variants` reports at run time.
 
 /** Variant ids, one per entry of src/c/variants.def. */
 export type VariantId =
@@ -133,6 +134,8 @@ export interface VariantInfo {
   inputs: InputSpec[];
   /** Option names the variant accepts (besides causal and weights, which every variant accepts). */
   options: string[];
+  /** Whether a mixture may combine this variant's logits. */
+  mixable: boolean;
 }
 
 export interface OptionInfo {
@@ -142,6 +145,20 @@ export interface OptionInfo {
   /** The accepted values of an 'enum', or the allowed entries of a 'list'. */
   values?: readonly string[];
   description: string;
+  /** The variant ids that accept the option. */
+  appliesTo: readonly VariantId[];
+  /** The smallest accepted value ('number', 'integer'). */
+  min?: number;
+  /** The most entries a 'list' takes. */
+  max?: number;
+  /** pattern: the values allowed with causal: true (the others look ahead). */
+  causalValues?: readonly string[];
+}
+
+export interface DimInfo {
+  description: string;
+  /** The dimension a missing value stands for (L: 'n'). */
+  defaultsTo?: string;
 }
 
 export interface Features {
@@ -166,6 +183,8 @@ export interface AttnLab {
   readonly variants: readonly VariantInfo[];
   /** Every option name with its type, default and accepted values. */
   readonly options: Readonly<Record<keyof AttentionOptions, OptionInfo>>;
+  /** Every dimension name (n, d, dv, h, L, a, b, rank) with what it means. */
+  readonly dims: Readonly<Record<'n' | 'd' | 'dv' | 'h' | 'L' | 'a' | 'b' | 'rank', DimInfo>>;
   /** Run one variant. Synchronous. Throws AttnError on bad input. */
   attention(id: VariantId, inputs: AttentionInputs, options?: AttentionOptions): AttentionResult;
   /** Bytes of WebAssembly memory the instance holds now (grows to the largest call, never shrinks). */
