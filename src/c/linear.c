@@ -4,7 +4,7 @@
  * linear and taylor share one kernelised form with a feature map phi of width F:
  *   y_i = phi(q_i)^T S / (phi(q_i)·z + eps),  S = sum_j phi(k_j) v_j^T  [F, dv],  z = sum_j phi(k_j)
  * linear: phi(t) = elu(t) + 1, F = d.  taylor: phi(x) = [1, x/|x|], F = d + 1, which gives
- * exactly 1 + q̂·k̂ and the SPEC's (sum v + q̂^T sum k̂ v^T) / (n + q̂·sum k̂ + eps).
+ * exactly 1 + q̂·k̂ and docs/contract.md's (sum v + q̂^T sum k̂ v^T) / (n + q̂·sum k̂ + eps).
  *
  * Rows are processed in chunks of BT. Causal: y of a chunk = phi(Q) S_before + tril(phi(Q) phi(K)^T) V
  * (the chunk's own prefix), then S and z absorb the chunk. Every product is attn_gemm_tn with the
@@ -231,7 +231,7 @@ static void efficient_absorb(int d, int dv, const float *k_row, const float *v_r
     }
 }
 
-/* Causal efficient attention (SPEC §2 notes): y_i = sum_c rho_q(q_i)_c S_c(i) / z_c(i), with the
+/* Causal efficient attention (docs/contract.md, "The variants"): y_i = sum_c rho_q(q_i)_c S_c(i) / z_c(i), with the
  * state after rows 0..i. Chunks of BT rows: the running maximum m jumps to the chunk's column
  * maximum, E = exp(k - m) for the chunk, Z(i) = z + the prefix sums of E, Q' = rho_q / Z, and
  *   y = Q' S + tril(Q' E^T) V        (the chunk's own rows j <= i)
