@@ -173,6 +173,8 @@ export interface InitOptions {
   wasmBinary?: ArrayBuffer | Uint8Array;
   /** Maps a file name such as 'attnlab-simd.wasm' to the URL or path to load it from. */
   locateFile?: (file: string) => string | URL;
+  /** An instance of your own, not the cached one every other init() caller shares. */
+  fresh?: boolean;
 }
 
 export interface AttnLab {
@@ -189,11 +191,16 @@ export interface AttnLab {
   attention(id: VariantId, inputs: AttentionInputs, options?: AttentionOptions): AttentionResult;
   /** Bytes of WebAssembly memory the instance holds now (grows to the largest call, never shrinks). */
   memoryBytes(): number;
-  /** Frees the instance; later calls throw. The next init() with the same options makes a new one. */
+  /**
+   * Frees the instance; later calls throw DISPOSED. The next init() with the same options makes a
+   * new one. The cached instance is shared by every init() caller of that build, so disposing of
+   * it ends it for all of them: dispose only an instance from init({ fresh: true }), or one you
+   * know nobody else holds.
+   */
   dispose(): void;
 }
 
-/** Loads (once per build, cached) and returns an instance. */
+/** Loads (once per build, cached and shared; fresh: true for an instance of your own) and returns an instance. */
 export function init(options?: InitOptions): Promise<AttnLab>;
 
 /** What the current engine can run. */

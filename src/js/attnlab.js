@@ -67,18 +67,25 @@ const cache = new Map();
 
 /**
  * Loads (once per build, cached) and returns an attnlab instance.
+ *
+ * The cached instance is shared by every init() caller of that build: dispose() on it ends it for
+ * all of them (their next call throws DISPOSED). Code that wants to dispose of its instance
+ * without affecting anyone else asks for its own with init({ fresh: true }).
  * @param {{ simd?: 'auto' | 'relaxed' | boolean, wasmBinary?: ArrayBuffer | Uint8Array,
- *           locateFile?: (file: string) => string | URL }} [options]
+ *           locateFile?: (file: string) => string | URL, fresh?: boolean }} [options]
  */
 export function init(options = {}) {
   if (options === null || typeof options !== 'object') {
     return Promise.reject(new AttnError('UNKNOWN', 'init() takes an options object'));
   }
   for (const key of Object.keys(options)) {
-    if (!['simd', 'wasmBinary', 'locateFile'].includes(key)) {
+    if (!['simd', 'wasmBinary', 'locateFile', 'fresh'].includes(key)) {
       return Promise.reject(new AttnError('UNKNOWN',
-        `unknown init option "${key}"; expected simd, wasmBinary or locateFile`));
+        `unknown init option "${key}"; expected simd, wasmBinary, locateFile or fresh`));
     }
+  }
+  if (options.fresh !== undefined && typeof options.fresh !== 'boolean') {
+    return Promise.reject(new AttnError('VALUE', `fresh must be true or false, got ${describe(options.fresh)}`));
   }
   if (options.locateFile !== undefined && typeof options.locateFile !== 'function') {
     return Promise.reject(new AttnError('VALUE', `locateFile must be a function (file name -> URL or path), got ${describe(options.locateFile)}`));
@@ -93,8 +100,8 @@ export function init(options = {}) {
   } catch (err) {
     return Promise.reject(err);
   }
-  // Overrides name a particular file or bytes, so they get an instance of their own.
-  const cacheable = options.wasmBinary === undefined && options.locateFile === undefined;
+  // Overrides name a particular file or bytes, so they get an instance of their own, as does fresh.
+  const cacheable = !options.fresh && options.wasmBinary === undefined && options.locateFile === undefined;
   if (cacheable && cache.has(build)) return cache.get(build);
   const pending = load(build, options).then((exports) => new Instance(exports, () => {
     if (cache.get(build) === pending) cache.delete(build);
@@ -129,8 +136,14 @@ async function load(build, options) {
   let bytes = options.wasmBinary;
   let where = 'options.wasmBinary';
   if (bytes === undefined) {
-    const url = options.locateFile ? options.locateFile(file) : new URL(file, import.meta.url);
-    where = String(url);
+    let url;
+    try {
+      url = options.locateFile ? options.locateFile(file) : new URL(file, import.meta.url);
+      where = String(url);
+    } catch (err) {
+      throw new AttnError('LOAD', `locateFile("${file}") threw: ${err?.message ?? String(err)}. ` +
+        'It must return the URL or path of the file.');
+    }
     try {
       bytes = await readBytes(url);
     } catch (err) {
@@ -292,13 +305,32 @@ class Instance {
     if (typeof options !== 'object' || Array.isArray(options)) {
       throw new AttnError('VALUE', `options must be an object, got ${describe(options)}`);
     }
+    // Every input is read exactly once, into the binding's own copies, before anything shared is
+    // written: a getter or proxy that runs meanwhile (even one that calls attention() again) can
+    // neither change this call nor be changed by it.
     const opt = this.#readOptions(variant, options);
     const parts = opt.components ? opt.components.map((c) => this.#byId.get(c)) : [variant];
+    const names = this.#inputNames(inputs);
     const dims = readDims(parts, inputs, this.#meta);
+    const arrays = readArrays(parts, inputs, dims, names);
     this.#writeControl(dims, opt);
     const plan = this.#plan(variant, dims, opt);
-    const arrays = requiredArrays(parts, inputs, dims);
     return this.#run(variant, dims, opt, plan, arrays);
+  }
+
+  // The keys of inputs, each a dimension or an array some variant reads: a name no variant reads
+  // (a typo such as kk) is an error, while x passed to softmax is not, so that one inputs object
+  // can drive several variants.
+  #inputNames(inputs) {
+    const keys = Object.keys(inputs);
+    const known = new Set([...this.#meta.dimFields, ...this.#meta.inputFields]);
+    for (const key of keys) {
+      if (!known.has(key)) {
+        throw new AttnError('UNKNOWN', `unknown input "${key}"; inputs are the dimensions ` +
+          `${this.#meta.dimFields.join(', ')} and the arrays ${this.#meta.inputFields.join(', ')}`);
+      }
+    }
+    return new Set(keys);
   }
 
   #alive() {
@@ -498,9 +530,9 @@ class Instance {
     const pointers = new Map(arrays.map((a) => [a.name, a.offset]));
     this.#meta.inputFields.forEach((name, i) => { u32[((base + INPUTS_OFFSET) >>> 2) + i] = pointers.get(name) ?? 0; });
     for (const a of arrays) {
-      f32.set(a.value, a.offset >>> 2);
+      f32.set(a.data, a.offset >>> 2);
       const bad = Number(e.attn_find_nonfinite(a.offset, a.count));
-      if (bad >= 0) throw nonFinite(a, bad, a.value[bad]);
+      if (bad >= 0) throw nonFinite(a, bad, a.data[bad]);
     }
     const status = e.attn_plan_run(base + PLAN_OFFSET, base + INPUTS_OFFSET, outOffset,
       opt.weights ? weightsOffset : 0, opt.state ? stateOffset : 0, opt.state ? normalizerOffset : 0,
@@ -630,38 +662,63 @@ function readDims(parts, inputs, meta) {
   return dims;
 }
 
-// The arrays the variant (or a mixture's components, then v) reads, with their lengths checked.
-function requiredArrays(parts, inputs, dims) {
+// The true length of a typed array: %TypedArray%.prototype.length, which an own `length`
+// property cannot fake.
+const typedLength = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), 'length').get;
+
+// The arrays the variant (or a mixture's components, then v) reads, checked and copied into
+// Float32Arrays of the binding's own: each element is read once, values that are not numbers or
+// not finite in float32 are reported with their index.
+function readArrays(parts, inputs, dims, given) {
   const specs = new Map();
   for (const part of parts) for (const spec of part.inputs) specs.set(spec.name, spec);
   specs.set('v', { name: 'v', shape: ['n', 'dv'] }); // last, as in every list
   const needs = () => [...specs.values()].map((s) => `${s.name} [${s.shape.join(', ')}]`).join(', ');
   const arrays = [];
   for (const spec of specs.values()) {
-    const value = inputs[spec.name];
+    const value = given.has(spec.name) ? inputs[spec.name] : undefined;
     const expected = spec.shape.reduce((p, dim) => p * dims[dim], 1);
-    const formula = `${spec.shape.join('*')} = ${expected}`;
+    const cols = dims[spec.shape[spec.shape.length - 1]];
+    const array = { name: spec.name, shape: spec.shape, count: expected, cols };
     if (value === undefined || value === null) {
       throw new AttnError('SHAPE', `${spec.name} is missing: ${parts.map((p) => p.id).join(' + ')} needs ${needs()}`);
     }
-    const isArrayLike = ArrayBuffer.isView(value)
-      ? !(value instanceof DataView) && !(value instanceof BigInt64Array) && !(value instanceof BigUint64Array)
-      : Array.isArray(value);
-    if (!isArrayLike) {
+    const typed = ArrayBuffer.isView(value) && !(value instanceof DataView);
+    if (typed && (value instanceof BigInt64Array || value instanceof BigUint64Array)) {
       throw new AttnError('SHAPE', `${spec.name} must be a Float32Array or an array of numbers, got ${describe(value)}`);
     }
-    if (value.length !== expected) {
-      throw new AttnError('SHAPE', `${spec.name} has ${value.length} values, expected ${formula}`);
+    if (!typed && !Array.isArray(value)) {
+      throw new AttnError('SHAPE', `${spec.name} must be a Float32Array or an array of numbers, got ${describe(value)}`);
     }
-    if (Array.isArray(value)) { // a typed array holds numbers by construction; a plain one may not
-      const bad = value.findIndex((x) => typeof x !== 'number');
-      if (bad >= 0) {
-        throw new AttnError('VALUE', `${spec.name}[${bad}] is ${describe(value[bad])}, not a number`);
+    const length = typed ? typedLength.call(value) : value.length;
+    if (length !== expected) {
+      throw new AttnError('SHAPE', `${spec.name} has ${length} values, expected ${spec.shape.join('*')} = ${expected}`);
+    }
+    if (typed) {
+      array.data = new Float32Array(value); // reads the internal slots: no caller code runs
+      if (!(value instanceof Float32Array)) checkFloat32(array, (i) => value[i]);
+    } else {
+      const data = new Float32Array(length);
+      for (let i = 0; i < length; i++) {
+        const x = value[i];
+        if (typeof x !== 'number') throw new AttnError('VALUE', `${spec.name}[${i}] is ${describe(x)}, not a number`);
+        data[i] = x;
+        if (data[i] - data[i] !== 0) throw nonFinite(array, i, x); // NaN, or infinite as float32
       }
+      array.data = data;
     }
-    arrays.push({ name: spec.name, shape: spec.shape, value, count: expected, cols: dims[spec.shape[spec.shape.length - 1]] });
+    arrays.push(array);
   }
   return arrays;
+}
+
+// Values that became infinite in the conversion to float32 (1e39 from a Float64Array), reported
+// with their original value.
+function checkFloat32(array, original) {
+  const data = array.data;
+  for (let i = 0; i < data.length; i++) {
+    if (data[i] - data[i] !== 0) throw nonFinite(array, i, original(i));
+  }
 }
 
 function nonFinite(a, index, value) {
@@ -671,12 +728,8 @@ function nonFinite(a, index, value) {
   return new AttnError('VALUE', `${where} is ${what}; inputs must be finite float32 numbers`);
 }
 
+// Before memory grows (a call that fails must not grow it): NaN/Infinity in Float32Array inputs,
+// which are copied without a per-element check.
 function checkFiniteInJs(arrays) {
-  for (const a of arrays) {
-    const v = a.value;
-    for (let i = 0; i < v.length; i++) {
-      // fround: 1e39 is a finite double but becomes Infinity as float32.
-      if (!Number.isFinite(Math.fround(v[i]))) throw nonFinite(a, i, v[i]);
-    }
-  }
+  for (const a of arrays) checkFloat32(a, (i) => a.data[i]);
 }
