@@ -6,8 +6,8 @@
 
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { reference } from './reference.mjs';
-import { binding, builds, loadBuild, makeInputs, closeTo } from './helpers.mjs';
+import { reference } from '../src/js/reference.js';
+import { binding, builds, loadBuild, makeInputs, closeTo, VARIANTS, isMixable, isMixture } from './helpers.mjs';
 
 const { AttnError } = await binding();
 const buildList = await builds();
@@ -23,6 +23,8 @@ const good = {
   fixed: () => makeInputs('fixed', { n: 6, dv: 3 }, 6),
 };
 const MIX = { components: ['softmax', 'random'], alpha: [0.5, 0.5] };
+/** A variant a mixture may not combine (the first in lab.variants that is neither mixable nor a mixture). */
+const NOT_MIXABLE = VARIANTS.find((v) => !isMixable(v) && !isMixture(v)).id;
 const mixInputs = () => makeInputs('mixture', MIX_DIMS, 5, { components: MIX.components });
 const withArray = (inputs, name, f) => {
   const a = Float32Array.from(inputs[name]);
@@ -81,9 +83,10 @@ const CASES = [
   { name: 'a string inside plain-array q', id: 'softmax', inputs: () => ({ ...good.softmax(), q: Array.from(good.softmax().q, (x, i) => (i === 3 ? '1' : x)) }), code: 'VALUE', mentions: [/\bq\b/] },
   { name: 'NaN in plain-array x', id: 'factorized-dense', inputs: () => ({ ...good.fd(), x: Array.from(good.fd().x, (t, i) => (i === 3 ? NaN : t)) }), code: 'VALUE', mentions: [/\bx\b/] },
   // --- L, a·b
-  { name: 'a·b ≠ L', id: 'factorized-dense', inputs: () => ({ ...good.fd(), L: 9 }), code: 'VALUE', mentions: [/\bL\b/] },
-  { name: 'L < n', id: 'random', inputs: () => ({ ...good.random(), L: 5, r: new Float32Array(25) }), code: 'VALUE', mentions: [/\bL\b/] },
-  { name: 'L < n (dense1)', id: 'dense1', inputs: () => ({ ...makeInputs('dense1', { n: 6, d: 3, dv: 2, L: 6 }, 9), L: 4, w: new Float32Array(12) }), code: 'VALUE', mentions: [/\bL\b/] },
+  // (the message names the relation and the values: a = 2, b = 4, L = 9; n = 6, L = 5 or 4)
+  { name: 'a·b ≠ L', id: 'factorized-dense', inputs: () => ({ ...good.fd(), L: 9 }), code: 'VALUE', mentions: [/\bL\b/, /a\s*[*·]\s*b/, /\b9\b/] },
+  { name: 'L < n', id: 'random', inputs: () => ({ ...good.random(), L: 5, r: new Float32Array(25) }), code: 'VALUE', mentions: [/\bL\b/, /\bn\b/, /\b5\b/] },
+  { name: 'L < n (dense1)', id: 'dense1', inputs: () => ({ ...makeInputs('dense1', { n: 6, d: 3, dv: 2, L: 6 }, 9), L: 4, w: new Float32Array(12) }), code: 'VALUE', mentions: [/\bL\b/, /\bn\b/, /\b4\b/] },
   // --- mixture alpha
   { name: 'alpha negative', id: 'mixture', inputs: mixInputs, options: { ...MIX, alpha: [1.5, -0.5] }, code: 'VALUE', mentions: [/\balpha\b/] },
   { name: 'alpha not summing to 1', id: 'mixture', inputs: mixInputs, options: { ...MIX, alpha: [0.5, 0.4] }, code: 'VALUE', mentions: [/\balpha\b/] },
@@ -93,7 +96,7 @@ const CASES = [
   { name: 'alpha and alphaLogits both given', id: 'mixture', inputs: mixInputs, options: { ...MIX, alphaLogits: [0, 0] }, code: 'VALUE', mentions: [/\balpha\b/, /\balphaLogits\b/] },
   { name: 'neither alpha nor alphaLogits', id: 'mixture', inputs: mixInputs, options: { components: MIX.components }, code: 'VALUE', mentions: [/\balpha\b/] },
   // a variant that exists but cannot be mixed: an option value the variant cannot honour
-  { name: 'non-mixable component', id: 'mixture', inputs: mixInputs, options: { components: ['softmax', 'linear'], alpha: [0.5, 0.5] }, code: 'UNSUPPORTED', mentions: [/\blinear\b/, /component/] },
+  { name: `non-mixable component (${NOT_MIXABLE})`, id: 'mixture', inputs: mixInputs, options: { components: ['softmax', NOT_MIXABLE], alpha: [0.5, 0.5] }, code: 'UNSUPPORTED', mentions: [new RegExp(`\\b${NOT_MIXABLE}\\b`), /component/] },
   { name: 'misspelt component', id: 'mixture', inputs: mixInputs, options: { components: ['softmax', 'randum'], alpha: [0.5, 0.5] }, code: 'UNKNOWN', mentions: [/\brandum\b/] },
   // --- unknown variant / option
   { name: 'unknown variant id', id: 'softmx', inputs: good.softmax, code: 'UNKNOWN', mentions: [/softmx/] },

@@ -1,104 +1,111 @@
-// Shared helpers for the attnlab Node test suite: a deterministic PRNG, input generation for every
-// variant, build selection and the SPEC §3 accuracy check.
+// Shared helpers for the attnlab Node test suite: the variant registry as the binding publishes
+// it (lab.variants), input generation for every variant, build selection and the accuracy check
+// (the bar in docs/contract.md).
 //
-// Inputs are generated per array from an independent stream (seed, array name), so two variants
-// called with the same seed and dims see the same q, k, v, x, ... (the mixture tests rely on it).
-// Every value is rounded to float32 (Math.fround) before it is stored, so the float64 reference
-// sees exactly the numbers the WebAssembly module reads.
+// Inputs are generated per array from an independent stream (seed, array name; src/js/prng.js), so
+// two variants called with the same seed and dims see the same q, k, v, x, ... (the mixture tests
+// rely on it). Every value is rounded to float32 (Math.fround) before it is stored, so the float64
+// reference sees exactly the numbers the WebAssembly module reads.
+//
+// Nothing here lists variant ids: what each variant reads comes from lab.variants, so a variant
+// added to the registry is generated, run and checked by the suite without editing this file.
 
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { mulberry32, uniformArray } from '../src/js/prng.js';
+
+export { mulberry32 };
 
 export const BINDING_URL = process.env.ATTNLAB_BINDING
   ? pathToFileURL(process.env.ATTNLAB_BINDING).href
   : new URL('../dist/attnlab.js', import.meta.url).href;
 export const BINDING_PATH = fileURLToPath(BINDING_URL);
 
-/** The SPEC §3 bar: |a - e| <= ABS_TOL + REL_TOL * |e|. */
+/** The accuracy bar of docs/contract.md: |a - e| <= ABS_TOL + REL_TOL * |e|. */
 export const ABS_TOL = 1e-5;
 export const REL_TOL = 1e-4;
 
 /** Sequence lengths / widths around the SIMD width (4 floats) used by the sweeps. */
 export const SIZES = [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64, 65];
 
-/** mulberry32: a small, fast 32-bit PRNG. Returns a function giving floats in [0, 1). */
-export function mulberry32(seed) {
-  let a = seed >>> 0;
-  return function next() {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** FNV-1a hash of a string, used to derive one stream per array name. */
-function hashString(s) {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h >>> 0;
-}
-
 /** Float32Array of `len` values uniform in [-magnitude, magnitude], from stream (seed, name). */
 export function randomArray(len, seed, name, magnitude = 1) {
-  const rnd = mulberry32((hashString(name) ^ Math.imul(seed >>> 0, 0x9e3779b1)) >>> 0);
-  const out = new Float32Array(len);
-  for (let i = 0; i < len; i++) out[i] = Math.fround((2 * rnd() - 1) * magnitude);
-  return out;
+  return uniformArray(len, seed, name, magnitude);
 }
 
-/** Shapes of every array, as dimension names (SPEC §2 and attnlab.d.ts). */
-export const ARRAY_SHAPES = {
-  q: ['n', 'd'], k: ['n', 'd'], v: ['n', 'dv'], x: ['n', 'd'],
-  w1: ['d', 'h'], b1: ['h'], w2: ['h', 'L'], b2: ['L'],
-  w: ['d', 'L'], r: ['L', 'L'],
-  wa: ['d', 'a'], ba: ['a'], wb: ['d', 'b'], bb: ['b'],
-  r1: ['L', 'rank'], r2: ['L', 'rank'],
-};
+let bindingPromise;
+/** The binding module (dist/attnlab.js, or $ATTNLAB_BINDING). */
+export function binding() {
+  bindingPromise ??= import(BINDING_URL);
+  return bindingPromise;
+}
 
-/** Arrays each variant reads (mixture: only those of its components, plus v). */
-export const VARIANT_ARRAYS = {
-  softmax: ['q', 'k', 'v'],
-  dense: ['x', 'w1', 'b1', 'w2', 'b2', 'v'],
-  dense1: ['x', 'w', 'v'],
-  random: ['r', 'v'],
-  'factorized-dense': ['x', 'wa', 'ba', 'wb', 'bb', 'v'],
-  'factorized-random': ['r1', 'r2', 'v'],
-  linear: ['q', 'k', 'v'],
-  efficient: ['q', 'k', 'v'],
-  taylor: ['q', 'k', 'v'],
-  fixed: ['v'],
-};
+// ---------------------------------------------------------------------------------------------
+// The registry, read once from an instance of the binding (the metadata is the same in every build).
 
-/** Dimensions each variant reads (mixture: union over its components). */
-export const VARIANT_DIMS = {
-  softmax: ['n', 'd', 'dv'],
-  dense: ['n', 'd', 'dv', 'h', 'L'],
-  dense1: ['n', 'd', 'dv', 'L'],
-  random: ['n', 'dv', 'L'],
-  'factorized-dense': ['n', 'd', 'dv', 'a', 'b', 'L'],
-  'factorized-random': ['n', 'dv', 'rank', 'L'],
-  linear: ['n', 'd', 'dv'],
-  efficient: ['n', 'd', 'dv'],
-  taylor: ['n', 'd', 'dv'],
-  fixed: ['n', 'dv'],
-};
+const registryLab = await (await binding()).init({ simd: false });
 
-export const MIXTURE_COMPONENTS = ['softmax', 'dense', 'dense1', 'random', 'factorized-dense', 'factorized-random'];
+/** lab.variants: { id, family, dims, inputs: [{ name, shape }], options, mixable, ... } per variant. */
+export const VARIANTS = registryLab.variants;
+/** lab.options: { type, default, values?, ... } per option name. */
+export const OPTIONS = registryLab.options;
+export const VARIANT_IDS = VARIANTS.map((v) => v.id);
+const variantById = new Map(VARIANTS.map((v) => [v.id, v]));
 
+/** The registry entry of `id`; throws naming the known ids when there is none. */
+export function variantInfo(id) {
+  const v = variantById.get(id);
+  if (!v) throw new Error(`variant '${id}' is not in lab.variants (${VARIANT_IDS.join(', ')})`);
+  return v;
+}
+
+/** Whether a mixture may combine variant `v`'s logits (lab.variants[i].mixable). */
+export function isMixable(v) {
+  return v.mixable === true;
+}
+
+/** Whether `v` is a mixture of other variants (it takes the `components` option). */
+export function isMixture(v) {
+  return v.options.includes('components');
+}
+
+/** Shapes of every array, as dimension names (from lab.variants; one shape per array name). */
+export const ARRAY_SHAPES = {};
+for (const v of VARIANTS) {
+  for (const { name, shape } of v.inputs) {
+    const known = ARRAY_SHAPES[name];
+    if (known && known.join('*') !== shape.join('*')) {
+      throw new Error(`lab.variants gives array ${name} two shapes: ${known.join('*')} and ${shape.join('*')} (${v.id})`);
+    }
+    ARRAY_SHAPES[name] = [...shape];
+  }
+}
+
+/** Arrays each variant reads (a mixture: every array any component may read). */
+export const VARIANT_ARRAYS = Object.fromEntries(VARIANTS.map((v) => [v.id, v.inputs.map((s) => s.name)]));
+
+/** Dimensions each variant reads (a mixture: every dimension any component may read). */
+export const VARIANT_DIMS = Object.fromEntries(VARIANTS.map((v) => [v.id, [...v.dims]]));
+
+/** The ids a mixture may combine, in registry order. */
+export const MIXTURE_COMPONENTS = VARIANTS.filter(isMixable).map((v) => v.id);
+
+/** The fixed patterns the binding accepts with causal: true (those that never look past row i). */
+export function causalPatterns() {
+  return [...OPTIONS.pattern.causalValues];
+}
+
+/** Arrays variant `id` reads; for a mixture, those of `components` (default: all) plus v. */
 export function arraysFor(id, components = MIXTURE_COMPONENTS) {
-  if (id !== 'mixture') return VARIANT_ARRAYS[id];
+  if (!isMixture(variantInfo(id))) return VARIANT_ARRAYS[id];
   const set = new Set();
   for (const c of components) for (const a of VARIANT_ARRAYS[c]) set.add(a);
   set.add('v');
   return [...set];
 }
 
+/** Dimensions variant `id` reads; for a mixture, the union over `components` (default: all). */
 export function dimsFor(id, components = MIXTURE_COMPONENTS) {
-  if (id !== 'mixture') return VARIANT_DIMS[id];
+  if (!isMixture(variantInfo(id))) return VARIANT_DIMS[id];
   const set = new Set();
   for (const c of components) for (const a of VARIANT_DIMS[c]) set.add(a);
   return [...set];
@@ -113,7 +120,7 @@ export function arrayLength(name, dims) {
  * Every input a variant needs: the dimensions it reads plus its arrays (Float32Array).
  * `dims` holds n, dv and whichever of d, h, L, a, b, rank the variant reads (L defaults to n).
  * opts.magnitude: entries uniform in [-magnitude, magnitude] (default 1).
- * opts.components: for mixture, which components (default all six).
+ * opts.components: for a mixture, which components (default: every mixable variant).
  * opts.zeroRows: { q: [rows...], k: [...] } sets those rows to 0 (edge cases for taylor/linear).
  */
 export function makeInputs(id, dims, seed, opts = {}) {
@@ -147,13 +154,6 @@ export function inputChecksum(inputs) {
     for (let i = 0; i < a.length; i++) s += a[i] * ((i % 7) + 1);
   }
   return s;
-}
-
-let bindingPromise;
-/** The binding module (dist/attnlab.js). */
-export function binding() {
-  bindingPromise ??= import(BINDING_URL);
-  return bindingPromise;
 }
 
 /**
@@ -203,7 +203,8 @@ export function caseName(id, dims, seed, options = {}, extra = '') {
 }
 
 /**
- * Checks |actual - expected| <= 1e-5 + 1e-4·|expected| for every element (SPEC §3), and the length.
+ * Checks |actual - expected| <= 1e-5 + 1e-4·|expected| for every element (the accuracy bar of
+ * docs/contract.md), and the length.
  * ctx: { variant, build, dims, seed, options, what ('output' | 'weights' | ...), cols, extra }.
  * Throws an Error naming variant, build, shape, seed, options, (row, col) and both values.
  */

@@ -1,4 +1,5 @@
-// Generates tests/fixtures/<variant>.json from the float64 reference (tests/reference.mjs).
+// Generates tests/fixtures/<variant>.json, one file per variant in the registry (lab.variants), from
+// the float64 reference (src/js/reference.js).
 //
 //   node tests/make-fixtures.mjs            # writes tests/fixtures/*.json
 //   node tests/make-fixtures.mjs --check    # only checks that the committed fixtures are up to date
@@ -7,38 +8,96 @@
 // with tests/helpers.mjs makeInputs and checked against the stored `checksum`), the expected output
 // rounded to 9 significant digits, and the expected weights for n <= WEIGHTS_MAX_N.
 //
+// The cases: the hand-written tables below hold shapes and options chosen for what they exercise
+// (dims around the SIMD width, L > n, a·b = L with gcd(a, b) = 1 or > 1, every tiling and pattern,
+// mixtures of chosen components, magnitude 4, n >= 500). A variant without a table gets the generic
+// sweep (genericCases), built from its dims, inputs and options in lab.variants, so a new variant has
+// fixtures as soon as this script is rerun (`npm run fixtures`). Seeds are handed out in order, so new
+// cases go after the existing ones and the committed fixtures stay as they are.
+//
 // Every case is also checked for conditioning: the reference is re-run with every input perturbed by a
-// few float32 ulps; if that moves any output by more than half of the SPEC §3 bar, a float32
-// implementation could not be expected to meet the bar on it, and generation fails naming the case.
+// few float32 ulps; if that moves any output by more than half of the accuracy bar (docs/contract.md),
+// a float32 implementation could not be expected to meet the bar on it, and generation fails naming
+// the case.
 
 import { mkdirSync, readFileSync, writeFileSync, readdirSync, unlinkSync, existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import { reference } from './reference.mjs';
+import { reference } from '../src/js/reference.js';
 import {
   SIZES, ABS_TOL, REL_TOL, makeInputs, inputChecksum, roundSig, caseName, mulberry32, ARRAY_SHAPES,
-  MIXTURE_COMPONENTS,
+  MIXTURE_COMPONENTS, VARIANTS, VARIANT_IDS, OPTIONS, causalPatterns, isMixture,
 } from './helpers.mjs';
 
 export const FIXTURE_DIR = fileURLToPath(new URL('./fixtures/', import.meta.url));
 export const WEIGHTS_MAX_N = 17;
 
-const VARIANTS = ['softmax', 'dense', 'dense1', 'random', 'factorized-dense', 'factorized-random', 'mixture',
-  'linear', 'efficient', 'taylor', 'fixed'];
+const pick = (list, i) => list[i % list.length];
+
+/** Mixture weights cycling through `pattern`, normalised to sum 1 (k = 6, [1,2,3,1,2,1]: 0.1, 0.2, ...). */
+export function cycledAlpha(k, pattern) {
+  const w = Array.from({ length: k }, (_, i) => pick(pattern, i));
+  const sum = w.reduce((p, t) => p + t, 0);
+  return w.map((t) => t / sum);
+}
+
+/** The values of an enum option a case may use (with causal, only the patterns that allow it). */
+function enumValues(name, causal) {
+  return name === 'pattern' && causal ? causalPatterns() : OPTIONS[name].values;
+}
 
 // ---------------------------------------------------------------------------------------------
 // The cases.
 
-function buildCases() {
-  const byVariant = Object.fromEntries(VARIANTS.map((v) => [v, []]));
+/**
+ * The generic sweep for a variant without a table, from its registry entry alone: n over SIZES,
+ * causal and not, every value of its enum options, magnitude 4, and n >= 500. Dims it reads
+ * besides n get small values that vary with the case; a and b, when read, give L = a·b >= n.
+ * `add(id, dims, options, extra)` receives each case.
+ */
+export function genericCases(v, add) {
+  const enums = v.options.filter((o) => OPTIONS[o] && OPTIONS[o].type === 'enum');
+  const mix = isMixture(v) ? { components: [...MIXTURE_COMPONENTS], alpha: cycledAlpha(MIXTURE_COMPONENTS.length, [1, 2, 3, 1, 2, 1]) } : {};
+  const dimsFor = (n, i, override = {}) => {
+    const dims = {};
+    const s = Math.max(2, Math.ceil(Math.sqrt(n)));
+    const small = { d: pick([8, 5, 16, 3], i), dv: pick([3, 4], i), h: pick([4, 9, 2], i), rank: pick([2, 5, 1], i), a: s, b: s + 1 };
+    for (const dim of v.dims) {
+      if (dim === 'n') dims.n = n;
+      else if (dim === 'L') dims.L = v.dims.includes('a') && v.dims.includes('b') ? s * (s + 1) : n + pick([0, 1, 7], i);
+      else dims[dim] = override[dim] ?? small[dim] ?? pick([3, 4], i);
+    }
+    return dims;
+  };
+  const optionsFor = (causal, i) => {
+    const o = { causal, ...mix };
+    for (const name of enums) o[name] = pick(enumValues(name, causal), i);
+    return o;
+  };
+  SIZES.forEach((n, i) => {
+    add(v.id, dimsFor(n, i), optionsFor(false, i));
+    add(v.id, dimsFor(n, i + 1), optionsFor(true, i));
+  });
+  // magnitude 4 with short sums (d = 2, h = 3, rank = 2): logits that are products of sums
+  // (factorized-dense) stay well conditioned for float32
+  const short = { d: 2, h: 3, rank: 2 };
+  add(v.id, dimsFor(16, 0, short), optionsFor(false, 1), { magnitude: 4 });
+  add(v.id, dimsFor(15, 1, short), optionsFor(true, 2), { magnitude: 4 });
+  add(v.id, dimsFor(520, 0), optionsFor(false, 0));
+  add(v.id, dimsFor(513, 1), optionsFor(true, 1));
+}
+
+export function buildCases() {
+  const byVariant = Object.fromEntries(VARIANT_IDS.map((id) => [id, []]));
   let seed = 1;
   const add = (id, dims, options = {}, extra = {}) => {
+    const s = seed++; // handed out even for an id no longer in the registry, so the others keep theirs
+    if (!byVariant[id]) return;
     byVariant[id].push({
-      id, dims, seed: seed++, magnitude: extra.magnitude ?? 1, options,
+      id, dims, seed: s, magnitude: extra.magnitude ?? 1, options,
       ...(extra.zeroRows ? { zeroRows: extra.zeroRows } : {}),
     });
   };
-  const pick = (list, i) => list[i % list.length];
 
   // --- softmax, linear, efficient, taylor: dims n, d, dv
   for (const id of ['softmax', 'linear', 'efficient', 'taylor']) {
@@ -48,7 +107,7 @@ function buildCases() {
     });
     SIZES.forEach((d, i) => add(id, { n: 17, d, dv: 4 }, { causal: i % 2 === 1 }));
     SIZES.forEach((dv, i) => add(id, { n: 9, d: 8, dv }, { causal: i % 2 === 0 }));
-    // entries of magnitude up to 4 (SPEC §3)
+    // entries of magnitude up to 4 (the range the accuracy bar of docs/contract.md covers)
     add(id, { n: 33, d: 16, dv: 8 }, { causal: false }, { magnitude: 4 });
     add(id, { n: 33, d: 16, dv: 8 }, { causal: true }, { magnitude: 4 });
     add(id, { n: 65, d: 64, dv: 5 }, { causal: false }, { magnitude: 4 });
@@ -162,14 +221,15 @@ function buildCases() {
     const s = Math.max(2, Math.ceil(Math.sqrt(n)));
     return { n, d: 5, dv: 3, h: 4, rank: 3, a: s, b: s + 1, L: s * (s + 1), ...extra };
   };
+  const all = MIXTURE_COMPONENTS;
   const mixOpts = [
-    { components: [...MIXTURE_COMPONENTS], alpha: [0.1, 0.2, 0.3, 0.1, 0.2, 0.1] },
+    { components: [...all], alpha: cycledAlpha(all.length, [1, 2, 3, 1, 2, 1]) },
     { components: ['softmax', 'random'], alpha: [0.25, 0.75] },
     { components: ['dense', 'dense1'], alphaLogits: [0.3, -1.2] },
     { components: ['factorized-dense', 'factorized-random', 'softmax'], alphaLogits: [1, 2, 3] },
     { components: ['random'], alpha: [1] },
     { components: ['dense1', 'random', 'factorized-random'], alpha: [0, 1, 0] },
-    { components: [...MIXTURE_COMPONENTS], alphaLogits: [0, 0, 0, 0, 0, 0] },
+    { components: [...all], alphaLogits: all.map(() => 0) },
     { components: ['factorized-random', 'dense'], alpha: [0.5, 0.5] },
   ];
   SIZES.forEach((n, i) => {
@@ -185,9 +245,9 @@ function buildCases() {
   add('mixture', mixDims(500, { d: 8, h: 8, rank: 4, a: 20, b: 25, L: 500 }), { causal: false, ...mixOpts[0] });
   add('mixture', mixDims(512, { d: 8, h: 8, rank: 4, a: 16, b: 33, L: 528 }), { causal: true, ...mixOpts[3] });
 
-  // --- fixed: dims n, dv; 7 patterns, window for left/right
-  const patterns = ['current', 'previous', 'next', 'left', 'right', 'first', 'last'];
-  const causalOk = new Set(['current', 'previous', 'left', 'first']);
+  // --- fixed: dims n, dv; every pattern, window for left/right
+  const patterns = OPTIONS.pattern.values;
+  const causalOk = new Set(causalPatterns());
   for (const pattern of patterns) {
     SIZES.forEach((n, i) => {
       add('fixed', { n, dv: pick([3, 4, 5], i) }, { causal: false, pattern });
@@ -204,6 +264,9 @@ function buildCases() {
   }
   SIZES.forEach((dv, i) => add('fixed', { n: 9, dv }, { causal: false, pattern: pick(patterns, i) }));
   add('fixed', { n: 33, dv: 8 }, { causal: true, pattern: 'left', window: 4 }, { magnitude: 4 });
+
+  // --- every other variant in the registry: the generic sweep
+  for (const v of VARIANTS) if (byVariant[v.id].length === 0) genericCases(v, add);
 
   return byVariant;
 }
@@ -265,7 +328,7 @@ function main() {
   let total = 0;
   let bytes = 0;
   let stale = 0;
-  for (const id of VARIANTS) {
+  for (const id of VARIANT_IDS) {
     const file = path.join(FIXTURE_DIR, `${id}.json`);
     const cases = byVariant[id].map(fixtureCase);
     const text = `{"variant":${JSON.stringify(id)},"generator":"tests/make-fixtures.mjs","cases":[\n${
@@ -281,7 +344,7 @@ function main() {
   }
   if (!check) {
     for (const f of readdirSync(FIXTURE_DIR)) {
-      if (f.endsWith('.json') && !VARIANTS.includes(f.slice(0, -5))) unlinkSync(path.join(FIXTURE_DIR, f));
+      if (f.endsWith('.json') && !VARIANT_IDS.includes(f.slice(0, -5))) unlinkSync(path.join(FIXTURE_DIR, f));
     }
   }
   console.log(`${total} cases, ${(bytes / 1024 / 1024).toFixed(2)} MiB${check ? (stale ? `, ${stale} stale file(s)` : ', up to date') : ' written'}`);

@@ -1,57 +1,64 @@
 // Properties every build must have, checked against independent float64 computations:
 // rows of the effective matrix are distributions, causal rows end at the diagonal, output = weights·v,
-// the mixture / factorized-random / taylor identities, fresh and deterministic results, that only the
-// first n rows / columns of L-sized parameters matter, and linear attention at n = 65536 without n×n
-// memory.
+// the mixture / factorized-random / kernel feature-map identities, fresh and deterministic results,
+// that only the first n rows / columns of L-sized parameters matter, and linear attention at
+// n = 65536 without n×n memory. The expected values come from the definitions in
+// src/js/reference.js; the variants and their inputs from lab.variants.
 //
 //   node --test tests/properties.test.mjs
 
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { reference } from './reference.mjs';
+import { reference, referenceRows, definitions } from '../src/js/reference.js';
 import {
   builds, loadBuild, makeInputs, closeTo, caseName, matVec, describeDims, MIXTURE_COMPONENTS,
-  ARRAY_SHAPES, VARIANT_ARRAYS,
+  ARRAY_SHAPES, VARIANTS, OPTIONS, isMixable, isMixture, causalPatterns, dimsFor, variantInfo,
 } from './helpers.mjs';
 
 const buildList = await builds();
 const labs = {};
 for (const build of buildList) labs[build] = await loadBuild(build);
 
-const FIXED_PATTERNS = ['current', 'previous', 'next', 'left', 'right', 'first', 'last'];
-const CAUSAL_PATTERNS = new Set(['current', 'previous', 'left', 'first']);
+const CAUSAL_PATTERNS = new Set(causalPatterns());
+/** Mixture weights over every component: 0.3, 0.1, 0.1, 0.2, 0.2, 0.1, ... normalised to sum 1. */
+const ALL_ALPHA = (() => {
+  const w = MIXTURE_COMPONENTS.map((_, i) => [3, 1, 1, 2, 2, 1][i % 6]);
+  const sum = w.reduce((p, t) => p + t, 0);
+  return w.map((t) => t / sum);
+})();
 const DIMS_13 = { n: 13, d: 6, dv: 5, h: 7, L: 20, a: 4, b: 5, rank: 3 };
 const DIMS_37 = { n: 37, d: 9, dv: 6, h: 5, L: 40, a: 8, b: 5, rank: 4 };
 
-/** One representative configuration per variant / option value (non-causal; causal added below). */
+/**
+ * Configurations for every variant in lab.variants (non-causal; causal added below): one per value
+ * of each enum option it takes (or one with defaults), a mixture of every component, and a
+ * non-default value of each of its numeric options (scale, eps, window).
+ */
 function configs(ALL_DIMS = DIMS_13) {
   const list = [];
-  const dimsOf = (id) => {
-    const keep = {
-      softmax: ['n', 'd', 'dv'], linear: ['n', 'd', 'dv'], efficient: ['n', 'd', 'dv'], taylor: ['n', 'd', 'dv'],
-      dense: ['n', 'd', 'dv', 'h', 'L'], dense1: ['n', 'd', 'dv', 'L'], random: ['n', 'dv', 'L'],
-      'factorized-dense': ['n', 'd', 'dv', 'a', 'b', 'L'], 'factorized-random': ['n', 'dv', 'rank', 'L'],
-      mixture: Object.keys(ALL_DIMS), fixed: ['n', 'dv'],
-    }[id];
-    return Object.fromEntries(keep.map((k) => [k, ALL_DIMS[k]]));
-  };
-  for (const id of ['softmax', 'dense', 'dense1', 'random', 'factorized-random', 'linear', 'efficient', 'taylor']) {
-    list.push({ id, dims: dimsOf(id), options: {} });
+  for (const v of VARIANTS) {
+    const dims = Object.fromEntries(dimsFor(v.id).map((k) => [k, ALL_DIMS[k]]));
+    const add = (options) => list.push({ id: v.id, dims, options });
+    const enums = v.options.filter((o) => OPTIONS[o] && OPTIONS[o].type === 'enum');
+    if (isMixture(v)) {
+      add({ components: [...MIXTURE_COMPONENTS], alpha: ALL_ALPHA });
+      add({ components: [MIXTURE_COMPONENTS[0], MIXTURE_COMPONENTS[MIXTURE_COMPONENTS.length - 1]], alphaLogits: [0.5, -0.5] });
+    } else if (enums.length) {
+      for (const name of enums) for (const value of OPTIONS[name].values) add({ [name]: value });
+    } else {
+      add({});
+    }
+    if (v.options.includes('scale') && !isMixture(v)) add({ scale: 0.25 });
+    if (v.options.includes('eps')) add({ eps: 0.01 });
+    if (v.options.includes('window')) {
+      add({ pattern: 'left', window: 5 });
+      add({ pattern: 'right', window: 1 });
+    }
   }
-  list.push({ id: 'softmax', dims: dimsOf('softmax'), options: { scale: 0.25 } });
-  list.push({ id: 'factorized-dense', dims: dimsOf('factorized-dense'), options: { tiling: 'kronecker' } });
-  list.push({ id: 'factorized-dense', dims: dimsOf('factorized-dense'), options: { tiling: 'tile' } });
-  list.push({ id: 'mixture', dims: dimsOf('mixture'), options: { components: [...MIXTURE_COMPONENTS], alpha: [0.3, 0.1, 0.1, 0.2, 0.2, 0.1] } });
-  list.push({ id: 'mixture', dims: dimsOf('mixture'), options: { components: ['softmax', 'factorized-random'], alphaLogits: [0.5, -0.5] } });
-  list.push({ id: 'linear', dims: dimsOf('linear'), options: { eps: 0.01 } });
-  list.push({ id: 'taylor', dims: dimsOf('taylor'), options: { eps: 0.01 } });
-  for (const pattern of FIXED_PATTERNS) list.push({ id: 'fixed', dims: dimsOf('fixed'), options: { pattern } });
-  list.push({ id: 'fixed', dims: dimsOf('fixed'), options: { pattern: 'left', window: 5 } });
-  list.push({ id: 'fixed', dims: dimsOf('fixed'), options: { pattern: 'right', window: 1 } });
   const out = [];
   for (const c of list) {
     out.push({ ...c, options: { ...c.options, causal: false } });
-    if (c.id !== 'fixed' || CAUSAL_PATTERNS.has(c.options.pattern)) out.push({ ...c, options: { ...c.options, causal: true } });
+    if (c.options.pattern === undefined || CAUSAL_PATTERNS.has(c.options.pattern)) out.push({ ...c, options: { ...c.options, causal: true } });
   }
   return out;
 }
@@ -67,19 +74,31 @@ function sameBits(a, b) {
   return true;
 }
 
-test('lab.variants describes every SPEC §2 variant with the SPEC inputs', () => {
+test('lab.variants is consistent: one shape per array, dims cover the shapes, a mixture reads its components\' arrays', () => {
+  for (const build of buildList) {
+    assert.deepEqual(JSON.parse(JSON.stringify(labs[build].variants)), JSON.parse(JSON.stringify(VARIANTS)),
+      `[${build}]: lab.variants differs from the scalar build's`);
+  }
   const lab = labs[buildList[0]];
-  const expectedInputs = { ...VARIANT_ARRAYS };
-  expectedInputs.mixture = ['q', 'k', 'x', 'w1', 'b1', 'w2', 'b2', 'w', 'r', 'wa', 'ba', 'wb', 'bb', 'r1', 'r2', 'v'];
-  const ids = lab.variants.map((v) => v.id);
-  assert.deepEqual([...ids].sort(), Object.keys(expectedInputs).sort());
+  const mixableInputs = new Set(['v']);
+  for (const info of lab.variants.filter(isMixable)) for (const s of info.inputs) mixableInputs.add(s.name);
   for (const info of lab.variants) {
     const names = info.inputs.map((s) => s.name);
-    assert.deepEqual([...names].sort(), [...expectedInputs[info.id]].sort(), `${info.id}: inputs`);
+    assert.ok(names.includes('v'), `${info.id}: reads no v`);
+    assert.equal(new Set(names).size, names.length, `${info.id}: an input is listed twice`);
     for (const spec of info.inputs) {
       assert.deepEqual(spec.shape, ARRAY_SHAPES[spec.name], `${info.id}: shape of ${spec.name}`);
     }
+    for (const dim of ['n', 'dv']) assert.ok(info.dims.includes(dim), `${info.id}: dims lack ${dim}`);
+    for (const spec of info.inputs) {
+      for (const dim of spec.shape) assert.ok(info.dims.includes(dim), `${info.id}: input ${spec.name} is sized by ${dim}, which is not in its dims`);
+    }
     assert.ok(Array.isArray(info.options), `${info.id}: options is an array`);
+    for (const o of info.options) assert.ok(o in lab.options, `${info.id}: option ${o} is not in lab.options`);
+    if (isMixture(info)) {
+      assert.deepEqual([...names].sort(), [...mixableInputs].sort(), `${info.id}: inputs are not those of the mixable variants`);
+      assert.ok(!isMixable(info), `${info.id}: a mixture is not itself mixable`);
+    }
   }
   const opts = Object.fromEntries(lab.variants.map((v) => [v.id, v.options]));
   assert.ok(opts.softmax.includes('scale'), 'softmax accepts scale');
@@ -123,7 +142,7 @@ for (const build of buildList) {
             closeTo(r.output, matVec(r.weights, inputs.v, n, dv), ctxOf(c, build, s, { what: 'output vs returned weights·v (float64)' }));
             // Against the reference only at magnitude 1: at magnitude 4 some of these shapes have logits
             // near 2000 (factorized-dense: a product of two d-term sums), whose float32 rounding alone
-            // moves outputs past the SPEC §3 bar; the fixtures hold the magnitude-4 cases a float32
+            // moves outputs past the accuracy bar (docs/contract.md); the fixtures hold the magnitude-4 cases a float32
             // implementation can meet (make-fixtures.mjs checks their conditioning).
             if (magnitude === 1) {
               const ref = reference(c.id, inputs, c.options);
@@ -135,7 +154,7 @@ for (const build of buildList) {
       }
     });
 
-    describe('mixture with one-hot alpha equals its component', () => {
+    for (const mixtureId of VARIANTS.filter(isMixture).map((v) => v.id)) describe(`${mixtureId} with one-hot alpha equals its component`, () => {
       let seed = 3000;
       for (const comp of MIXTURE_COMPONENTS) {
         for (const causal of [false, true]) {
@@ -147,12 +166,12 @@ for (const build of buildList) {
             const options = form === 'alpha'
               ? { causal, components: [...MIXTURE_COMPONENTS], alpha: onehot }
               : { causal, components: [...MIXTURE_COMPONENTS], alphaLogits: onehot.map((x) => (x ? 0 : -800)) };
-            const name = `mixture ${describeDims(dims)} ${form} one-hot ${comp}${causal ? ' causal' : ''} seed=${s} [${build}]`;
+            const name = `${mixtureId} ${describeDims(dims)} ${form} one-hot ${comp}${causal ? ' causal' : ''} seed=${s} [${build}]`;
             test(name, () => {
-              const mix = lab.attention('mixture', makeInputs('mixture', dims, s), { ...options, weights: true });
+              const mix = lab.attention(mixtureId, makeInputs(mixtureId, dims, s), { ...options, weights: true });
               const compInputs = makeInputs(comp, dims, s); // same per-array streams: identical arrays
               const one = lab.attention(comp, compInputs, { causal, weights: true });
-              const ctx = { variant: 'mixture', build, dims, seed: s, options, cols: dims.dv, extra: `vs ${comp}` };
+              const ctx = { variant: mixtureId, build, dims, seed: s, options, cols: dims.dv, extra: `vs ${comp}` };
               closeTo(mix.output, Float64Array.from(one.output), ctx);
               closeTo(mix.weights, Float64Array.from(one.weights), { ...ctx, what: 'weights', cols: dims.n });
             });
@@ -187,22 +206,26 @@ for (const build of buildList) {
       }
     });
 
-    describe('taylor equals linear attention with φ(x) = [1, x/‖x‖]', () => {
+    // taylor: φ(x) = [1, x/‖x‖]; linear: φ(x) = elu(x)+1 (the `features` of their definitions)
+    const kernelIds = VARIANTS.map((v) => v.id).filter((id) => definitions[id] && definitions[id].features);
+    describe(`${kernelIds.join(', ')} equal kernel attention with their feature map φ (y_i = φ(q_i)ᵀS / (φ(q_i)·z + eps))`, () => {
       let seed = 5000;
-      for (const [n, d, dv] of [[1, 3, 2], [8, 4, 4], [17, 16, 3], [40, 9, 7]]) {
-        for (const causal of [false, true]) {
-          for (const eps of [undefined, 0.05]) {
-            const s = seed++;
-            const options = eps === undefined ? { causal } : { causal, eps };
-            const dims = { n, d, dv };
-            test(`${caseName('taylor', dims, s, options)} [${build}]`, () => {
-              const inputs = makeInputs('taylor', dims, s, { magnitude: 3, zeroRows: n > 4 ? { q: [2], k: [3] } : undefined });
-              const expected = kernelAttention(inputs, taylorFeatures, options.eps ?? 1e-6, causal);
-              const ctx = { variant: 'taylor', build, dims, seed: s, options, cols: dv, extra: 'vs feature-map form' };
-              closeTo(lab.attention('taylor', inputs, options).output, expected, ctx);
-              // and the reference agrees with the feature-map form (a check of the reference itself)
-              closeTo(reference('taylor', inputs, options).output, expected, { ...ctx, build: 'reference' }, 1e-12, 1e-10);
-            });
+      for (const id of kernelIds) {
+        for (const [n, d, dv] of [[1, 3, 2], [8, 4, 4], [17, 16, 3], [40, 9, 7]]) {
+          for (const causal of [false, true]) {
+            for (const eps of [undefined, 0.05]) {
+              const s = seed++;
+              const options = eps === undefined ? { causal } : { causal, eps };
+              const dims = { n, d, dv };
+              test(`${caseName(id, dims, s, options)} [${build}]`, () => {
+                const inputs = makeInputs(id, dims, s, { magnitude: 3, zeroRows: n > 4 ? { q: [2], k: [3] } : undefined });
+                const expected = kernelAttention(inputs, definitions[id].features, options.eps ?? 1e-6, causal);
+                const ctx = { variant: id, build, dims, seed: s, options, cols: dv, extra: 'vs feature-map form' };
+                closeTo(lab.attention(id, inputs, options).output, expected, ctx);
+                // and the reference's A-form agrees with the feature-map form (a check of the reference itself)
+                closeTo(reference(id, inputs, options).output, expected, { ...ctx, build: 'reference' }, 1e-12, 1e-10);
+              });
+            }
           }
         }
       }
@@ -210,12 +233,14 @@ for (const build of buildList) {
 
     describe('only the first n rows / columns of L-sized parameters are used', () => {
       // Changing the parameter entries beyond n (to large values) must not change the output.
-      const cases = [
-        ['dense', { n: 9, d: 4, dv: 3, h: 5, L: 14 }, ['w2', 'b2']],
-        ['dense1', { n: 9, d: 4, dv: 3, L: 13 }, ['w']],
-        ['random', { n: 9, dv: 3, L: 12 }, ['r']],
-        ['factorized-random', { n: 9, dv: 3, rank: 3, L: 16 }, ['r1', 'r2']],
-      ];
+      // Every variant with an input sized by L (a mixture: through its components).
+      const cases = VARIANTS.filter((v) => !isMixture(v) && v.inputs.some((x) => x.shape.includes('L')))
+        .map((v, idx) => {
+          const all = { n: 9, d: 4, dv: 3, h: 5, rank: 3, L: [14, 13, 12, 16][idx % 4] };
+          if (v.dims.includes('a') && v.dims.includes('b')) Object.assign(all, { a: 4, b: 4, L: 16 }); // L = a·b
+          const dims = Object.fromEntries(v.dims.map((k) => [k, all[k]]));
+          return [v.id, dims, v.inputs.filter((x) => x.shape.includes('L')).map((x) => x.name)];
+        });
       let seed = 6000;
       for (const [id, dims, params] of cases) {
         for (const causal of [false, true]) {
@@ -288,20 +313,21 @@ for (const build of buildList) {
     describe('running maxima: logits that keep growing (or shrinking) along j', () => {
       // k rows form a ramp from -4 to 4 (or 4 to -4), so a streaming softmax / the causal efficient
       // column softmax meets a new maximum at every key block and must rescale its running sums.
+      // Every variant that reads k; a mixture through softmax, with a component that does not.
       let seed = 8000;
-      for (const id of ['softmax', 'efficient', 'linear', 'mixture']) {
+      for (const id of VARIANTS.filter((v) => v.inputs.some((x) => x.name === 'k')).map((v) => v.id)) {
         for (const dir of ['rising', 'falling']) {
           for (const causal of [false, true]) {
             const s = seed++;
             const dims = { n: 70, d: 4, dv: 3, L: 70 };
-            const options = id === 'mixture' ? { causal, components: ['softmax', 'random'], alpha: [0.7, 0.3] } : { causal };
+            const options = isMixture(variantInfo(id)) ? { causal, components: ['softmax', 'random'], alpha: [0.7, 0.3] } : { causal };
             test(`${caseName(id, dims, s, options)} k ${dir} [${build}]`, () => {
               const inputs = makeInputs(id, dims, s, { components: options.components });
               for (let j = 0; j < dims.n; j++) {
                 const t = -4 + (8 * j) / (dims.n - 1);
                 for (let c = 0; c < dims.d; c++) inputs.k[j * dims.d + c] = dir === 'rising' ? t : -t;
               }
-              if (id === 'softmax' || id === 'mixture') inputs.q.fill(4); // logits 4·t·4/2, up to ±32
+              if (definitions[id].logits) inputs.q.fill(4); // softmax-type: logits 4·t·4/2, up to ±32
               const r = lab.attention(id, inputs, { ...options, weights: true });
               const ref = reference(id, inputs, options);
               const ctx = { variant: id, build, dims, seed: s, options, cols: dims.dv, extra: `k ${dir}` };
@@ -338,7 +364,7 @@ for (const build of buildList) {
       }
     });
 
-    describe('n = 2048, the largest n the SPEC §3 bar covers', () => {
+    describe('n = 2048, the largest n the accuracy bar of docs/contract.md covers', () => {
       const cases = [
         ['softmax', { n: 2048, d: 16, dv: 4 }, { causal: true }],
         ['dense1', { n: 2048, d: 8, dv: 3, L: 2048 }, { causal: false }],
@@ -379,7 +405,7 @@ for (const build of buildList) {
             if (!Number.isFinite(output[i])) assert.fail(`linear n=${n} [${build}]: output(row ${Math.floor(i / dv)}, col ${i % dv}) = ${output[i]}`);
           }
           const rows = [0, 1, 2, 3, 4, 5, 7, 8, 4095, 4096, 32767, 40001, 65533, 65534, 65535];
-          const expected = linearRows(inputs, rows, causal, 1e-6);
+          const expected = referenceRows('linear', inputs, { causal }, rows);
           const got = new Float32Array(rows.length * dv);
           rows.forEach((row, t) => got.set(output.subarray(row * dv, (row + 1) * dv), t * dv));
           closeTo(got, expected, {
@@ -393,26 +419,13 @@ for (const build of buildList) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Independent float64 computations used above.
+// Float64 computations used above that are not a variant's definition.
 
 const referenceCache = new Map();
 /** The reference of a big case, computed once for all builds. */
 function cachedReference(key, compute) {
   if (!referenceCache.has(key)) referenceCache.set(key, compute());
   return referenceCache.get(key);
-}
-
-/** Taylor features φ(x) = [1, x/max(‖x‖, 1e-12)] for every row. */
-function taylorFeatures(X, n, d) {
-  const F = new Float64Array(n * (d + 1));
-  for (let i = 0; i < n; i++) {
-    let s = 0;
-    for (let c = 0; c < d; c++) s += X[i * d + c] ** 2;
-    const norm = Math.max(Math.sqrt(s), 1e-12);
-    F[i * (d + 1)] = 1;
-    for (let c = 0; c < d; c++) F[i * (d + 1) + 1 + c] = X[i * d + c] / norm;
-  }
-  return { F, m: d + 1 };
 }
 
 /** Kernel attention in the S / z form: y_i = φ(q_i)ᵀ·S / (φ(q_i)·z + eps), S, z (prefix) sums over j. */
@@ -440,25 +453,4 @@ function kernelAttention({ n, d, dv, q, k, v }, features, eps, causal) {
     }
   }
   return y;
-}
-
-/** Rows of linear attention straight from the formula, O(n·(d+dv)) per row. */
-function linearRows({ n, d, dv, q, k, v }, rows, causal, eps) {
-  const phi = (t) => (t > 0 ? t + 1 : Math.exp(t));
-  const pk = Float64Array.from(k, phi);
-  const out = new Float64Array(rows.length * dv);
-  rows.forEach((i, t) => {
-    const pq = Array.from(q.subarray(i * d, (i + 1) * d), phi);
-    const num = new Float64Array(dv);
-    let den = 0;
-    const last = causal ? i : n - 1;
-    for (let j = 0; j <= last; j++) {
-      let s = 0;
-      for (let c = 0; c < d; c++) s += pq[c] * pk[j * d + c];
-      den += s;
-      for (let c = 0; c < dv; c++) num[c] += s * v[j * dv + c];
-    }
-    for (let c = 0; c < dv; c++) out[t * dv + c] = num[c] / (den + eps);
-  });
-  return out;
 }

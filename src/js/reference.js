@@ -1,0 +1,694 @@
+// The definitions of every attnlab variant, in float64: one entry per variant id.
+//
+// This is the project's independent oracle. It is written from the math in docs/contract.md, not
+// from the C code: it builds the explicit n×n effective attention matrix A by the definitions (no
+// streaming, no prefix-sum tricks, no running maxima) and returns y = A·v. The tests compare every
+// build against it (tests/make-fixtures.mjs stores its answers), the page explains a hovered cell
+// with its numbers (explain) and prints its flop counts (flopCount), and the benchmark uses the
+// same counts. Adding a variant adds one entry to `definitions` below.
+//
+//   reference(id, inputs, options)        -> { output: Float64Array (n×dv), weights: Float64Array (n×n) }
+//   referenceRows(id, inputs, options, rows) -> chosen output rows without the n×n matrix
+//   logits(id, inputs, options)           -> Float64Array (n×n) | null (linear family, fixed)
+//   explain(id, inputs, options, i, j)    -> Step[]: how A[i,j] comes about, numbers plugged in
+//   explainOutput(inputs, weights, i, c)  -> Step[]: y[i,c] = Σ_j A[i,j]·v[j,c]
+//   intermediates(id, result, dims)       -> what a linear variant keeps instead of A (state: true)
+//   flopCount(id, dims, options)          -> { flops, formula } (a multiply-add counts 2)
+//   gflops(flops, ms), hasDefinition(id)
+//
+// A Step is { label, formula, value, terms? }: read it as `label = formula = value`; `terms`, when
+// present, are the [a, b] pairs of the sum of products the formula stands for (all of them; a
+// display shows the first few). Every entry ends up with
+//   weights(inputs, options, causal) -> Float64Array(n*n), weightRow(inputs, options, i),
+//   explain(inputs, options, i, j) -> Step[], flops(dims, options) -> { flops, formula },
+// and softmax-type entries also with logits(inputs, options) -> Float64Array(n*n). An entry is
+// written as one of two kinds:
+//   softmaxType({ logitRow, logitSteps, logitFlops }): logitRow(inputs, options, i) gives row i
+//     of B (A = softmax_row(B + M)), logitSteps(inputs, options, i, j) the Steps ending with
+//     B[i,j], logitFlops(dims, options) the cost of B ({ flops, formula } or null); the rest,
+//     including what a mixture needs of a component, is derived;
+//   rowwise({ weightRow, explain, flops }): weightRow(inputs, options, i) gives row i of A.
+// Linear-family entries may add features(X, n, d) (their kernel feature map φ) and
+// intermediates(state, normalizer, dims) (what their state: true arrays mean).
+//
+// `inputs` holds the dimensions (n, d, dv, h, L, a, b, rank; L defaults to n) and the arrays
+// (Float32Array or plain arrays); `options` the binding's options (causal, scale, eps, tiling,
+// components, alpha, alphaLogits, pattern, window) with the defaults of the definitions: scale
+// 1/√d, eps 1e-6, tiling kronecker, pattern current, window 3. Parameters sized by L contribute
+// their first n rows / columns. Not defensive: bad input is the binding's job. No DOM, no Node APIs.
+
+const DEFAULT_EPS = 1e-6;
+const DEFAULT_WINDOW = 3;
+const NORM_FLOOR = 1e-12; // taylor: q̂ = q / max(‖q‖, 1e-12)
+
+// ---------------------------------------------------------------------------------------------
+// Small float64 helpers.
+
+/** Σ_c X[xi + c·xs]·Y[yi + c·ys] for c < len, starting from `init`, and the [x, y] pairs. */
+function dotWithTerms(X, xi, xs, Y, yi, ys, len, init = 0, withTerms = false) {
+  let s = init;
+  const terms = withTerms ? [] : null;
+  for (let c = 0; c < len; c++) {
+    const x = X[xi + c * xs];
+    const y = Y[yi + c * ys];
+    s += x * y;
+    if (terms) terms.push([x, y]);
+  }
+  return { value: s, terms };
+}
+
+/** Row i of X (rows × inner) times W (inner × cols, row stride sw), plus bias: cols values. */
+function affineRow(X, i, inner, W, cols, sw, bias = null) {
+  const out = new Float64Array(cols);
+  for (let j = 0; j < cols; j++) {
+    let s = bias ? bias[j] : 0;
+    for (let t = 0; t < inner; t++) s += X[i * inner + t] * W[t * sw + j];
+    out[j] = s;
+  }
+  return out;
+}
+
+function matmulAV(A, v, n, dv) {
+  const y = new Float64Array(n * dv);
+  for (let i = 0; i < n; i++) {
+    for (let c = 0; c < dv; c++) {
+      let s = 0;
+      for (let j = 0; j < n; j++) s += A[i * n + j] * v[j * dv + c];
+      y[i * dv + c] = s;
+    }
+  }
+  return y;
+}
+
+/** The last column row i may use: i when causal, n - 1 otherwise. */
+const lastColumn = (n, causal, i) => (causal ? i : n - 1);
+const over = (n, causal, i) => (causal ? `over j' ≤ ${i}` : `over all ${n} columns`);
+
+/** The step of a causally masked cell. */
+const maskedStep = (i, j, why) => ({
+  label: `A[${i},${j}]`, formula: `0: causal row ${i} uses only columns j ≤ ${i} (${why})`, value: 0,
+});
+
+// ---------------------------------------------------------------------------------------------
+// Softmax-type variants: B (n×n logits), A = softmax_row(B + M), M[i,j] = −∞ for j > i when causal.
+
+/** max, Σ exp(B − max) and the weights of one logit row over columns 0..last. */
+function softmaxRow(B, last) {
+  let m = -Infinity;
+  for (let j = 0; j <= last; j++) m = Math.max(m, B[j]);
+  const e = new Float64Array(last + 1);
+  let s = 0;
+  for (let j = 0; j <= last; j++) {
+    e[j] = Math.exp(B[j] - m);
+    s += e[j];
+  }
+  for (let j = 0; j <= last; j++) e[j] /= s;
+  return { max: m, sum: s, weights: e };
+}
+
+/**
+ * Completes a softmax-type entry: from logitRow / logitSteps / logitFlops derives
+ * logits(inputs, options), explain(inputs, options, i, j) and flops(dims, options).
+ */
+function softmaxType(def) {
+  const weightRow = (inputs, options, i) => {
+    const n = inputs.n;
+    const A = new Float64Array(n); // masked entries (j > i) stay exactly 0
+    A.set(softmaxRow(def.logitRow(inputs, options, i), lastColumn(n, !!options.causal, i)).weights);
+    return A;
+  };
+  return rowwise({
+    ...def,
+    weightRow,
+    logits(inputs, options = {}) {
+      const n = inputs.n;
+      const B = new Float64Array(n * n);
+      for (let i = 0; i < n; i++) B.set(def.logitRow(inputs, options, i), i * n);
+      return B;
+    },
+    explain(inputs, options, i, j) {
+      const n = inputs.n;
+      if (options.causal && j > i) return [maskedStep(i, j, `B[${i},${j}] is masked to −∞`)];
+      const last = lastColumn(n, !!options.causal, i);
+      const row = def.logitRow(inputs, options, i);
+      const { max, sum, weights } = softmaxRow(row, last);
+      return [
+        ...def.logitSteps(inputs, options, i, j),
+        { label: `max B[${i},·]`, formula: `max of B[${i},j'] ${over(n, options.causal, i)}`, value: max },
+        { label: `Z${i}`, formula: `Σ_j' exp(B[${i},j'] − max) ${over(n, options.causal, i)}`, value: sum },
+        { label: `A[${i},${j}]`, formula: `exp(B[${i},${j}] − max) / Z${i}`, value: weights[j] },
+      ];
+    },
+    flops(dims, options = {}) {
+      const av = 2 * dims.n * dims.n * dims.dv;
+      const l = def.logitFlops(dims, options);
+      if (!l) return { flops: av, formula: '≈ 2n²dv' };
+      return { flops: l.flops + av, formula: l.formula === '0' ? '2n²dv' : `${l.formula} + 2n²dv` };
+    },
+  });
+}
+
+/** Completes an entry that has weightRow(inputs, options, i) with weights(inputs, options, causal). */
+function rowwise(def) {
+  return {
+    ...def,
+    weights(inputs, options, causal) {
+      const n = inputs.n;
+      const o = { ...options, causal: !!causal };
+      const A = new Float64Array(n * n);
+      for (let i = 0; i < n; i++) A.set(def.weightRow(inputs, o, i), i * n);
+      return A;
+    },
+  };
+}
+
+const scaleOf = (options, d) => options.scale ?? 1 / Math.sqrt(d);
+
+/** softmax: B = q·kᵀ·scale, scale default 1/√d. */
+const softmax = softmaxType({
+  logitRow({ n, d, q, k }, options, i) {
+    const scale = scaleOf(options, d);
+    const out = new Float64Array(n);
+    for (let j = 0; j < n; j++) out[j] = dotWithTerms(q, i * d, 1, k, j * d, 1, d).value * scale;
+    return out;
+  },
+  logitSteps({ d, q, k }, options, i, j) {
+    const scale = scaleOf(options, d);
+    const dot = dotWithTerms(q, i * d, 1, k, j * d, 1, d, 0, true);
+    return [
+      { label: 'scale', formula: options.scale != null ? 'scale (option)' : `1/√d = 1/√${d}`, value: scale },
+      { label: `q${i}·k${j}`, formula: `Σ_c q[${i},c]·k[${j},c]`, value: dot.value, terms: dot.terms },
+      { label: `B[${i},${j}]`, formula: `scale·(q${i}·k${j})`, value: dot.value * scale },
+    ];
+  },
+  logitFlops: ({ n, d }) => ({ flops: 2 * n * n * d, formula: '2n²d' }),
+});
+
+/** dense: B = relu(x·w1 + b1)·w2 + b2, w2 is h×L, b2 has L entries; columns < n. */
+function denseHidden({ d, h, x, w1, b1 }, i) {
+  const H = affineRow(x, i, d, w1, h, h, b1);
+  for (let u = 0; u < h; u++) H[u] = Math.max(0, H[u]);
+  return H;
+}
+const dense = softmaxType({
+  logitRow(inputs, options, i) {
+    const { n, h, L = n, w2, b2 } = inputs;
+    return affineRow(denseHidden(inputs, i), 0, h, w2, n, L, b2);
+  },
+  logitSteps(inputs, options, i, j) {
+    const { n, h, L = n, w2, b2 } = inputs;
+    const H = denseHidden(inputs, i);
+    const hw = dotWithTerms(H, 0, 1, w2, j, L, h, 0, true);
+    return [
+      { label: `h${i}·w2[:,${j}]`, formula: `Σ_u h${i}[u]·w2[u,${j}], h${i} = relu(x${i}·w1 + b1) (the hidden row)`, value: hw.value, terms: hw.terms },
+      { label: `b2[${j}]`, formula: 'bias', value: b2[j] },
+      { label: `B[${i},${j}]`, formula: `b2[${j}] + h${i}·w2[:,${j}]`, value: dotWithTerms(H, 0, 1, w2, j, L, h, b2[j]).value },
+    ];
+  },
+  logitFlops: ({ n, d, h }) => ({ flops: 2 * n * d * h + 2 * n * h * n, formula: '2n·d·h + 2n²h' }),
+});
+
+/** dense1: B = x·w, w is d×L; columns < n. */
+const dense1 = softmaxType({
+  logitRow({ n, d, L = n, x, w }, options, i) {
+    return affineRow(x, i, d, w, n, L);
+  },
+  logitSteps({ n, d, L = n, x, w }, options, i, j) {
+    const dot = dotWithTerms(x, i * d, 1, w, j, L, d, 0, true);
+    return [{ label: `B[${i},${j}]`, formula: `x${i}·w[:,${j}]`, value: dot.value, terms: dot.terms }];
+  },
+  logitFlops: ({ n, d }) => ({ flops: 2 * n * d * n, formula: '2n²d' }),
+});
+
+/** random: B = r[:n, :n], r is L×L. */
+const random = softmaxType({
+  logitRow({ n, L = n, r }, options, i) {
+    const out = new Float64Array(n);
+    for (let j = 0; j < n; j++) out[j] = r[i * L + j];
+    return out;
+  },
+  logitSteps({ n, L = n, r }, options, i, j) {
+    return [{ label: `B[${i},${j}]`, formula: `r[${i},${j}] (a constant: the input is not used)`, value: r[i * L + j] }];
+  },
+  logitFlops: () => ({ flops: 0, formula: '0' }),
+});
+
+/**
+ * factorized-dense: F_A = x·wa + ba (n×a), F_B = x·wb + bb (n×b);
+ * kronecker (default): B[i,j] = F_A[i, ⌊j/b⌋]·F_B[i, j mod b]; tile: B[i,j] = F_A[i, j mod a]·F_B[i, j mod b].
+ */
+function factorIndex(options, a, b, j) {
+  return options.tiling === 'tile' ? j % a : Math.floor(j / b);
+}
+const factorizedDense = softmaxType({
+  logitRow({ n, d, a, b, x, wa, ba, wb, bb }, options, i) {
+    const FA = affineRow(x, i, d, wa, a, a, ba);
+    const FB = affineRow(x, i, d, wb, b, b, bb);
+    const out = new Float64Array(n);
+    for (let j = 0; j < n; j++) out[j] = FA[factorIndex(options, a, b, j)] * FB[j % b];
+    return out;
+  },
+  logitSteps({ d, a, b, x, wa, ba, wb, bb }, options, i, j) {
+    const pa = factorIndex(options, a, b, j);
+    const pb = j % b;
+    const fa = dotWithTerms(x, i * d, 1, wa, pa, a, d, ba[pa], true);
+    const fb = dotWithTerms(x, i * d, 1, wb, pb, b, d, bb[pb], true);
+    const rule = options.tiling === 'tile' ? `tile: j mod a = ${pa}, j mod b = ${pb}` : `kronecker: ⌊j/b⌋ = ${pa}, j mod b = ${pb}`;
+    return [
+      { label: `F_A[${i},${pa}]`, formula: `x${i}·wa[:,${pa}] + ba[${pa}]`, value: fa.value, terms: fa.terms },
+      { label: `F_B[${i},${pb}]`, formula: `x${i}·wb[:,${pb}] + bb[${pb}]`, value: fb.value, terms: fb.terms },
+      { label: `B[${i},${j}]`, formula: `F_A[${i},${pa}]·F_B[${i},${pb}] (${rule})`, value: fa.value * fb.value },
+    ];
+  },
+  logitFlops: ({ n, d, a, b }) => ({ flops: 2 * n * d * (a + b) + n * n, formula: '2n·d·(a+b) + n²' }),
+});
+
+/** factorized-random: B = r1[:n]·r2[:n]ᵀ, r1 and r2 are L×rank. */
+const factorizedRandom = softmaxType({
+  logitRow({ n, rank, r1, r2 }, options, i) {
+    const out = new Float64Array(n);
+    for (let j = 0; j < n; j++) out[j] = dotWithTerms(r1, i * rank, 1, r2, j * rank, 1, rank).value;
+    return out;
+  },
+  logitSteps({ rank, r1, r2 }, options, i, j) {
+    const dot = dotWithTerms(r1, i * rank, 1, r2, j * rank, 1, rank, 0, true);
+    return [{ label: `B[${i},${j}]`, formula: `r1[${i}]·r2[${j}]`, value: dot.value, terms: dot.terms }];
+  },
+  logitFlops: ({ n, rank }) => ({ flops: 2 * n * n * rank, formula: '2n²·rank' }),
+});
+
+/** mixture weights: alpha, or softmax(alphaLogits), or uniform when neither is given. */
+export function mixtureAlpha(options) {
+  const k = options.components.length;
+  if (options.alpha != null) return Array.from(options.alpha, Number);
+  if (options.alphaLogits == null) return Array.from({ length: k }, () => 1 / k);
+  const z = Array.from(options.alphaLogits, Number);
+  const m = Math.max(...z);
+  const e = z.map((t) => Math.exp(t - m));
+  const s = e.reduce((p, t) => p + t, 0);
+  return e.map((t) => t / s);
+}
+
+/** The definition of mixture component `c`: any entry with logits, looked up in `definitions`. */
+function componentDefinition(c) {
+  const def = definitions[c];
+  if (!def) throw new Error(`reference: mixture component '${c}' has no definition`);
+  if (!def.logitRow) throw new Error(`reference: mixture component '${c}' has no logits`);
+  if (def === definitions.mixture) throw new Error('reference: a mixture cannot contain a mixture');
+  return def;
+}
+
+/** mixture: B = Σ_c α_c·B_c over options.components; every component sees the same options. */
+const mixture = softmaxType({
+  logitRow(inputs, options, i) {
+    const alpha = mixtureAlpha(options);
+    const out = new Float64Array(inputs.n);
+    options.components.forEach((c, idx) => {
+      const row = componentDefinition(c).logitRow(inputs, options, i);
+      for (let t = 0; t < out.length; t++) out[t] += alpha[idx] * row[t];
+    });
+    return out;
+  },
+  logitSteps(inputs, options, i, j) {
+    const alpha = mixtureAlpha(options);
+    const steps = [];
+    const terms = [];
+    let value = 0;
+    options.components.forEach((c, idx) => {
+      const own = componentDefinition(c).logitSteps(inputs, options, i, j);
+      const last = own[own.length - 1];
+      steps.push({ ...last, label: `B_${c}[${i},${j}]` });
+      terms.push([alpha[idx], last.value]);
+      value += alpha[idx] * last.value;
+    });
+    const how = options.alpha != null ? 'α = alpha' : options.alphaLogits != null ? 'α = softmax(alphaLogits)' : 'α uniform';
+    steps.push({ label: `B[${i},${j}]`, formula: `Σ_c α_c·B_c[${i},${j}] (${how})`, value, terms });
+    return steps;
+  },
+  logitFlops(dims, options) {
+    if (!Array.isArray(options.components)) return null;
+    let flops = 0;
+    const parts = [];
+    for (const c of options.components) {
+      const def = definitions[c];
+      if (!def || !def.logitFlops) continue;
+      const l = def.logitFlops(dims, options);
+      flops += l.flops + dims.n * dims.n;
+      if (l.formula !== '0') parts.push(l.formula);
+    }
+    parts.push(`${options.components.length}·n² (mixing)`);
+    return { flops, formula: parts.join(' + ') };
+  },
+});
+
+// ---------------------------------------------------------------------------------------------
+// Linear-family variants: A built entry by entry from its definition.
+
+/**
+ * A kernel feature map as rows: F (n×m) with F[i] = [1 (when `ones`), ...f(X, i)], m = ones + d.
+ * linear and taylor are kernel attention A[i,j] ∝ φ(q_i)·φ(k_j); `features` states their φ, so
+ * a test can check the S = Σ φ(k_j)·v_jᵀ, z = Σ φ(k_j) form against the definition.
+ */
+function featureMap(X, n, d, ones, f) {
+  const m = ones + d;
+  const F = new Float64Array(n * m);
+  for (let i = 0; i < n; i++) {
+    if (ones) F[i * m] = 1;
+    F.set(f(X, i), i * m + ones);
+  }
+  return { F, m };
+}
+
+const linearFlops = ({ n, d, dv }) => ({ flops: 4 * n * d * dv, formula: '≈ 4·n·d·dv' });
+const epsOf = (options) => options.eps ?? DEFAULT_EPS;
+const phi = (t) => (t > 0 ? t + 1 : Math.exp(t));
+
+/** The row of a normalised kernel: A[i,j] = score(j) / (Σ_{j' ≤ last} score(j') + eps). */
+function normalisedRow(scores, last, eps) {
+  let denom = 0;
+  for (let j = 0; j <= last; j++) denom += scores[j];
+  return { sum: denom, denom: denom + eps };
+}
+
+/** linear: φ(q_i)·φ(k_j) for j ≤ last (φ(t) = elu(t)+1). */
+function linearScores({ d, q, k }, i, last) {
+  const s = new Float64Array(last + 1);
+  for (let j = 0; j <= last; j++) {
+    let t = 0;
+    for (let c = 0; c < d; c++) t += phi(q[i * d + c]) * phi(k[j * d + c]);
+    s[j] = t;
+  }
+  return s;
+}
+
+/** linear: A[i,j] = φ(q_i)·φ(k_j) / (Σ_{j'} φ(q_i)·φ(k_{j'}) + eps), j' ≤ i when causal. */
+const linear = rowwise({
+  weightRow(inputs, options, i) {
+    const { n } = inputs;
+    const last = lastColumn(n, !!options.causal, i);
+    const s = linearScores(inputs, i, last);
+    const { denom } = normalisedRow(s, last, epsOf(options));
+    const A = new Float64Array(n);
+    for (let j = 0; j <= last; j++) A[j] = s[j] / denom;
+    return A;
+  },
+  features: (X, n, d) => featureMap(X, n, d, 0, (x, i) => Array.from({ length: d }, (_, c) => phi(x[i * d + c]))),
+  explain(inputs, options, i, j) {
+    const { n, d, q, k } = inputs;
+    const causal = !!options.causal;
+    if (causal && j > i) return [maskedStep(i, j, 'the prefix sums stop at i')];
+    const last = lastColumn(n, causal, i);
+    const eps = epsOf(options);
+    const s = linearScores(inputs, i, last);
+    const { sum, denom } = normalisedRow(s, last, eps);
+    const terms = [];
+    for (let c = 0; c < d; c++) terms.push([phi(q[i * d + c]), phi(k[j * d + c])]);
+    return [
+      { label: `φ(q${i})·φ(k${j})`, formula: `Σ_c φ(q[${i},c])·φ(k[${j},c]), φ(t) = elu(t)+1`, value: s[j], terms },
+      { label: `Σ_j' φ(q${i})·φ(k_j')`, formula: `the row's denominator without eps, ${over(n, causal, i)}`, value: sum },
+      { label: 'eps', formula: options.eps != null ? 'eps (option)' : 'eps (default)', value: eps },
+      { label: `A[${i},${j}]`, formula: `φ(q${i})·φ(k${j}) / (Σ_j' φ(q${i})·φ(k_j') + eps)`, value: s[j] / denom },
+    ];
+  },
+  flops: linearFlops,
+  intermediates: (state, normalizer, { d, dv }) => [
+    { name: 'S', label: 'S = Σ_j φ(k_j)·v_jᵀ (d×dv state)', rows: d, cols: dv, data: state, signed: true },
+    { name: 'z', label: 'z = Σ_j φ(k_j) (normaliser, d)', rows: 1, cols: d, data: normalizer, signed: false },
+  ],
+});
+
+/** efficient: ρ_q(q_i) = softmax over the d features of row i. */
+function rhoQ({ d, q }, i) {
+  const r = new Float64Array(d);
+  let m = -Infinity;
+  for (let c = 0; c < d; c++) m = Math.max(m, q[i * d + c]);
+  let s = 0;
+  for (let c = 0; c < d; c++) s += (r[c] = Math.exp(q[i * d + c] - m));
+  for (let c = 0; c < d; c++) r[c] /= s;
+  return r;
+}
+
+/** efficient: ρ_k(k) = softmax over positions 0..last of each k column; (last+1)×d. */
+function rhoK({ d, k }, last) {
+  const rk = new Float64Array((last + 1) * d);
+  for (let c = 0; c < d; c++) {
+    let m = -Infinity;
+    for (let j = 0; j <= last; j++) m = Math.max(m, k[j * d + c]);
+    let s = 0;
+    for (let j = 0; j <= last; j++) s += (rk[j * d + c] = Math.exp(k[j * d + c] - m));
+    for (let j = 0; j <= last; j++) rk[j * d + c] /= s;
+  }
+  return rk;
+}
+
+/**
+ * efficient: ρ_q(q) = softmax over the d features of each q row; ρ_k(k) = softmax over the n
+ * positions of each k column (causal: over the prefix j ≤ i); A[i,j] = Σ_c ρ_q[i,c]·ρ_k[j,c].
+ */
+const efficient = rowwise({
+  weightRow(inputs, options, i) {
+    const { n, d } = inputs;
+    const last = lastColumn(n, !!options.causal, i);
+    const rq = rhoQ(inputs, i);
+    const rk = rhoK(inputs, last);
+    const A = new Float64Array(n);
+    for (let j = 0; j <= last; j++) A[j] = dotWithTerms(rq, 0, 1, rk, j * d, 1, d).value;
+    return A;
+  },
+  explain(inputs, options, i, j) {
+    const { n, d } = inputs;
+    const causal = !!options.causal;
+    if (causal && j > i) return [maskedStep(i, j, 'ρ_k runs over the prefix j ≤ i')];
+    const rq = rhoQ(inputs, i);
+    const rk = rhoK(inputs, lastColumn(n, causal, i));
+    const dot = dotWithTerms(rq, 0, 1, rk, j * d, 1, d, 0, true);
+    return [{
+      label: `A[${i},${j}]`,
+      formula: `Σ_c ρ_q(q${i})_c·ρ_k(k)[${j},c]; ρ_q: softmax over the ${d} features of q${i}, ` +
+        `ρ_k: softmax of each k column ${causal ? `over positions j ≤ ${i}` : `over all ${n} positions`}`,
+      value: dot.value,
+      terms: dot.terms,
+    }];
+  },
+  flops: linearFlops,
+  intermediates: (state, normalizer, { d, dv }) => [
+    { name: 'context', label: 'ρ_k(k)ᵀ·v (d×dv context)', rows: d, cols: dv, data: state, signed: true },
+    { name: 'lse', label: 'log Σ_j exp(k_jc) (column normaliser, d)', rows: 1, cols: d, data: normalizer, signed: true },
+  ],
+});
+
+/** taylor: row i of X divided by max(‖X_i‖, 1e-12). */
+function unitRow(X, i, d) {
+  let s = 0;
+  for (let c = 0; c < d; c++) s += X[i * d + c] * X[i * d + c];
+  const norm = Math.max(Math.sqrt(s), NORM_FLOOR);
+  const Y = new Float64Array(d);
+  for (let c = 0; c < d; c++) Y[c] = X[i * d + c] / norm;
+  return Y;
+}
+
+/** taylor: sim(i,j) = 1 + q̂_i·k̂_j for j ≤ last. */
+function taylorScores(qh, khOf, d, last) {
+  const s = new Float64Array(last + 1);
+  for (let j = 0; j <= last; j++) s[j] = dotWithTerms(qh, 0, 1, khOf(j), 0, 1, d, 1).value;
+  return s;
+}
+
+/**
+ * taylor: q̂ = q/max(‖q‖, 1e-12), likewise k̂; sim(i,j) = 1 + q̂_i·k̂_j;
+ * A[i,j] = sim(i,j) / (Σ_{j'} sim(i,j') + eps), j' ≤ i when causal.
+ */
+const taylor = rowwise({
+  weightRow({ n, d, q, k }, options, i) {
+    const last = lastColumn(n, !!options.causal, i);
+    const s = taylorScores(unitRow(q, i, d), (j) => unitRow(k, j, d), d, last);
+    const { denom } = normalisedRow(s, last, epsOf(options));
+    const A = new Float64Array(n);
+    for (let j = 0; j <= last; j++) A[j] = s[j] / denom;
+    return A;
+  },
+  features: (X, n, d) => featureMap(X, n, d, 1, (x, i) => Array.from(unitRow(x, i, d))),
+  explain({ n, d, q, k }, options, i, j) {
+    const causal = !!options.causal;
+    if (causal && j > i) return [maskedStep(i, j, 'the prefix sums stop at i')];
+    const last = lastColumn(n, causal, i);
+    const eps = epsOf(options);
+    const qh = unitRow(q, i, d);
+    const s = taylorScores(qh, (t) => unitRow(k, t, d), d, last);
+    const { sum, denom } = normalisedRow(s, last, eps);
+    const dot = dotWithTerms(qh, 0, 1, unitRow(k, j, d), 0, 1, d, 0, true);
+    return [
+      { label: `q̂${i}·k̂${j}`, formula: `Σ_c q̂[${i},c]·k̂[${j},c], q̂ = q/max(‖q‖, 1e-12), k̂ likewise`, value: dot.value, terms: dot.terms },
+      { label: `sim(${i},${j})`, formula: `1 + q̂${i}·k̂${j}`, value: s[j] },
+      { label: `Σ_j' sim(${i},j')`, formula: `the row's denominator without eps, ${over(n, causal, i)}`, value: sum },
+      { label: 'eps', formula: options.eps != null ? 'eps (option)' : 'eps (default)', value: eps },
+      { label: `A[${i},${j}]`, formula: `sim(${i},${j}) / (Σ_j' sim(${i},j') + eps)`, value: s[j] / denom },
+    ];
+  },
+  flops: linearFlops,
+  // state row 0 is Σ_j v_j and normalizer[0] is n: the "1" feature of φ(x) = [1, x̂]
+  intermediates: (state, normalizer, { n, d, dv }) => [
+    { name: 'S', label: 'Σ_j k̂_j·v_jᵀ (d×dv state)', rows: d, cols: dv, data: state.slice(dv), signed: true },
+    { name: 'z', label: `Σ_j k̂_j (normaliser; denominator n + q̂_i·z with n = ${n})`, rows: 1, cols: d, data: normalizer.slice(1), signed: true },
+    { name: 'sv', label: 'Σ_j v_j (dv)', rows: 1, cols: dv, data: state.slice(0, dv), signed: true },
+  ],
+});
+
+// ---------------------------------------------------------------------------------------------
+// fixed patterns (Raganato et al. 2020): row i is uniform over the columns of its span.
+
+/** The columns row i attends to under `pattern` with window w, and a description of the rule. */
+function fixedSpan(pattern, w, n, i) {
+  switch (pattern) {
+    case 'current': return { cols: [i], rule: 'A[i,i] = 1' };
+    case 'previous': return { cols: [i === 0 ? 0 : i - 1], rule: 'A[i,i−1] = 1 (row 0 attends to itself)' };
+    case 'next': return { cols: [i === n - 1 ? n - 1 : i + 1], rule: 'A[i,i+1] = 1 (the last row attends to itself)' };
+    case 'first': return { cols: [0], rule: 'A[i,0] = 1' };
+    case 'last': return { cols: [n - 1], rule: 'A[i,n−1] = 1' };
+    case 'left': {
+      const cols = [];
+      for (let j = Math.max(0, i - w); j <= i - 1; j++) cols.push(j);
+      return { cols: i === 0 ? [0] : cols, rule: `uniform over j in [max(0, i−${w}), i−1] (row 0 attends to itself)` };
+    }
+    case 'right': {
+      const cols = [];
+      for (let j = i + 1; j <= Math.min(n - 1, i + w); j++) cols.push(j);
+      return { cols: i === n - 1 ? [n - 1] : cols, rule: `uniform over j in [i+1, min(n−1, i+${w})] (the last row attends to itself)` };
+    }
+    default: throw new Error(`reference: unknown fixed pattern ${pattern}`);
+  }
+}
+
+/** The span of row i; a pattern that looks past i has no causal form. */
+function fixedRow(n, options, i) {
+  const pattern = options.pattern ?? 'current';
+  const span = fixedSpan(pattern, options.window ?? DEFAULT_WINDOW, n, i);
+  if (options.causal && span.cols.some((j) => j > i)) {
+    throw new Error(`reference: fixed pattern ${pattern} has no causal form (row ${i} looks ahead)`);
+  }
+  return { pattern, ...span };
+}
+
+const fixed = rowwise({
+  weightRow({ n }, options, i) {
+    const A = new Float64Array(n);
+    const { cols } = fixedRow(n, options, i);
+    for (const j of cols) A[j] = 1 / cols.length;
+    return A;
+  },
+  explain({ n }, options, i, j) {
+    const { pattern, cols, rule } = fixedRow(n, options, i);
+    const inside = cols.includes(j);
+    const span = cols.length === 1 ? `{${cols[0]}}` : `${cols[0]}..${cols[cols.length - 1]}`;
+    return [
+      { label: `span of row ${i}`, formula: `pattern "${pattern}": ${rule}; columns ${span}`, value: cols.length },
+      {
+        label: `A[${i},${j}]`,
+        formula: inside ? `1 / ${cols.length} (input-independent, no softmax)` : `0: column ${j} is outside the span`,
+        value: inside ? 1 / cols.length : 0,
+      },
+    ];
+  },
+  flops: ({ n, dv }) => ({ flops: n * dv, formula: '≈ n·dv' }),
+});
+
+// ---------------------------------------------------------------------------------------------
+// The table and the functions over it.
+
+/** One entry per variant id (the ids of lab.variants). */
+export const definitions = {
+  softmax,
+  dense,
+  dense1,
+  random,
+  'factorized-dense': factorizedDense,
+  'factorized-random': factorizedRandom,
+  mixture,
+  linear,
+  efficient,
+  taylor,
+  fixed,
+};
+
+export function hasDefinition(id) {
+  return Object.prototype.hasOwnProperty.call(definitions, id);
+}
+
+function definitionOf(id) {
+  if (!hasDefinition(id)) throw new Error(`reference: variant '${id}' has no definition in src/js/reference.js`);
+  return definitions[id];
+}
+
+/** Output y = A·v and the effective matrix A (both Float64Array). */
+export function reference(id, inputs, options = {}) {
+  const def = definitionOf(id);
+  const { n, dv } = inputs;
+  const causal = !!options.causal;
+  const A = def.weights(inputs, options, causal);
+  return { output: matmulAV(A, inputs.v, n, dv), weights: A };
+}
+
+/**
+ * Rows `rows` of the output, each from its own row of A: O(n) memory, for n too large for the
+ * n×n matrix. Float64Array(rows.length × dv), the same numbers as reference()'s rows.
+ */
+export function referenceRows(id, inputs, options, rows) {
+  const def = definitionOf(id);
+  const { n, dv, v } = inputs;
+  const o = { ...options, causal: !!options.causal };
+  const y = new Float64Array(rows.length * dv);
+  rows.forEach((i, t) => {
+    const A = def.weightRow(inputs, o, i);
+    for (let c = 0; c < dv; c++) {
+      let s = 0;
+      for (let j = 0; j < n; j++) s += A[j] * v[j * dv + c];
+      y[t * dv + c] = s;
+    }
+  });
+  return y;
+}
+
+/** The n×n logits B of a softmax-type variant; null for variants without logits. */
+export function logits(id, inputs, options = {}) {
+  const def = definitionOf(id);
+  return def.logits ? def.logits(inputs, options) : null;
+}
+
+/** How A[i,j] comes about, as Steps; [] for an id without a definition. */
+export function explain(id, inputs, options, i, j) {
+  if (!hasDefinition(id)) return [];
+  return definitions[id].explain(inputs, options ?? {}, i, j);
+}
+
+/** y[i,c] = Σ_j A[i,j]·v[j,c], the non-zero terms ordered by size. Any variant. */
+export function explainOutput({ n, dv, v }, weights, i, c) {
+  const terms = [];
+  let s = 0;
+  for (let j = 0; j < n; j++) {
+    const a = weights[i * n + j];
+    s += a * v[j * dv + c];
+    if (a !== 0) terms.push([a, v[j * dv + c]]);
+  }
+  terms.sort((p, q) => Math.abs(q[0] * q[1]) - Math.abs(p[0] * p[1]));
+  return [{ label: `y[${i},${c}]`, formula: `Σ_j A[${i},j]·v[j,${c}]`, value: s, terms }];
+}
+
+/**
+ * What a linear-family variant keeps instead of A, as the binding returns it with `state: true`:
+ * [{ name, label, rows, cols, data, signed }]; [] for other variants or without state.
+ */
+export function intermediates(id, result, dims) {
+  const def = definitions[id];
+  if (!def || !def.intermediates || !result.state || !result.normalizer) return [];
+  return def.intermediates(result.state, result.normalizer, dims);
+}
+
+/** Floating-point operations of one call (a multiply-add counts 2; exp and division do not count). */
+export function flopCount(id, dims, options = {}) {
+  if (!hasDefinition(id)) return { flops: NaN, formula: `no definition for '${id}' in src/js/reference.js` };
+  return definitions[id].flops(dims, options);
+}
+
+export function gflops(flops, ms) {
+  return ms > 0 ? flops / (ms * 1e6) : NaN;
+}

@@ -1,0 +1,140 @@
+// Every variant in the registry (lab.variants, from src/c/variants.def) is covered everywhere the
+// suite and the page need it: a fixture file with cases (tests/fixtures, made by
+// tests/make-fixtures.mjs), a definition in src/js/reference.js (logits or weights, explain, flops)
+// whose explanation and defaults agree with the reference and the binding, and fixtures the generic
+// sweep of make-fixtures.mjs can produce. A failure says what is missing and which file to edit.
+//
+//   node --experimental-wasm-relaxed-simd --test tests/registry.test.mjs
+
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import {
+  definitions, hasDefinition, reference, logits, explain, flopCount,
+} from '../src/js/reference.js';
+import {
+  builds, loadBuild, makeInputs, closeTo, caseName, MIXTURE_COMPONENTS, isMixable, isMixture,
+} from './helpers.mjs';
+import { genericCases } from './make-fixtures.mjs';
+
+const FIXTURE_DIR = fileURLToPath(new URL('./fixtures/', import.meta.url));
+const DIMS = { n: 6, d: 4, dv: 3, h: 5, L: 8, a: 2, b: 4, rank: 2 };
+const REFERENCE = 'src/js/reference.js';
+const FIXTURES = 'run npm run fixtures (tests/make-fixtures.mjs)';
+
+const buildList = await builds();
+const labs = {};
+for (const build of buildList) labs[build] = await loadBuild(build);
+
+/** Options a small call of variant `v` needs (a mixture: every component, equal weights). */
+function optionsFor(v, causal = false) {
+  const k = MIXTURE_COMPONENTS.length;
+  return isMixture(v) ? { causal, components: [...MIXTURE_COMPONENTS], alpha: MIXTURE_COMPONENTS.map(() => 1 / k) } : { causal };
+}
+
+const inputsFor = (v, seed) => makeInputs(v.id, DIMS, seed, { components: optionsFor(v).components });
+
+for (const build of buildList) {
+  describe(`every variant in lab.variants is covered [${build}]`, () => {
+    const lab = labs[build];
+    let seed = 9900;
+    for (const v of lab.variants) {
+      const s = seed++;
+      test(`${v.id} has a fixture file with cases [${build}]`, () => {
+        const file = path.join(FIXTURE_DIR, `${v.id}.json`);
+        assert.ok(existsSync(file), `variant '${v.id}' has no fixture (tests/fixtures/${v.id}.json): ${FIXTURES}`);
+        const fixture = JSON.parse(readFileSync(file, 'utf8'));
+        assert.equal(fixture.variant, v.id, `tests/fixtures/${v.id}.json holds variant '${fixture.variant}': ${FIXTURES}`);
+        assert.ok(Array.isArray(fixture.cases) && fixture.cases.length > 0,
+          `variant '${v.id}' has a fixture file without cases: ${FIXTURES}`);
+      });
+
+      test(`${v.id} has a definition (logits or weights, explain, flops) [${build}]`, () => {
+        assert.ok(hasDefinition(v.id),
+          `variant '${v.id}' has no definition: add an entry '${v.id}' to \`definitions\` in ${REFERENCE} ` +
+          '(softmaxType({ logitRow, logitSteps, logitFlops }) or rowwise({ weightRow, explain, flops }))');
+        const def = definitions[v.id];
+        assert.ok(typeof def.logits === 'function' || typeof def.weights === 'function',
+          `variant '${v.id}' has neither logits nor weights in ${REFERENCE}`);
+        assert.equal(typeof def.explain, 'function', `variant '${v.id}' has no explain() in ${REFERENCE} (the page's hover read-out)`);
+        assert.equal(typeof def.flops, 'function', `variant '${v.id}' has no flops() in ${REFERENCE} (the page's and the benchmark's GFLOP/s)`);
+        const { flops, formula } = flopCount(v.id, DIMS, optionsFor(v));
+        assert.ok(Number.isFinite(flops) && flops > 0, `variant '${v.id}': flops() in ${REFERENCE} gives ${flops}`);
+        assert.ok(typeof formula === 'string' && formula.length > 0, `variant '${v.id}': flops() in ${REFERENCE} gives no formula`);
+      });
+
+      if (isMixable(v)) {
+        test(`${v.id} is mixable, so its definition has logits [${build}]`, () => {
+          assert.ok(hasDefinition(v.id) && typeof definitions[v.id].logits === 'function',
+            `variant '${v.id}' is mixable but its definition in ${REFERENCE} has no logits: write it with softmaxType({ logitRow, ... })`);
+          const B = logits(v.id, inputsFor(v, s), {});
+          assert.equal(B.length, DIMS.n * DIMS.n, `variant '${v.id}': logits() in ${REFERENCE} has ${B.length} values, expected n² = ${DIMS.n ** 2}`);
+        });
+      }
+
+      test(`${v.id}: explain() gives Steps ending with A[i,j] as the reference computes it [${build}]`, () => {
+        assert.ok(hasDefinition(v.id), `variant '${v.id}' has no definition in ${REFERENCE}`);
+        const inputs = inputsFor(v, s);
+        for (const causal of [false, true]) {
+          const options = optionsFor(v, causal);
+          const { weights } = reference(v.id, inputs, options);
+          for (const [i, j] of [[0, 0], [2, 4], [5, 1], [DIMS.n - 1, DIMS.n - 1]]) {
+            const where = `${caseName(v.id, DIMS, s, options)} A[${i},${j}]`;
+            const steps = explain(v.id, inputs, options, i, j);
+            assert.ok(Array.isArray(steps) && steps.length > 0,
+              `variant '${v.id}': explain() in ${REFERENCE} returned no Step for ${where}`);
+            for (const step of steps) {
+              assert.ok(typeof step.label === 'string' && typeof step.formula === 'string' && typeof step.value === 'number',
+                `${where}: a Step must be { label, formula, value, terms? }, got ${JSON.stringify(step)}`);
+              if (step.terms) {
+                assert.ok(step.terms.every((t) => t.length === 2 && t.every(Number.isFinite)),
+                  `${where}: Step ${step.label} has terms that are not [number, number] pairs`);
+              }
+            }
+            const last = steps[steps.length - 1];
+            assert.equal(last.label, `A[${i},${j}]`, `${where}: the last Step is ${last.label}, expected A[${i},${j}]`);
+            assert.ok(Math.abs(last.value - weights[i * DIMS.n + j]) <= 1e-12,
+              `${where}: explain() gives ${last.value}, reference() ${weights[i * DIMS.n + j]} (${REFERENCE})`);
+          }
+        }
+      });
+
+      test(`${v.id}: the definition's defaults are those of lab.options [${build}]`, () => {
+        const inputs = inputsFor(v, s);
+        const defaults = {};
+        for (const name of v.options) {
+          const d = lab.options[name]?.default;
+          if (d !== null && d !== undefined) defaults[name] = d;
+        }
+        const base = optionsFor(v);
+        const a = reference(v.id, inputs, base);
+        const b = reference(v.id, inputs, { ...base, ...defaults });
+        assert.deepEqual(Array.from(a.output), Array.from(b.output),
+          `variant '${v.id}': ${REFERENCE} without options differs from it with lab.options defaults ${JSON.stringify(defaults)}`);
+      });
+
+      test(`${v.id}: the generic fixture sweep gives cases the binding meets [${build}]`, () => {
+        // what `npm run fixtures` produces for a variant without a hand-written table
+        const cases = [];
+        let t = 0;
+        genericCases(v, (id, dims, options = {}, extra = {}) => cases.push({ id, dims, options, seed: 50000 + t++, magnitude: extra.magnitude ?? 1 }));
+        assert.ok(cases.length > 0, `tests/make-fixtures.mjs genericCases gives no case for '${v.id}'`);
+        for (const c of cases.filter((x) => x.dims.n <= 9)) {
+          const inputs = makeInputs(c.id, c.dims, c.seed, { magnitude: c.magnitude, components: c.options.components });
+          const expected = reference(c.id, inputs, c.options).output;
+          const got = lab.attention(c.id, inputs, c.options).output;
+          closeTo(got, expected, { variant: c.id, build, dims: c.dims, seed: c.seed, options: c.options, cols: c.dims.dv, extra: '(generic fixture sweep)' });
+        }
+      });
+    }
+  });
+}
+
+test('src/js/reference.js defines no variant that lab.variants lacks', () => {
+  const ids = labs[buildList[0]].variants.map((v) => v.id);
+  const extra = Object.keys(definitions).filter((id) => !ids.includes(id));
+  assert.deepEqual(extra, [], `definitions in ${REFERENCE} for ids not in lab.variants: ${extra.join(', ')} ` +
+    '(remove them, or add the variant to src/c/variants.def)');
+});
