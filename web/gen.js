@@ -1,33 +1,9 @@
 // Deterministic inputs for the page and its worker: seeded PRNG, presets, dimensions and the
 // request (inputs + options) for one variant. No DOM here, so the worker can import it too.
+// The random numbers come from the shared PRNG module, so a link's seed gives the same inputs as
+// the tests' helpers.
 
-/** mulberry32: a small, fast, deterministic 32-bit PRNG returning floats in [0, 1). */
-export function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** FNV-1a hash of a string (for per-array PRNG streams). */
-export function hashString(s) {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
-}
-
-/** Approximately standard normal numbers (Irwin–Hall of 4 uniforms), bounded by ±√12 ≈ 3.46. */
-export function normalStream(seed, name) {
-  const u = mulberry32((hashString(name) ^ Math.imul(seed >>> 0, 0x9e3779b1)) >>> 0);
-  return () => (u() + u() + u() + u() - 2) * Math.sqrt(3);
-}
+import { normalStream } from '../dist/prng.js';
 
 /** Presets: sizes, options and the way inputs are generated. */
 export const PRESETS = {
@@ -44,6 +20,8 @@ export const MAX_N = 4096;
 export const MAX_WIDTH = 256;
 /** The effective attention matrix is requested for display only up to this n. */
 export const WEIGHTS_MAX_N = 256;
+/** Largest value the page accepts for each dimension (page limits, not the library's). */
+export const DIM_LIMITS = { n: MAX_N, d: MAX_WIDTH, dv: MAX_WIDTH, h: 4096, L: 65536, a: 65536, b: 65536, rank: 4096 };
 
 /** The shape of each known array and a gain for its random values. */
 const GAIN = {
@@ -156,24 +134,28 @@ export function requirements(id, variantsById, opts = {}) {
   return { dims: info.dims.slice(), inputs: info.inputs.slice() };
 }
 
-/** Option values the page sends by default (only those the variant lists). */
-export function defaultOptions(info, variants) {
+/**
+ * The page's starting values for a variant's options, beyond the library's defaults (which the
+ * page leaves to the library): a mixture starts with two components and equal sliders, the fixed
+ * pattern starts on a non-identity pattern so the demo shows something. Only options the variant
+ * lists, only values lab.options accepts.
+ */
+export function defaultOptions(info, lab) {
   const o = {};
+  const meta = lab?.options ?? {};
   if (info.options.includes('components')) {
-    const mixable = mixableIds(info, variants);
+    const mixable = mixableIds(lab);
     o.components = mixable.filter((x) => x === 'softmax' || x === 'random');
     if (o.components.length < 2) o.components = mixable.slice(0, 2);
   }
   if (info.options.includes('alpha') && o.components) o.alpha = o.components.map(() => 1);
-  if (info.options.includes('pattern')) o.pattern = 'previous';
+  if (info.options.includes('pattern') && meta.pattern?.values?.includes('previous')) o.pattern = 'previous';
   return o;
 }
 
-/** Ids a mixture may combine: every softmax or Synthesizer variant that is not itself a mixture. */
-export function mixableIds(info, variants) {
-  return variants
-    .filter((v) => v.id !== info.id && (v.family === 'softmax' || v.family === 'synthesizer') && !v.options.includes('components'))
-    .map((v) => v.id);
+/** Ids a mixture may combine: the registry's `mixable` flag. */
+export function mixableIds(lab) {
+  return (lab?.variants ?? []).filter((v) => v.mixable).map((v) => v.id);
 }
 
 /**

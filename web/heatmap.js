@@ -1,5 +1,7 @@
 // Canvas heatmaps (crisp on HiDPI: whole device pixels per cell, nearest-neighbour scaling),
-// colour maps, legends and the shared hover/lock tooltip.
+// colour maps and legends. The hover / lock tooltip is tooltip.js.
+
+import { showTooltip, hideTooltip, lockTooltip, unlockTooltip, tooltipLocked, ownsTooltip } from './tooltip.js';
 
 function hexToRgb(h) {
   const x = parseInt(h.slice(1), 16);
@@ -37,86 +39,6 @@ export function fmtTick(x) {
   const a = Math.abs(x);
   const s = a >= 1e4 || a < 1e-3 ? x.toExponential(2) : String(Number(x.toPrecision(3)));
   return s.replace('-', '−');
-}
-
-// ---------------------------------------------------------------- tooltip (one for the page)
-
-const tip = { el: null, owner: null, locked: false };
-
-function tipEl() {
-  if (!tip.el) {
-    tip.el = document.createElement('div');
-    tip.el.className = 'tooltip';
-    tip.el.setAttribute('role', 'tooltip');
-    tip.el.id = 'heatmap-tooltip';
-    tip.el.hidden = true;
-    document.body.append(tip.el);
-    document.addEventListener('keydown', (e) => {
-      if (e.key === 'Escape' && tip.el && !tip.el.hidden) {
-        unlockTooltip();
-        hideTooltip(null, true);
-      }
-    });
-  }
-  return tip.el;
-}
-
-export function tooltipState() {
-  return { visible: !!tip.el && !tip.el.hidden, locked: tip.locked, text: tip.el?.textContent ?? '' };
-}
-
-/** content: { title, lines: string[] } ; (x, y): viewport coordinates to place it near. */
-export function showTooltip(owner, x, y, content) {
-  if (tip.locked && tip.owner !== owner) return;
-  if (tip.locked && tip.owner === owner && !content.force) return;
-  const el = tipEl();
-  el.replaceChildren();
-  const h = document.createElement('div');
-  h.className = 'tt-title';
-  h.textContent = content.title;
-  el.append(h);
-  for (const line of content.lines ?? []) {
-    const p = document.createElement('div');
-    p.className = 'tt-line';
-    p.textContent = line;
-    el.append(p);
-  }
-  if (tip.locked) {
-    const p = document.createElement('div');
-    p.className = 'tt-hint';
-    p.textContent = 'locked — click again or press Esc to unlock';
-    el.append(p);
-  }
-  el.classList.toggle('locked', tip.locked);
-  el.hidden = false;
-  tip.owner = owner;
-  const pad = 14;
-  const r = el.getBoundingClientRect();
-  let left = x + pad, top = y + pad;
-  if (left + r.width > window.innerWidth - 4) left = Math.max(4, x - pad - r.width);
-  if (top + r.height > window.innerHeight - 4) top = Math.max(4, y - pad - r.height);
-  el.style.left = `${left}px`;
-  el.style.top = `${top}px`;
-}
-
-export function hideTooltip(owner, force = false) {
-  if (!tip.el) return;
-  if (tip.locked && !force) return;
-  if (owner && tip.owner !== owner && !force) return;
-  tip.el.hidden = true;
-  tip.owner = null;
-}
-
-export function lockTooltip(owner) {
-  tip.locked = true;
-  tip.owner = owner;
-  tip.el?.classList.add('locked');
-}
-
-export function unlockTooltip() {
-  tip.locked = false;
-  tip.el?.classList.remove('locked');
-  tip.onUnlock?.();
 }
 
 // ---------------------------------------------------------------- heatmap
@@ -186,7 +108,7 @@ export class Heatmap {
     this.draw();
     this.drawLegend();
     this.canvas.setAttribute('aria-label', `${this.opts.title}: ${m.rows}×${m.cols} heatmap, values ${fmtTick(lo)} to ${fmtTick(hi)}. Arrow keys read cells; Enter locks the read-out.`);
-    if (tip.owner === this && tip.locked && this.cursor) this.showCell(...this.cursor, null, true);
+    if (ownsTooltip(this) && tooltipLocked() && this.cursor) this.showCell(...this.cursor, null, true);
   }
 
   lut() {
@@ -377,18 +299,18 @@ export class Heatmap {
   bind() {
     const c = this.canvas;
     c.addEventListener('mousemove', (ev) => {
-      if (tip.locked) return;
+      if (tooltipLocked()) return;
       const cell = this.cellAt(ev);
       if (!cell) return this.leave();
       this.showCell(cell[0], cell[1], ev);
     });
     c.addEventListener('mouseleave', () => {
-      if (!tip.locked) this.leave();
+      if (!tooltipLocked()) this.leave();
     });
     c.addEventListener('click', (ev) => {
       const cell = this.cellAt(ev);
-      if (tip.locked) {
-        const same = tip.owner === this && cell && this.cursor && cell[0] === this.cursor[0] && cell[1] === this.cursor[1];
+      if (tooltipLocked()) {
+        const same = ownsTooltip(this) && cell && this.cursor && cell[0] === this.cursor[0] && cell[1] === this.cursor[1];
         unlockTooltip();
         if (same || !cell) return this.leave();
       }
@@ -405,26 +327,26 @@ export class Heatmap {
         const [di, dj] = this.cursor ? moves[ev.key] : [0, 0];
         const ni = Math.max(0, Math.min(this.data.rows - 1, i + di));
         const nj = Math.max(0, Math.min(this.data.cols - 1, j + dj));
-        if (tip.locked && tip.owner === this) this.showCell(ni, nj, null, true);
-        else if (!tip.locked) this.showCell(ni, nj, null);
+        if (tooltipLocked() && ownsTooltip(this)) this.showCell(ni, nj, null, true);
+        else if (!tooltipLocked()) this.showCell(ni, nj, null);
       } else if (ev.key === 'Enter' || ev.key === ' ') {
         ev.preventDefault();
         const [i, j] = this.cursor ?? [0, 0];
-        if (tip.locked && tip.owner === this) {
+        if (tooltipLocked() && ownsTooltip(this)) {
           unlockTooltip();
           this.showCell(i, j, null);
         } else {
-          if (tip.locked) unlockTooltip();
+          if (tooltipLocked()) unlockTooltip();
           lockTooltip(this);
           this.showCell(i, j, null, true);
         }
       }
     });
     c.addEventListener('focus', () => {
-      if (!tip.locked && this.data) this.showCell(...(this.cursor ?? [0, 0]), null);
+      if (!tooltipLocked() && this.data) this.showCell(...(this.cursor ?? [0, 0]), null);
     });
     c.addEventListener('blur', () => {
-      if (!tip.locked) this.leave();
+      if (!tooltipLocked()) this.leave();
     });
   }
 

@@ -1,7 +1,7 @@
 // Module worker: every attention call of the page runs here, never on the main thread.
 //
 // Requests (postMessage): { id, type, ... }   Replies: { id, ok: true, ... } | { id, ok: false, error }
-//   hello { build }                       -> { build, simd, version, variants, features }
+//   hello { build }                       -> { build, simd, version, variants, options, dims, features }
 //   run   { variant, inputs, options, weights, build, timing, extras }
 //         -> { output, weights?, timing, build, simd, intermediates? }   (Float32Arrays transferred)
 //   scale { plan: { variants:[{id, opts}], builds, ns, d, dv, seed, preset, causal } }
@@ -10,7 +10,7 @@
 // Builds are 'auto' | 'relaxed' | 'simd' | 'scalar'; init() caches one instance per build.
 
 import { buildRequest } from './gen.js';
-import { intermediates } from './explain.js';
+import { intermediates } from '../dist/reference.js';
 
 const BINDING_URL = new URL('../dist/attnlab.js', import.meta.url).href;
 const INIT_OPTIONS = { auto: {}, relaxed: { simd: 'relaxed' }, simd: { simd: true }, scalar: { simd: false } };
@@ -165,7 +165,11 @@ async function hello(msg) {
     features = null;
   }
   return {
-    reply: { build: lab.build, simd: lab.simd, version: lab.version ?? mod.version, variants: JSON.parse(JSON.stringify(lab.variants)), features },
+    reply: {
+      build: lab.build, simd: lab.simd, version: lab.version ?? mod.version, features,
+      // the registry, as plain data: what the page builds its controls and forms from
+      ...JSON.parse(JSON.stringify({ variants: lab.variants, options: lab.options ?? {}, dims: lab.dims ?? null })),
+    },
     transfer: [],
   };
 }

@@ -29,7 +29,7 @@ const haveBinding = fs.existsSync(BINDING);
 
 let chromium, browser, server, nodeLab, AttnError, binding;
 
-/** Within the SPEC accuracy bar of each other (two builds each within 1e-5 + 1e-4·|ref| of f64). */
+/** Within the accuracy bar of each other (each build is within 1e-5 + 1e-4·|ref| of float64; docs/contract.md). */
 function assertClose(actual, expected, what, abs = 3e-5, rel = 3e-4) {
   assert.equal(actual.length, expected.length, `${what}: length`);
   let worst = 0, at = -1;
@@ -225,6 +225,64 @@ describe('attnlab page', () => {
         const ex = await page.evaluate(([i, j]) => window.__attnlab.explain('weights', i, j), [i, j]);
         if (ex.computed != null) assert.ok(Math.abs(ex.computed - snap.weights[i * n + j]) <= 2e-5 + 2e-4 * Math.abs(ex.computed), `${id} causal: tooltip formula A[${i},${j}] = ${ex.computed}, binding ${snap.weights[i * n + j]}`);
       }
+    }
+    assertNoProblems(page);
+  });
+
+  test('the option fields of every variant are built from lab.options', async (t) => {
+    const page = await newPage(t);
+    const meta = nodeLab.options;
+    // the page formats defaults with 4 significant digits: read them back as numbers
+    const shownDefault = (placeholder) => Number(placeholder.replace(/^default /, '').replace('−', '-'));
+    for (const v of nodeLab.variants) {
+      await chooseVariant(page, v.id);
+      const fields = await page.$$eval('#variant-options [data-option]', (els) => els.map((e) => ({
+        option: e.dataset.option, tag: e.tagName, type: e.type ?? null, default: e.dataset.default ?? null, placeholder: e.placeholder ?? null,
+        min: e.getAttribute('min'), step: e.getAttribute('step'), values: e.tagName === 'SELECT' ? [...e.options].map((o) => o.value) : null,
+        checks: e.tagName === 'FIELDSET' ? [...e.querySelectorAll('input[type="checkbox"]')].map((c) => c.dataset.value) : null,
+      })));
+      const byName = Object.fromEntries(fields.map((f) => [f.option, f]));
+      for (const name of v.options) {
+        const m = meta[name];
+        assert.ok(m, `${v.id}: lab.options.${name} describes the option`);
+        if (m.appliesTo) assert.ok(m.appliesTo.includes(v.id), `${v.id}: lab.options.${name}.appliesTo lists it`);
+        if (name === 'state' || name === 'alphaLogits') {
+          assert.equal(byName[name], undefined, `${v.id}: ${name} has no field of its own`);
+          continue;
+        }
+        const f = byName[name];
+        assert.ok(f, `${v.id}: a field for option ${name}`);
+        if (m.type === 'number' || m.type === 'integer') {
+          assert.equal(f.type, 'number', `${v.id}.${name}: a number field`);
+          assert.deepEqual(JSON.parse(f.default), m.default, `${v.id}.${name}: data-default is lab.options.${name}.default`);
+          if (m.default != null) assert.equal(shownDefault(f.placeholder), m.default, `${v.id}.${name}: placeholder "${f.placeholder}" shows the default`);
+          else assert.match(f.placeholder, /^default/);
+          assert.equal(f.min, m.min != null ? String(m.min) : null, `${v.id}.${name}: min is lab.options.${name}.min`);
+          if (m.type === 'integer') assert.equal(f.step, '1');
+        } else if (m.type === 'enum') {
+          assert.deepEqual(f.values, m.values, `${v.id}.${name}: the select lists lab.options.${name}.values`);
+        } else if (m.type === 'list') {
+          const mixable = nodeLab.variants.filter((x) => x.mixable).map((x) => x.id);
+          assert.ok(mixable.length > 0, 'lab.variants[i].mixable marks the variants a mixture may combine');
+          assert.deepEqual(f.checks, mixable, `${v.id}.${name}: one checkbox per mixable variant`);
+          if (m.values) assert.deepEqual(m.values, mixable, 'lab.options.components.values are the mixable variants');
+        }
+      }
+      assert.deepEqual(Object.keys(byName).filter((k) => !v.options.includes(k)), [], `${v.id}: no field for an option it does not take`);
+    }
+    // with causal on, only the patterns lab.options.pattern.causalValues names can be chosen
+    if (meta.pattern && nodeLab.variants.some((v) => v.options.includes('pattern'))) {
+      const id = nodeLab.variants.find((v) => v.options.includes('pattern')).id;
+      await chooseVariant(page, id);
+      const enabled = () => page.$$eval('#opt-pattern option', (os) => os.filter((o) => !o.disabled).map((o) => o.value));
+      assert.deepEqual(await enabled(), meta.pattern.values, 'without causal every pattern can be chosen');
+      await page.check('#causal');
+      await idle(page);
+      assert.ok(Array.isArray(meta.pattern.causalValues), 'lab.options.pattern.causalValues lists the patterns allowed with causal');
+      assert.deepEqual(await enabled(), meta.pattern.causalValues, 'with causal only causalValues can be chosen');
+      await page.uncheck('#causal');
+      await idle(page);
+      assert.deepEqual(await enabled(), meta.pattern.values);
     }
     assertNoProblems(page);
   });

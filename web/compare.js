@@ -1,0 +1,199 @@
+// The compare panel: the chosen variants run on the same inputs, each against softmax (max |Δy|,
+// NMSE, time), with small heatmaps of A, y and the difference. Results go to store.compare.
+
+import { $, el } from './dom.js';
+import { fmt, paren, describeWeight, describeOutput } from './explain.js';
+import { flopCount, gflops } from '../dist/reference.js';
+import { WEIGHTS_MAX_N, requirements, resolveDims } from './gen.js';
+import { Heatmap } from './heatmap.js';
+import { fmtMs } from './chart.js';
+import { store, effectiveOpts, dimsState, requestFor, validateDims, commit, subscribe, on } from './store.js';
+import { cloneInputs } from './worker-client.js';
+
+const COMPARE_MAX_VALUES = 4 * 1024 * 1024;
+const cards = new Map(); // id -> { card, A, y, diff, ... }: this panel's heatmaps
+
+function buildComparePicks() {
+  const box = $('#compare-picks');
+  box.replaceChildren();
+  for (const v of store.lab.variants) {
+    const id = `cmp-${v.id}`;
+    const cb = el('input', { type: 'checkbox', id, checked: store.state.compare.includes(v.id), dataset: { variant: v.id } });
+    cb.addEventListener('change', () => {
+      const set = new Set(store.state.compare);
+      if (cb.checked) set.add(v.id);
+      else set.delete(v.id);
+      store.state.compare = store.lab.variants.map((x) => x.id).filter((x) => set.has(x));
+      commit({ now: true });
+    });
+    box.append(el('label', { class: 'check', for: id }, cb, ` ${v.label}`));
+  }
+}
+
+function renderComparePicks() {
+  for (const cb of document.querySelectorAll('#compare-picks input')) cb.checked = store.state.compare.includes(cb.dataset.variant);
+}
+
+/** Runs the comparison; stops early when isCurrent() turns false (a newer run superseded it). */
+export async function runCompare(worker, isCurrent) {
+  const { byId, state } = store;
+  const ids = state.compare.slice();
+  const baseId = byId.softmax ? 'softmax' : ids[0];
+  const wanted = baseId && !ids.includes(baseId) ? [baseId, ...ids] : ids;
+  const results = {};
+  if (validateDims()) return;
+  for (const id of wanted) {
+    let req;
+    try {
+      const dims = resolveDims(dimsState());
+      const big = requirements(id, byId, effectiveOpts(id)).inputs.find((s) => s.shape.reduce((p, x) => p * dims[x], 1) > COMPARE_MAX_VALUES);
+      if (big) throw new Error(`skipped: ${big.name} (${big.shape.join('×')}) would hold more than ${COMPARE_MAX_VALUES.toLocaleString()} values at this size`);
+      req = requestFor(id);
+    } catch (err) {
+      results[id] = { id, error: { code: 'SIZE', message: err.message } };
+      continue;
+    }
+    const { inputs, transfer } = cloneInputs(req.inputs);
+    try {
+      const res = await worker.call('run', { variant: id, inputs, options: req.options, weights: req.dims.n <= WEIGHTS_MAX_N, build: state.build, timing: { budgetMs: 25, minSamples: 3, maxSamples: 10 } }, transfer);
+      results[id] = { id, info: byId[id], inputs: req.inputs, options: req.options, dims: req.dims, output: res.output, weights: res.weights ?? null, timing: res.timing, build: res.build };
+    } catch (err) {
+      results[id] = { id, error: { code: err.code, message: err.message } };
+    }
+    if (!isCurrent()) return; // superseded
+  }
+  const base = results[baseId];
+  for (const r of Object.values(results)) {
+    if (!r.output || !base?.output || r.output.length !== base.output.length) continue;
+    let mx = 0, se = 0, ss = 0;
+    const diff = new Float32Array(r.output.length);
+    for (let t = 0; t < r.output.length; t++) {
+      const dd = r.output[t] - base.output[t];
+      diff[t] = dd;
+      mx = Math.max(mx, Math.abs(dd));
+      se += dd * dd;
+      ss += base.output[t] * base.output[t];
+    }
+    r.diff = diff;
+    r.maxAbs = mx;
+    r.nmse = ss > 0 ? se / ss : NaN;
+  }
+  store.compare = { baseId, ids, results };
+  renderCompare();
+}
+
+function renderTable() {
+  const { baseId, ids, results } = store.compare;
+  const table = el('table', { class: 'stats compare-table', id: 'compare-table' },
+    el('caption', { class: 'visually-hidden', text: 'Comparison against softmax' }),
+    el('thead', {}, el('tr', {}, ['variant', 'family', `max |y − y_${baseId}|`, `NMSE vs ${baseId}`, 'median time', 'GFLOP/s'].map((t) => el('th', { scope: 'col', text: t })))));
+  const tb = el('tbody');
+  for (const id of ids) {
+    const r = results[id];
+    if (!r) continue;
+    if (r.error) {
+      tb.append(el('tr', { dataset: { variant: id } }, el('th', { scope: 'row', text: store.byId[id].label }), el('td', { colspan: '5', class: 'error-text', text: `${r.error.code}: ${r.error.message}` })));
+      continue;
+    }
+    const f = flopCount(id, r.dims, r.options);
+    tb.append(el('tr', { dataset: { variant: id, maxAbs: String(r.maxAbs ?? ''), nmse: String(r.nmse ?? '') } },
+      el('th', { scope: 'row', text: r.info.label }),
+      el('td', { text: r.info.family }),
+      el('td', { text: id === baseId ? '— (baseline)' : fmt(r.maxAbs) }),
+      el('td', { text: id === baseId ? '—' : fmt(r.nmse) }),
+      el('td', { text: `${fmtMs(r.timing.median)} (${r.build})` }),
+      el('td', { text: fmt(gflops(f.flops, r.timing.median), 3) })));
+  }
+  table.append(tb);
+  $('#compare-summary').replaceChildren(table);
+}
+
+function dropMaps(set) {
+  for (const k of ['A', 'y', 'diff']) {
+    set[k]?.ro.disconnect();
+    set[k] = null;
+  }
+}
+
+function buildCard(set, id, r, baseId) {
+  const card = set.card;
+  card.replaceChildren();
+  const head = el('h3', { text: r.info.label });
+  const stat = el('p', { class: 'note cmp-stat' });
+  const hostA = el('div', { class: 'map-host' });
+  const hostY = el('div', { class: 'map-host' });
+  const hostD = el('div', { class: 'map-host' });
+  const row = el('div', { class: 'cmp-maps' },
+    el('figure', { class: 'mini' }, el('figcaption', { text: 'A' }), hostA),
+    el('figure', { class: 'mini' }, el('figcaption', { text: 'y' }), hostY),
+    el('figure', { class: 'mini diff-fig' }, el('figcaption', { text: `y − y_${baseId}` }), hostD));
+  card.append(head, stat, row);
+  const getR = () => store.compare.results[id];
+  const small = { maxHeight: 170, cellMax: 12 };
+  set.stat = stat;
+  set.hostA = hostA;
+  set.diffFig = row.querySelector('.diff-fig');
+  set.A = new Heatmap(hostA, { ...small, name: `cmp-A-${id}`, title: `A(${id})`, kind: 'sequential', maxWidth: 140, legendWidth: 130, describe: (i, j) => (getR().weights ? describeWeight(getR(), i, j) : { lines: [] }), rowName: 'query i', colName: 'key j' });
+  set.y = new Heatmap(hostY, { ...small, name: `cmp-y-${id}`, title: `y(${id})`, kind: 'diverging', maxWidth: 96, legendWidth: 96, describe: (i, c) => describeOutput(getR(), i, c), rowName: 'token i', colName: 'channel c' });
+  set.diff = new Heatmap(hostD, {
+    ...small, name: `cmp-diff-${id}`, title: `Δy(${id})`, kind: 'diverging', maxWidth: 96, legendWidth: 96, rowName: 'token i', colName: 'channel c', legendLabel: 'difference',
+    describe: (i, c) => {
+      const rr = getR();
+      const bId = store.compare.baseId;
+      const b = store.compare.results[bId];
+      const k = i * rr.dims.dv + c;
+      return { lines: [`Δ = y_${id}[${i},${c}] − y_${bId}[${i},${c}] = ${fmt(rr.output[k])} − ${paren(b.output[k])} = ${fmt(rr.output[k] - b.output[k])}`] };
+    },
+  });
+}
+
+function renderCompare() {
+  const { baseId, ids, results } = store.compare;
+  renderTable();
+  const grid = $('#compare-grid');
+  const keep = new Set(ids);
+  for (const [id, set] of cards) {
+    if (!keep.has(id)) {
+      dropMaps(set);
+      set.card.remove();
+      cards.delete(id);
+    }
+  }
+  for (const id of ids) {
+    const r = results[id];
+    if (!r) continue;
+    let set = cards.get(id);
+    if (!set) {
+      set = { card: el('article', { class: 'compare-card', dataset: { variant: id } }) };
+      cards.set(id, set);
+    }
+    grid.append(set.card); // keep DOM order = ids order
+    if (r.error) {
+      dropMaps(set);
+      set.card.replaceChildren(el('h3', { text: store.byId[id].label }), el('p', { class: 'error-text', role: 'alert', text: `${r.error.code}: ${r.error.message}` }));
+      continue;
+    }
+    if (!set.y) buildCard(set, id, r, baseId);
+    const { n, dv } = r.dims;
+    set.stat.textContent = id === baseId ? `baseline · ${fmtMs(r.timing.median)}` : `max |Δy| ${fmt(r.maxAbs)} · NMSE ${fmt(r.nmse)} · ${fmtMs(r.timing.median)}`;
+    if (r.weights) {
+      set.hostA.closest('figure').hidden = false;
+      set.A.set({ rows: n, cols: n, data: r.weights, mask: r.options.causal ? (i, j) => j > i : null, vmin: 0 });
+    } else set.hostA.closest('figure').hidden = true;
+    set.y.set({ rows: n, cols: dv, data: r.output });
+    if (r.diff && id !== baseId) {
+      set.diffFig.hidden = false;
+      set.diff.set({ rows: n, cols: dv, data: r.diff });
+    } else set.diffFig.hidden = true;
+  }
+}
+
+export function initCompare() {
+  buildComparePicks();
+  subscribe((what) => {
+    if (what.all) renderComparePicks();
+  });
+  on('theme', () => {
+    for (const set of cards.values()) for (const k of ['A', 'y', 'diff']) set[k]?.retheme();
+  });
+}

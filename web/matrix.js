@@ -1,0 +1,254 @@
+// The input matrices panel: one tab per array the call needs, a paged cell editor, paste as
+// CSV / JSON, copy as CSV. Edits are stored as cells over the generated arrays (store.state.edits).
+
+import { $, el, toast, copyText, fmtCell } from './dom.js';
+import { generateArray, f32str } from './gen.js';
+import { store, requestFor, validateDims, commit, subscribe } from './store.js';
+import { cloneInputs } from './worker-client.js';
+
+const EDITOR_ROWS = 32;
+let worker = null; // the page's worker client, for the binding's verdict on a pasted shape
+
+function currentArrays() {
+  try {
+    return requestFor(store.state.variant);
+  } catch {
+    return null;
+  }
+}
+
+function selectArray(name) {
+  store.ui.activeArray = name;
+  store.ui.editorRow = 0;
+  renderArrays();
+  $(`#tab-${name}`)?.focus();
+}
+
+export function renderArrays() {
+  const { ui, state } = store;
+  const tabs = $('#array-tabs');
+  const panel = $('#array-panel');
+  if (validateDims()) {
+    tabs.replaceChildren();
+    panel.replaceChildren(el('p', { class: 'note', text: 'Fix the sizes above to see the inputs.' }));
+    return;
+  }
+  const req = currentArrays();
+  if (!req) return;
+  const names = req.arrays.map((a) => a.name);
+  if (!names.includes(ui.activeArray)) {
+    ui.activeArray = names[0];
+    ui.editorRow = 0;
+  }
+  tabs.replaceChildren();
+  for (const a of req.arrays) {
+    const sel = a.name === ui.activeArray;
+    const nEdits = Object.keys(state.edits[a.name]?.cells ?? {}).length;
+    const t = el('button', {
+      type: 'button', role: 'tab', id: `tab-${a.name}`, 'aria-selected': String(sel), 'aria-controls': 'array-panel', tabIndex: sel ? 0 : -1,
+      class: `tab${nEdits ? ' edited' : ''}`, dataset: { array: a.name },
+    }, a.name, el('span', { class: 'muted', text: ` ${a.shape.join('×')}` }));
+    t.addEventListener('click', () => selectArray(a.name));
+    t.addEventListener('keydown', (e) => {
+      const i = names.indexOf(a.name);
+      let j = null;
+      if (e.key === 'ArrowRight') j = (i + 1) % names.length;
+      if (e.key === 'ArrowLeft') j = (i - 1 + names.length) % names.length;
+      if (j != null) {
+        e.preventDefault();
+        selectArray(names[j]);
+      }
+    });
+    tabs.append(t);
+  }
+  panel.setAttribute('aria-labelledby', `tab-${ui.activeArray}`);
+  const spec = req.arrays.find((a) => a.name === ui.activeArray);
+  if (spec) renderMatrixEditor(panel, spec, req.inputs[spec.name], req.dims);
+}
+
+function renderMatrixEditor(panel, spec, values, dims) {
+  const { state, ui } = store;
+  const { name, rows, cols } = spec;
+  const gen = generateArray(name, spec.shape, dims, state.seed, state.preset);
+  const edits = state.edits[name];
+  const editedCells = edits && edits.len === values.length ? edits.cells : {};
+  const nEdits = Object.keys(editedCells).length;
+  const start = Math.min(ui.editorRow, Math.max(0, rows - 1));
+  const end = Math.min(rows, start + EDITOR_ROWS);
+  const head = el('div', { class: 'editor-head' },
+    el('span', {}, el('strong', { text: name }), ` — ${spec.shape.join('×')} = ${rows}×${cols}`, el('span', { class: 'muted edit-count', text: editCountText(nEdits) })),
+    el('button', {
+      type: 'button', class: 'small reset-array', text: `Reset ${name}`, hidden: !nEdits, onclick: () => {
+        delete state.edits[name];
+        commit({ arrays: true });
+      },
+    }),
+  );
+  const frag = [head];
+  if (rows > EDITOR_ROWS) {
+    const page = (row) => () => {
+      ui.editorRow = row;
+      renderArrays();
+    };
+    frag.push(el('div', { class: 'pager', role: 'group', 'aria-label': `Rows of ${name}` },
+      el('button', { type: 'button', class: 'small', text: '◀ Previous rows', disabled: start === 0, onclick: page(Math.max(0, start - EDITOR_ROWS)) }),
+      el('span', { text: ` rows ${start}–${end - 1} of ${rows} ` }),
+      el('button', { type: 'button', class: 'small', text: 'Next rows ▶', disabled: end >= rows, onclick: page(end) }),
+    ));
+  }
+  const table = el('table', { class: 'matrix', 'aria-label': `${name} values (${rows}×${cols})` });
+  const thead = el('thead', {}, el('tr', {}, el('th', { scope: 'col', class: 'corner', text: 'i \\ j' }), Array.from({ length: cols }, (_, j) => el('th', { scope: 'col', text: String(j) }))));
+  const tbody = el('tbody');
+  for (let i = start; i < end; i++) {
+    const tr = el('tr', {}, el('th', { scope: 'row', text: String(i) }));
+    for (let j = 0; j < cols; j++) tr.append(el('td', {}, cellInput(name, values, gen, editedCells, i, j, cols)));
+    tbody.append(tr);
+  }
+  table.append(thead, tbody);
+  frag.push(el('div', { class: 'table-scroll matrix-scroll' }, table));
+  // paste box
+  const pid = `paste-${name}`;
+  const ta = el('textarea', { id: pid, rows: '4', spellcheck: false, placeholder: `${rows} rows × ${cols} columns, e.g.\n0.1, -0.2, ...\nor JSON: [[0.1, -0.2, ...], ...]` });
+  const perr = el('p', { class: 'inline-error', role: 'alert', hidden: true, id: `paste-error-${name}` });
+  const apply = el('button', { type: 'button', text: `Apply to ${name}`, onclick: () => applyPaste(name, values.length, ta.value, perr, gen) });
+  const copy = el('button', { type: 'button', text: `Copy ${name} as CSV`, onclick: () => copyText(toCsv(values, rows, cols), `${name} copied as CSV`) });
+  frag.push(el('details', { class: 'paste' }, el('summary', { text: 'Paste CSV / JSON' }),
+    el('label', { for: pid, text: `Values for ${name} (${rows}×${cols}): one row per line, separated by commas or spaces; or a JSON array (nested or flat).` }),
+    ta, el('div', { class: 'inline' }, apply, copy), perr));
+  panel.replaceChildren(...frag);
+}
+
+function cellInput(name, values, gen, editedCells, i, j, cols) {
+  const idx = i * cols + j;
+  const x = values[idx];
+  const inp = el('input', {
+    type: 'text', inputmode: 'decimal', class: `cell${idx in editedCells ? ' edited' : ''}`, value: fmtCell(x), title: f32str(x),
+    'aria-label': `${name}[${i}, ${j}]`, dataset: { index: String(idx), array: name, row: String(i), col: String(j) }, spellcheck: false, autocomplete: 'off',
+  });
+  if (!Number.isFinite(x)) inp.setAttribute('aria-invalid', 'true');
+  inp.addEventListener('change', () => editCell(name, values.length, idx, inp, gen[idx]));
+  inp.addEventListener('keydown', (e) => {
+    if (e.key !== 'Enter' && e.key !== 'ArrowDown' && e.key !== 'ArrowUp') return;
+    e.preventDefault();
+    const ni = i + (e.key === 'ArrowUp' ? -1 : 1);
+    // Apply the edit, then move to the cell below / above (Enter and ↓ move down).
+    if (inp.value !== inp.defaultValue) editCell(name, values.length, idx, inp, gen[idx]);
+    const next = $(`#array-panel input.cell[data-row="${ni}"][data-col="${j}"]`);
+    if (next) {
+      next.focus();
+      next.select();
+    }
+  });
+  return inp;
+}
+
+function toCsv(values, rows, cols) {
+  const lines = [];
+  for (let i = 0; i < rows; i++) lines.push(Array.from(values.subarray(i * cols, (i + 1) * cols), f32str).join(','));
+  return lines.join('\n');
+}
+
+function editCountText(k) {
+  return k ? ` · ${k} cell${k > 1 ? 's' : ''} edited` : '';
+}
+
+/** Applies one typed cell. Updates the editor in place (no re-render, so focus and clicks stay). */
+function editCell(name, len, idx, inp, genValue) {
+  const { state } = store;
+  const t = inp.value.trim();
+  let e = state.edits[name];
+  if (!e || e.len !== len) e = state.edits[name] = { len, cells: {} };
+  let value;
+  if (t === '') {
+    delete e.cells[idx];
+    value = genValue;
+    inp.value = fmtCell(genValue);
+  } else {
+    value = Math.fround(Number(t));
+    if (Number.isFinite(value) && value === genValue) delete e.cells[idx];
+    else e.cells[idx] = value; // NaN / Infinity stay: the binding reports them (AttnError VALUE)
+  }
+  const k = Object.keys(e.cells).length;
+  if (!k) delete state.edits[name];
+  inp.defaultValue = inp.value;
+  inp.title = f32str(value);
+  inp.classList.toggle('edited', idx in e.cells);
+  if (Number.isFinite(value)) inp.removeAttribute('aria-invalid');
+  else inp.setAttribute('aria-invalid', 'true');
+  const panel = $('#array-panel');
+  panel.querySelector('.edit-count').textContent = editCountText(k);
+  panel.querySelector('.reset-array').hidden = !k;
+  $(`#tab-${name}`)?.classList.toggle('edited', k > 0);
+  commit({});
+}
+
+/** Parses CSV or JSON into numbers. Throws only for JSON syntax; bad numbers become NaN. */
+export function parseMatrixText(text) {
+  const t = text.trim();
+  if (!t) throw new Error('nothing to apply: the box is empty');
+  if (t.startsWith('[') || t.startsWith('{')) {
+    let j;
+    try {
+      j = JSON.parse(t);
+    } catch (err) {
+      throw new Error(`JSON: ${err.message}`);
+    }
+    if (!Array.isArray(j)) j = j.values ?? j.data ?? Object.values(j)[0];
+    if (!Array.isArray(j)) throw new Error('JSON: expected an array of numbers (flat or nested)');
+    return j.flat(Infinity).map((x) => (x === null ? NaN : Number(x)));
+  }
+  const out = [];
+  for (const line of t.split(/\r?\n/)) {
+    const s = line.trim();
+    if (!s || s.startsWith('#')) continue;
+    for (const f of s.split(/[,;\s]+/)) if (f !== '') out.push(Number(f));
+  }
+  return out;
+}
+
+async function applyPaste(name, len, text, perr, gen) {
+  const { state } = store;
+  perr.hidden = true;
+  let nums;
+  try {
+    nums = parseMatrixText(text);
+  } catch (err) {
+    perr.textContent = err.message;
+    perr.hidden = false;
+    return;
+  }
+  if (nums.length !== len) {
+    // Let the binding say what is wrong, in its own words (AttnError SHAPE).
+    const req = requestFor(state.variant);
+    req.inputs[name] = Float32Array.from(nums);
+    const { inputs, transfer } = cloneInputs(req.inputs);
+    try {
+      await worker.call('run', { variant: state.variant, inputs, options: req.options, weights: false, build: state.build }, transfer);
+      perr.textContent = `${name} has ${nums.length} values, expected ${len}`;
+    } catch (err) {
+      perr.textContent = `${err.code}: ${err.message}`;
+    }
+    perr.hidden = false;
+    return;
+  }
+  const cells = {};
+  nums.forEach((x, i) => {
+    const f = Math.fround(x);
+    if (!(Number.isFinite(f) && f === gen[i])) cells[i] = f;
+  });
+  if (Object.keys(cells).length) state.edits[name] = { len, cells };
+  else delete state.edits[name];
+  commit({ arrays: true });
+  toast(`Applied ${len} values to ${name}`);
+}
+
+export function initMatrixEditor(client) {
+  worker = client;
+  $('#reset-edits').addEventListener('click', () => {
+    store.state.edits = {};
+    commit({ arrays: true });
+  });
+  subscribe((what) => {
+    if (what.arrays) renderArrays();
+  });
+}

@@ -1,0 +1,220 @@
+// The scaling panel: time against n for chosen variants and builds, in a worker of its own that
+// Cancel terminates; the chart, crossings, slopes and the table of points. Its run state is its own.
+
+import { $, el, BUILD_LABEL } from './dom.js';
+import { fmt } from './explain.js';
+import { flopCount, gflops } from '../dist/reference.js';
+import { MAX_WIDTH } from './gen.js';
+import { showTooltip, hideTooltip } from './tooltip.js';
+import { drawChart, crossings, slope, PALETTE, fmtMs, fmtN } from './chart.js';
+import { store, effectiveOpts, on } from './store.js';
+import { WorkerClient } from './worker-client.js';
+
+const scaling = { running: false, client: null, points: [], done: false, cancelled: false, error: null, plan: null, hits: [], crossings: [] };
+
+/** What the test hook reports about the last scaling run. */
+export function scalingReport() {
+  return {
+    running: scaling.running, done: scaling.done, cancelled: scaling.cancelled, error: scaling.error?.message ?? null,
+    points: scaling.points.map((p) => ({ n: p.n, variant: p.variant, build: p.actualBuild ?? p.build, median: p.timing?.median ?? null, skipped: p.skipped ?? null, error: p.error ?? null })),
+    crossings: scaling.crossings.map((c) => ({ n: c.n, a: c.a.key, b: c.b.key })),
+  };
+}
+
+function buildScalingControls() {
+  const { lab } = store;
+  const vbox = $('#scale-variants');
+  for (const v of lab.variants) {
+    const id = `sv-${v.id}`;
+    const cb = el('input', { type: 'checkbox', id, checked: v.id === 'softmax' || v.id === 'linear', dataset: { variant: v.id } });
+    vbox.append(el('label', { class: 'check', for: id }, cb, ` ${v.label}`));
+  }
+  const bbox = $('#scale-builds');
+  const feats = lab.features ?? { simd: true, relaxedSimd: false };
+  const builds = [];
+  if (feats.relaxedSimd) builds.push('relaxed');
+  if (feats.simd !== false) builds.push('simd');
+  builds.push('scalar');
+  for (const b of builds) {
+    const id = `sb-${b}`;
+    const cb = el('input', { type: 'checkbox', id, checked: b === 'simd' || b === 'scalar' || (b === 'relaxed' && !feats.simd), dataset: { build: b } });
+    bbox.append(el('label', { class: 'check', for: id }, cb, ` ${BUILD_LABEL[b]}`));
+  }
+  $('#scale-run').addEventListener('click', startScaling);
+  $('#scale-cancel').addEventListener('click', cancelScaling);
+  const chart = $('#scale-chart');
+  chart.addEventListener('mousemove', (ev) => {
+    if (!scaling.hits?.length) return;
+    const r = chart.getBoundingClientRect();
+    const x = ev.clientX - r.left, y = ev.clientY - r.top;
+    let best = null, bd = 144;
+    for (const h of scaling.hits) {
+      const dd = (h.x - x) ** 2 + (h.y - y) ** 2;
+      if (dd < bd) {
+        bd = dd;
+        best = h;
+      }
+    }
+    if (!best) return hideTooltip(chart);
+    const p = best.p;
+    showTooltip(chart, ev.clientX, ev.clientY, { title: `${best.s.label}: n = ${p.n}`, lines: [`median ${fmtMs(p.ms)} (spread ${fmtMs(p.point.timing.min)} – ${fmtMs(p.point.timing.max)})`, `${fmt(p.gflops, 3)} GFLOP/s`] });
+  });
+  chart.addEventListener('mouseleave', () => hideTooltip(chart));
+  const unit = { n: 1, d: 1, dv: 1, h: 8, L: 1, a: 1, b: 1, rank: 4 };
+  const f = lab.variants.map((v) => `${v.id}: ${flopCount(v.id, unit, effectiveOpts(v.id)).formula}`);
+  $('#flop-note').textContent = `GFLOP/s = flop count / median time (a multiply-add is 2 flop; exp and the causal saving are not counted). Counts: ${f.join('; ')}.`;
+}
+
+function scalePlan() {
+  const variants = [...document.querySelectorAll('#scale-variants input:checked')].map((x) => ({ id: x.dataset.variant, opts: effectiveOpts(x.dataset.variant) }));
+  const builds = [...document.querySelectorAll('#scale-builds input:checked')].map((x) => x.dataset.build);
+  const maxN = Number($('#scale-max').value);
+  const ns = [];
+  for (let n = 64; n <= maxN; n *= 2) ns.push(n);
+  const width = (sel) => Math.max(1, Math.min(MAX_WIDTH, Math.trunc(Number($(sel).value) || 32)));
+  return { variants, builds, ns, d: width('#scale-d'), dv: width('#scale-dv'), seed: store.state.seed, causal: $('#scale-causal').checked };
+}
+
+function setRunning(running) {
+  scaling.running = running;
+  $('#scale-run').disabled = running;
+  $('#scale-cancel').disabled = !running;
+}
+
+async function startScaling() {
+  if (scaling.running) return;
+  const plan = scalePlan();
+  if (!plan.variants.length || !plan.builds.length) {
+    $('#scale-status').textContent = 'Pick at least one variant and one build.';
+    return;
+  }
+  Object.assign(scaling, { plan, points: [], done: false, cancelled: false, error: null });
+  setRunning(true);
+  const total = plan.ns.length * plan.variants.length * plan.builds.length;
+  const prog = $('#scale-progress');
+  prog.max = total;
+  prog.value = 0;
+  $('#scale-status').textContent = `Running 0 / ${total}…`;
+  drawScaling();
+  const client = (scaling.client = new WorkerClient());
+  try {
+    await client.call('scale', { plan }, [], (point) => {
+      if (client !== scaling.client) return;
+      scaling.points.push(point);
+      prog.value = scaling.points.length;
+      const tail = point.timing ? `n = ${point.n}, ${point.variant} (${point.actualBuild ?? point.build}): ${fmtMs(point.timing.median)}` : `n = ${point.n}, ${point.variant} (${point.build}): ${point.skipped ?? point.error?.message}`;
+      $('#scale-status').textContent = `Running ${scaling.points.length} / ${total} — ${tail}`;
+      drawScaling();
+    });
+    if (client === scaling.client) {
+      scaling.done = true;
+      $('#scale-status').textContent = `Done: ${scaling.points.filter((p) => p.timing).length} timings${scaling.points.some((p) => p.skipped || p.error) ? ', some sizes skipped (see the table)' : ''}.`;
+    }
+  } catch (err) {
+    if (err.code !== 'CANCELLED' && client === scaling.client) {
+      scaling.error = err;
+      $('#scale-status').textContent = `Failed: ${err.code ?? ''} ${err.message}`;
+    }
+  } finally {
+    if (client === scaling.client) {
+      client.terminate(); // frees the instances' memory
+      scaling.client = null;
+      setRunning(false);
+      drawScaling();
+    }
+  }
+}
+
+function cancelScaling() {
+  if (!scaling.running || !scaling.client) return;
+  const client = scaling.client;
+  scaling.client = null;
+  client.terminate();
+  scaling.cancelled = true;
+  setRunning(false);
+  $('#scale-status').textContent = `Cancelled after ${scaling.points.length} point${scaling.points.length === 1 ? '' : 's'}; the worker was stopped.`;
+  drawScaling();
+}
+
+function scalingSeries() {
+  const plan = scaling.plan;
+  if (!plan) return [];
+  const series = [];
+  plan.variants.forEach((v, vi) => {
+    const colorIdx = store.lab.variants.findIndex((x) => x.id === v.id);
+    for (const b of plan.builds) {
+      const pts = scaling.points.filter((p) => p.variant === v.id && p.build === b && p.timing);
+      const actual = pts[0]?.actualBuild ?? b;
+      const f = (p) => flopCount(v.id, p.dims, p.options).flops;
+      series.push({
+        key: `${v.id}/${b}`, variant: v.id, family: store.byId[v.id]?.family, build: actual, label: `${v.id} · ${BUILD_LABEL[actual] ?? actual}`,
+        color: PALETTE[(colorIdx >= 0 ? colorIdx : vi) % PALETTE.length], dashed: actual === 'scalar',
+        points: pts.map((p) => ({ n: p.n, ms: p.timing.median, gflops: gflops(f(p), p.timing.median), point: p })),
+      });
+    }
+  });
+  return series;
+}
+
+function drawScaling() {
+  const canvas = $('#scale-chart');
+  const plan = scaling.plan;
+  const series = scalingSeries();
+  const range = { nMin: 64, nMax: plan ? plan.ns[plan.ns.length - 1] : 16384 };
+  // crossings between different variants on the same build
+  const byBuild = {};
+  for (const s of series) (byBuild[s.build] ??= []).push(s);
+  const cross = Object.values(byBuild).flatMap((list) => crossings(list));
+  scaling.crossings = cross;
+  scaling.hits = drawChart(canvas, series, range, { crossList: cross });
+  canvas.setAttribute('aria-label', series.length ? `Scaling chart: ${series.map((s) => `${s.label} ${s.points.length} points`).join('; ')}` : 'Scaling chart: no data yet');
+  const lg = $('#scale-legend');
+  lg.replaceChildren();
+  for (const s of series) {
+    const sl = slope(s.points);
+    lg.append(el('li', {}, el('span', { class: `line-swatch${s.dashed ? ' dashed' : ''}`, style: `--c:${s.color}` }), ` ${s.label}`,
+      el('span', { class: 'muted', text: Number.isFinite(sl) ? ` — slope ${sl.toFixed(2)} (last sizes; 1 = O(n), 2 = O(n²))` : '' })));
+  }
+  if (series.length) lg.append(el('li', { class: 'muted' }, el('span', { class: 'line-swatch dotted', style: '--c:var(--muted)' }), ' reference slopes ∝ n and ∝ n²'));
+  $('#scale-crossings').textContent = cross.length
+    ? 'Crossings: ' + cross.map((c) => `${c.a.label} and ${c.b.label} cross near n ≈ ${Math.round(c.n)} (${fmtMs(c.ms)}); above it ${c.faster} is faster`).join('; ') + '.'
+    : series.some((s) => s.points.length > 1) ? 'No crossings between different variants in this range.' : '';
+  renderTable();
+}
+
+function renderTable() {
+  const box = $('#scale-table');
+  if (!scaling.points.length) {
+    box.replaceChildren();
+    return;
+  }
+  const table = el('table', { class: 'stats', id: 'scale-results' },
+    el('thead', {}, el('tr', {}, ['n', 'variant', 'build', 'median', 'spread (min – max)', 'GFLOP/s', 'flop count'].map((t) => el('th', { scope: 'col', text: t })))));
+  const tb = el('tbody');
+  for (const p of scaling.points) {
+    if (p.timing) {
+      const f = flopCount(p.variant, p.dims, p.options);
+      tb.append(el('tr', { dataset: { n: String(p.n), variant: p.variant, build: p.actualBuild ?? p.build, median: String(p.timing.median) } },
+        el('td', { text: fmtN(p.n) }), el('td', { text: p.variant }), el('td', { text: BUILD_LABEL[p.actualBuild ?? p.build] ?? p.build }),
+        el('td', { text: fmtMs(p.timing.median) }), el('td', { text: `${fmtMs(p.timing.min)} – ${fmtMs(p.timing.max)} (${p.timing.samples}×${p.timing.batch ?? 1})` }),
+        el('td', { text: fmt(gflops(f.flops, p.timing.median), 3) }), el('td', { text: `${f.formula} = ${f.flops.toExponential(2)}` })));
+    } else {
+      tb.append(el('tr', { dataset: { n: String(p.n), variant: p.variant, build: p.build } },
+        el('td', { text: fmtN(p.n) }), el('td', { text: p.variant }), el('td', { text: BUILD_LABEL[p.build] ?? p.build }),
+        el('td', { colspan: '4', class: p.error ? 'error-text' : 'muted', text: p.error ? `${p.error.code}: ${p.error.message}` : `skipped: ${p.skipped}` })));
+    }
+  }
+  table.append(tb);
+  box.replaceChildren(table);
+}
+
+export function initScaling() {
+  buildScalingControls();
+  drawScaling();
+  on('theme', drawScaling);
+  let rt = null;
+  window.addEventListener('resize', () => {
+    clearTimeout(rt);
+    rt = setTimeout(drawScaling, 150);
+  });
+}
