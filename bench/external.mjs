@@ -1,87 +1,43 @@
-// The two third-party contenders for `softmax`, each on its WebAssembly backend with one thread:
-// onnxruntime-web (a small ONNX graph, see onnx-graph.mjs) and @tensorflow/tfjs-backend-wasm.
-// Both are devDependencies used only by the benchmark.
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { attentionModel } from './onnx-graph.mjs';
-
-const require = createRequire(import.meta.url);
+// What the two third-party contenders (onnxruntime-web.mjs, tfjs-wasm.mjs) share: each implements
+// softmax attention only, as prepare(n, d, dv, q, k, v) -> { run, memoryBytes, dispose }, and is
+// timed and checked the same way.
+import { measureRobust } from './measure.mjs';
 
 /**
- * onnxruntime-web, wasm execution provider, one thread.
- * Returns { name, version, prepare(n, d, dv, q, k, v) -> { run: async () => Float32Array, dispose } }.
+ * A contender around a third-party implementation. load() -> { impl, meta, banner }; impl has
+ * prepare(...) and dispose(). Call init() before use: a library that cannot load carries `error`.
  */
-export async function loadOrt({ d, dv }) {
-  const ort = await import('onnxruntime-web');
-  ort.env.wasm.numThreads = 1;
-  if ('simd' in ort.env.wasm) ort.env.wasm.simd = true; // older releases; 1.30 always loads its SIMD build
-  ort.env.logLevel = 'error';
-  const session = await ort.InferenceSession.create(attentionModel({ d, dv }), {
-    executionProviders: ['wasm'],
-    graphOptimizationLevel: 'all',
-    intraOpNumThreads: 1,
-    interOpNumThreads: 1,
-    executionMode: 'sequential',
-  });
+export function externalContender(name, load, { policy }) {
+  let impl = null;
   return {
-    name: 'onnxruntime-web',
-    version: ort.env.versions?.web ?? require('onnxruntime-web/package.json').version,
-    prepare(n, d_, dv_, q, k, v) {
-      const feeds = {
-        q: new ort.Tensor('float32', q, [n, d_]),
-        k: new ort.Tensor('float32', k, [n, d_]),
-        v: new ort.Tensor('float32', v, [n, dv_]),
-      };
-      return {
-        async run() {
-          const out = await session.run(feeds);
-          return out.y.data;
-        },
-        memoryBytes: () => null, // the wasm heap is not exposed
-        dispose() {},
-      };
+    name,
+    error: null,
+    meta: null,
+    banner: null,
+    async init() {
+      try {
+        const r = await load();
+        impl = r.impl; this.meta = r.meta; this.banner = r.banner;
+      } catch (e) { this.error = e.message; }
+      return this;
     },
-    async dispose() { await session.release(); },
-  };
-}
-
-/**
- * @tensorflow/tfjs-core + @tensorflow/tfjs-backend-wasm, one thread (the non-threaded SIMD binary).
- * The op is tf.matMul(tf.softmax(tf.mul(tf.matMul(q, tf.transpose(k)), scale)), v): the transpose
- * is explicit because matMul(q, k, false, true) takes a path about 8x slower in this backend.
- */
-export async function loadTfjs() {
-  const tf = await import('@tensorflow/tfjs-core');
-  const tfw = await import('@tensorflow/tfjs-backend-wasm');
-  const dist = path.join(path.dirname(require.resolve('@tensorflow/tfjs-backend-wasm/package.json')), 'dist') + path.sep;
-  tf.env().set('WASM_HAS_MULTITHREAD_SUPPORT', false); // load tfjs-backend-wasm-simd.wasm, no workers
-  tfw.setWasmPaths(dist);
-  tfw.setThreadsCount?.(1);
-  const ok = await tf.setBackend('wasm');
-  if (!ok || tf.getBackend() !== 'wasm') throw new Error('tf.setBackend("wasm") failed');
-  await tf.ready();
-  const simd = await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT');
-  return {
-    name: 'tfjs-backend-wasm',
-    version: require('@tensorflow/tfjs-backend-wasm/package.json').version,
-    simd,
-    threads: tfw.getThreadsCount?.() ?? 1,
-    prepare(n, d, dv, q, k, v, scale = 1 / Math.sqrt(d)) {
-      const tq = tf.tensor2d(q, [n, d]);
-      const tk = tf.tensor2d(k, [n, d]);
-      const tv = tf.tensor2d(v, [n, dv]);
-      return {
-        run() {
-          const y = tf.tidy(() => tf.matMul(tf.softmax(tf.mul(tf.matMul(tq, tf.transpose(tk)), scale)), tv));
-          const data = y.dataSync();
-          y.dispose();
-          return data;
-        },
-        // WebAssembly memory never shrinks: this is the high-water mark of every size run so far
-        memoryBytes: () => tf.backend().wasm?.HEAPU8?.buffer?.byteLength ?? null,
-        dispose() { tq.dispose(); tk.dispose(); tv.dispose(); },
-      };
+    supports: (variant) => variant.id === 'softmax',
+    async measure(job) {
+      const { n, d, dv } = job.dims;
+      const { q, k, v } = job.inputs();
+      const p = impl.prepare(n, d, dv, q, k, v);
+      try {
+        const m = await measureRobust(() => p.run(), policy, { huge: job.huge });
+        const memory = p.memoryBytes();
+        return { ...m, memory, memoryKind: memory == null ? 'not exposed' : 'wasm heap high-water mark (sizes run in increasing order)' };
+      } finally { p.dispose(); }
     },
-    async dispose() {},
+    /** For the interleaved rounds: { fn, dispose } on softmax inputs, or null. */
+    runner(ins, dims) {
+      if (!impl) return null;
+      const p = impl.prepare(dims.n, dims.d, dims.dv, ins.q, ins.k, ins.v);
+      return { fn: () => p.run(), dispose: () => p.dispose() };
+    },
+    async dispose() { await impl?.dispose(); },
   };
 }

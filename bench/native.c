@@ -1,16 +1,21 @@
 /* native.c — times the attnlab C core compiled natively (gcc -O3 -march=native), as a reference
- * for the WebAssembly builds (not a competitor). Built and run by bench/run.mjs:
+ * for the WebAssembly builds (not a competitor). Built and run by bench/native.mjs:
  *
- *   native N VARIANT[,VARIANT...] MIN_TIME_MS MIN_REPS WARM_MS
+ *   native SEED DIMS VARIANT[,VARIANT...] MIN_TIME_MS MIN_REPS WARM_MS [COMPONENTS]
  *
- * Inputs are uniform in [-1, 1) from the same per-array xorshift32 generator as run.mjs, so the
- * output checksums (sum y, sum |y|) can be compared with the WebAssembly builds. Dimensions as in
- * run.mjs: d = dv = h = 64, rank = 8, L = n, a = the largest divisor of n <= sqrt(n), b = n / a;
- * mixture = softmax + dense1 with alpha 0.5, 0.5; fixed uses the default pattern.
- * Prints one JSON object per variant per line on stdout.
+ *   DIMS        name=value pairs of attnlab.h's ATTN_DIM_LIST, comma-separated: n=1024,d=64,...
+ *   WARM_MS     < 0: no warm-up (huge n)
+ *   COMPONENTS  for a variant that takes `components` (mixture): id:alpha pairs, softmax:0.5,dense1:0.5
+ *
+ * What each variant reads comes from the registry: the inputs column of variants.def says which
+ * arrays to allocate and their shapes ("q:n*d k:n*d v:n*dv"); a mixture reads its components'.
+ * Array `name` holds uniform numbers in [-1, 1) from stream (SEED, name), the generator of
+ * src/js/prng.js (uniformArray), so the output checksums (sum y, sum |y|) can be compared with the
+ * WebAssembly builds. Prints one JSON object per variant per line on stdout.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,30 +23,114 @@
 
 #include "../src/c/attnlab.h"
 
-static const struct { attn_variant v; const char *id; } VARIANTS[] = {
-#define X(ENUM, id, label, family, dims, inputs, options, cost, summary, formula) { ENUM, id },
+/* ---- the registry ---- */
+
+/* variants.def's X signature: the one place that names its fields (trailing fields are ignored). */
+#define VARIANT_ROW(ENUM, id, label, family, mixable, dims, inputs, options, ...) { ENUM, id, inputs, options },
+static const struct variant { attn_variant v; const char *id, *inputs, *options; } VARIANTS[] = {
+#define X VARIANT_ROW
 #include "../src/c/variants.def"
 #undef X
 };
 #define NVARIANTS ((int)(sizeof VARIANTS / sizeof VARIANTS[0]))
 
+static const char *const INPUT_NAMES[] = {
+#define INPUT_NAME(name, ...) #name,
+    ATTN_INPUT_LIST(INPUT_NAME)
+#undef INPUT_NAME
+};
+#define NINPUTS ((int)(sizeof INPUT_NAMES / sizeof INPUT_NAMES[0]))
+
+static const struct { const char *name; size_t offset; } DIMS[] = {
+#define DIM_ENTRY(name, ...) { #name, offsetof(attn_dims, name) },
+    ATTN_DIM_LIST(DIM_ENTRY)
+#undef DIM_ENTRY
+};
+#define NDIMS ((int)(sizeof DIMS / sizeof DIMS[0]))
+
+static int32_t *dim_field(attn_dims *dims, const char *name, size_t len) {
+    for (int i = 0; i < NDIMS; i++)
+        if (strlen(DIMS[i].name) == len && strncmp(DIMS[i].name, name, len) == 0)
+            return (int32_t *)((char *)dims + DIMS[i].offset);
+    return NULL;
+}
+
+static const struct variant *find_variant(const char *id, size_t len) {
+    for (int i = 0; i < NVARIANTS; i++)
+        if (strlen(VARIANTS[i].id) == len && strncmp(VARIANTS[i].id, id, len) == 0) return &VARIANTS[i];
+    return NULL;
+}
+
+static int input_index(const char *name, size_t len) {
+    for (int i = 0; i < NINPUTS; i++)
+        if (strlen(INPUT_NAMES[i]) == len && strncmp(INPUT_NAMES[i], name, len) == 0) return i;
+    return -1;
+}
+
+/* Does the space-separated list contain `word`? */
+static int has_word(const char *list, const char *word) {
+    size_t len = strlen(word);
+    for (const char *p = list; *p;) {
+        while (*p == ' ') p++;
+        size_t n = strcspn(p, " ");
+        if (n == len && strncmp(p, word, len) == 0) return 1;
+        p += n;
+    }
+    return 0;
+}
+
+/* Adds the arrays an inputs column names ("q:n*d k:n*d v:n*dv") to counts[] (elements per array).
+ * Returns 0, or -1 for a name or dimension attnlab.h does not know. */
+static int add_inputs(const char *inputs, attn_dims *dims, size_t counts[]) {
+    for (const char *p = inputs; *p;) {
+        while (*p == ' ') p++;
+        if (!*p) break;
+        size_t tok = strcspn(p, " "), name = strcspn(p, ":");
+        int idx = name < tok ? input_index(p, name) : -1;
+        if (idx < 0) return -1;
+        size_t count = 1;
+        for (const char *s = p + name + 1; s < p + tok;) {
+            size_t len = strcspn(s, "* ");
+            int32_t *dim = dim_field(dims, s, len);
+            if (!dim) return -1;
+            count *= (size_t)*dim;
+            s += len + (s[len] == '*');
+        }
+        counts[idx] = count;
+        p += tok;
+    }
+    return 0;
+}
+
+/* ---- inputs: src/js/prng.js's uniformArray(count, seed, name) ---- */
+
+static uint32_t stream_seed(uint32_t seed, const char *name) {
+    uint32_t h = 0x811c9dc5u; /* FNV-1a */
+    for (const char *c = name; *c; c++) { h ^= (unsigned char)*c; h *= 0x01000193u; }
+    return h ^ (seed * 0x9e3779b1u);
+}
+
+static float *uniform_array(size_t count, uint32_t seed, const char *name) {
+    float *x = aligned_alloc(64, (count * sizeof(float) + 63) / 64 * 64);
+    if (!x) return NULL;
+    uint32_t a = stream_seed(seed, name);
+    for (size_t i = 0; i < count; i++) { /* mulberry32 */
+        a += 0x6d2b79f5u;
+        uint32_t t = a;
+        t = (t ^ (t >> 15)) * (t | 1u);
+        t ^= t + (t ^ (t >> 7)) * (t | 61u);
+        double u = (double)(t ^ (t >> 14)) / 4294967296.0;
+        x[i] = (float)(2.0 * u - 1.0);
+    }
+    return x;
+}
+
+/* ---- timing ---- */
+
 static double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
-
-/* Array index i in ATTN_INPUT_LIST order: the seed formula is shared with run.mjs. */
-static float *random_array(size_t count, int index, int n) {
-    float *x = aligned_alloc(64, ((count * sizeof(float)) + 63) / 64 * 64);
-    if (!x) return NULL;
-    uint32_t s = (uint32_t)(index + 1) * 2654435761u + (uint32_t)n * 40503u;
-    s |= 1u;
-    for (size_t i = 0; i < count; i++) {
-        s ^= s << 13; s ^= s >> 17; s ^= s << 5;
-        x[i] = (float)(s >> 8) * (1.0f / 16777216.0f) * 2.0f - 1.0f;
-    }
-    return x;
 }
 
 static double cpu_ms(void) {
@@ -55,139 +144,171 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+typedef struct { double min_time, warm_ms; int min_reps; } policy;
+
+typedef struct {
+    attn_variant v;
+    const attn_dims *dims;
+    const attn_inputs *in;
+    const attn_options *opt;
+    float *out;
+    void *ws;
+    size_t ws_bytes;
+} call;
+
+static attn_status run(const call *c, const char **detail) {
+    return attn_run(c->v, c->dims, c->in, c->opt, c->out, NULL, c->ws, c->ws_bytes, detail);
+}
+
+/* Warm-up: at least one call, more while under warm_ms; none when warm_ms < 0 (huge n). Sets
+ * *last to the last call's time (-1 without warm-up). */
+static attn_status warm_up(const call *c, double warm_ms, double *last, const char **detail) {
+    *last = -1;
+    if (warm_ms < 0) return attn_check(c->v, c->dims, c->opt, detail);
+    attn_status st;
+    double t0 = now_ms();
+    do {
+        double t = now_ms();
+        st = run(c, detail);
+        *last = now_ms() - t;
+        if (st != ATTN_OK) break;
+    } while (now_ms() - t0 < warm_ms && *last < warm_ms / 4);
+    return st;
+}
+
+/* Repeats with the policy of bench/measure.mjs (2-3 repeats when one call takes over 0.5 s) and
+ * prints the statistics as the fields of a JSON object. */
+static void repeat_and_print(const call *c, const policy *p, double last) {
+    enum { MAX_REPS = 1000 };
+    static double samples[MAX_REPS], cpu[MAX_REPS];
+    const char *detail = "";
+    int reps_wanted = p->min_reps, reps = 0, batch = 1;
+    double budget = p->min_time, cpu_total = 0, wall_total = 0;
+    if (last >= 0 && last < 1.0) batch = (int)fmin(1000, ceil(1.0 / fmax(last, 1e-4)));
+    double start = now_ms();
+    for (;;) {
+        double c0 = cpu_ms(), t = now_ms();
+        for (int r = 0; r < batch; r++) run(c, &detail);
+        double ms = (now_ms() - t) / batch;
+        cpu[reps] = (cpu_ms() - c0) / batch;
+        cpu_total += cpu[reps];
+        wall_total += ms;
+        samples[reps++] = ms;
+        if (reps == 1 && ms > 500) { reps_wanted = ms > 2000 ? 2 : 3; budget = 0; }
+        double elapsed = now_ms() - start;
+        if (reps >= MAX_REPS || (reps >= reps_wanted && elapsed >= budget) || elapsed > 20000) break;
+    }
+    qsort(samples, reps, sizeof(double), cmp_double);
+    qsort(cpu, reps, sizeof(double), cmp_double);
+    double med = reps % 2 ? samples[reps / 2] : 0.5 * (samples[reps / 2 - 1] + samples[reps / 2]);
+    double cpu_med = reps % 2 ? cpu[reps / 2] : 0.5 * (cpu[reps / 2 - 1] + cpu[reps / 2]);
+    printf("\"median_ms\":%.6f,\"min_ms\":%.6f,\"max_ms\":%.6f,\"q1_ms\":%.6f,\"q3_ms\":%.6f,\"cpu_median_ms\":%.6f,"
+           "\"cpu_wall_ratio\":%.4f,\"reps\":%d,\"batch\":%d,",
+           med, samples[0], samples[reps - 1], samples[(reps - 1) / 4], samples[(3 * (reps - 1) + 3) / 4], cpu_med,
+           cpu_total / wall_total, reps, batch);
+}
+
+/* ---- one variant ---- */
+
+typedef struct {
+    uint32_t seed;
+    attn_dims dims;
+    const char *components; /* id:alpha,... */
+    float *arrays[NINPUTS];
+    size_t bytes[NINPUTS];
+} state;
+
+/* Sets the mixture options from "id:alpha,id:alpha" and adds the components' inputs to counts. */
+static int set_components(state *s, attn_options *opt, size_t counts[]) {
+    const char *p = s->components;
+    opt->n_components = 0;
+    while (p && *p && opt->n_components < ATTN_MAX_COMPONENTS) {
+        size_t len = strcspn(p, ":,");
+        const struct variant *c = find_variant(p, len);
+        if (!c || p[len] != ':' || add_inputs(c->inputs, &s->dims, counts)) return -1;
+        opt->component[opt->n_components] = (int32_t)c->v;
+        opt->alpha[opt->n_components++] = strtof(p + len + 1, NULL);
+        p += strcspn(p, ",");
+        if (*p == ',') p++;
+    }
+    return opt->n_components ? 0 : -1;
+}
+
+#define FAIL(...) do { printf(__VA_ARGS__); printf("\"}\n"); fflush(stdout); return; } while (0)
+
+static void bench_variant(state *s, const struct variant *var, const policy *p) {
+    attn_options opt;
+    attn_options_default(&opt);
+    size_t counts[NINPUTS] = { 0 }, in_bytes = 0;
+    printf("{\"variant\":\"%s\",\"n\":%d,", var->id, s->dims.n);
+    int bad = has_word(var->options, "components") ? set_components(s, &opt, counts) : add_inputs(var->inputs, &s->dims, counts);
+    if (bad) FAIL("\"error\":\"cannot read the inputs of %s from variants.def", var->id);
+    const float *ptr[NINPUTS] = { 0 };
+    for (int i = 0; i < NINPUTS; i++) {
+        if (!counts[i]) continue;
+        if (!s->arrays[i]) { s->arrays[i] = uniform_array(counts[i], s->seed, INPUT_NAMES[i]); s->bytes[i] = counts[i] * 4; }
+        if (!s->arrays[i]) FAIL("\"error\":\"out of memory");
+        ptr[i] = s->arrays[i];
+        in_bytes += s->bytes[i];
+    }
+    attn_inputs in;
+    int k = 0;
+#define SET_INPUT(name, ...) in.name = ptr[k++];
+    ATTN_INPUT_LIST(SET_INPUT)
+#undef SET_INPUT
+    call c = { var->v, &s->dims, &in, &opt, NULL, NULL, 0 };
+    const char *detail = "";
+    attn_status st = attn_workspace_size(var->v, &s->dims, &opt, 0, &c.ws_bytes);
+    if (st != ATTN_OK) FAIL("\"error\":\"%s", attn_status_string(st));
+    size_t out_bytes = (size_t)s->dims.n * s->dims.dv * 4;
+    c.ws = aligned_alloc(64, (c.ws_bytes + 63) / 64 * 64 + 64);
+    c.out = aligned_alloc(64, (out_bytes + 63) / 64 * 64);
+    double last = -1;
+    if (!c.ws || !c.out) st = ATTN_ERR_MEMORY, detail = "out of memory";
+    else st = warm_up(&c, p->warm_ms, &last, &detail);
+    if (st == ATTN_OK) {
+        repeat_and_print(&c, p, last);
+        double sum = 0, sumabs = 0;
+        for (size_t i = 0; i < out_bytes / 4; i++) { sum += c.out[i]; sumabs += fabs(c.out[i]); }
+        printf("\"workspace_bytes\":%zu,\"bytes\":%zu,\"sum\":%.9g,\"sumabs\":%.9g}\n", c.ws_bytes, c.ws_bytes + in_bytes + out_bytes, sum, sumabs);
+    } else {
+        printf("\"error\":\"%s: %s\"}\n", attn_status_string(st), detail ? detail : "");
+    }
+    fflush(stdout);
+    free(c.ws); free(c.out);
+}
+
+/* Reads "n=1024,d=64,..." into dims. */
+static int parse_dims(const char *text, attn_dims *dims) {
+    memset(dims, 0, sizeof *dims);
+    for (const char *p = text; *p;) {
+        size_t len = strcspn(p, "=");
+        int32_t *f = dim_field(dims, p, len);
+        if (!f || !p[len]) return -1;
+        *f = (int32_t)atoi(p + len + 1);
+        p += strcspn(p, ",");
+        if (*p == ',') p++;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
-    if (argc < 6) {
-        fprintf(stderr, "usage: %s N VARIANTS MIN_TIME_MS MIN_REPS WARM_MS\n", argv[0]);
+    if (argc < 7) {
+        fprintf(stderr, "usage: %s SEED DIMS VARIANTS MIN_TIME_MS MIN_REPS WARM_MS [COMPONENTS]\n", argv[0]);
         return 2;
     }
-    const int n = atoi(argv[1]);
-    const double min_time = atof(argv[3]);
-    const int min_reps = atoi(argv[4]);
-    const double warm_ms = atof(argv[5]);
-    const int d = 64, dv = 64, h = 64, rank = 8, L = n;
-    int a = 1;
-    for (int t = 1; (long)t * t <= n; t++) if (n % t == 0) a = t;
-    const int b = n / a;
-    attn_dims dims = { .n = n, .d = d, .dv = dv, .h = h, .L = L, .a = a, .b = b, .rank = rank };
-
-    /* Shapes in ATTN_INPUT_LIST order: q k v x w1 b1 w2 b2 w r wa ba wb bb r1 r2 */
-    const size_t counts[16] = {
-        (size_t)n * d, (size_t)n * d, (size_t)n * dv, (size_t)n * d,
-        (size_t)d * h, (size_t)h, (size_t)h * L, (size_t)L,
-        (size_t)d * L, (size_t)L * L, (size_t)d * a, (size_t)a,
-        (size_t)d * b, (size_t)b, (size_t)L * rank, (size_t)L * rank,
-    };
-    float *arrays[16] = { 0 };
-    size_t input_bytes[16] = { 0 };
-
-    char *list = strdup(argv[2]);
-    for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
-        int vi = -1;
-        for (int i = 0; i < NVARIANTS; i++) if (strcmp(VARIANTS[i].id, tok) == 0) vi = i;
-        if (vi < 0) { printf("{\"variant\":\"%s\",\"n\":%d,\"error\":\"unknown variant\"}\n", tok, n); fflush(stdout); continue; }
-        const attn_variant var = VARIANTS[vi].v;
-
-        attn_options opt;
-        attn_options_default(&opt);
-        if (var == ATTN_MIXTURE) {
-            opt.n_components = 2;
-            opt.component[0] = ATTN_SOFTMAX; opt.component[1] = ATTN_DENSE1;
-            opt.alpha[0] = 0.5f; opt.alpha[1] = 0.5f;
-        }
-        /* Which arrays the variant reads (mixture: softmax's and dense1's). */
-        int need[16] = { 0 };
-        need[2] = 1; /* v */
-        switch (var) {
-        case ATTN_SOFTMAX: case ATTN_LINEAR: case ATTN_EFFICIENT: case ATTN_TAYLOR: need[0] = need[1] = 1; break;
-        case ATTN_DENSE: need[3] = need[4] = need[5] = need[6] = need[7] = 1; break;
-        case ATTN_DENSE1: need[3] = need[8] = 1; break;
-        case ATTN_RANDOM: need[9] = 1; break;
-        case ATTN_FACTORIZED_DENSE: need[3] = need[10] = need[11] = need[12] = need[13] = 1; break;
-        case ATTN_FACTORIZED_RANDOM: need[14] = need[15] = 1; break;
-        case ATTN_MIXTURE: need[0] = need[1] = need[3] = need[8] = 1; break;
-        default: break;
-        }
-        size_t in_bytes = 0;
-        int failed = 0;
-        for (int i = 0; i < 16; i++) {
-            if (!need[i]) continue;
-            if (!arrays[i]) { arrays[i] = random_array(counts[i], i, n); input_bytes[i] = counts[i] * 4; }
-            if (!arrays[i]) failed = 1;
-            in_bytes += input_bytes[i];
-        }
-        attn_inputs in = {
-            .q = arrays[0], .k = arrays[1], .v = arrays[2], .x = arrays[3], .w1 = arrays[4], .b1 = arrays[5],
-            .w2 = arrays[6], .b2 = arrays[7], .w = arrays[8], .r = arrays[9], .wa = arrays[10], .ba = arrays[11],
-            .wb = arrays[12], .bb = arrays[13], .r1 = arrays[14], .r2 = arrays[15],
-        };
-        size_t ws_bytes = 0;
-        const char *detail = "";
-        attn_status st = attn_workspace_size(var, &dims, &opt, 0, &ws_bytes);
-        if (st != ATTN_OK || failed) {
-            printf("{\"variant\":\"%s\",\"n\":%d,\"error\":\"%s\"}\n", tok, n, failed ? "out of memory" : attn_status_string(st));
-            fflush(stdout);
-            continue;
-        }
-        void *ws = aligned_alloc(64, (ws_bytes + 63) / 64 * 64 + 64);
-        float *out = aligned_alloc(64, ((size_t)n * dv * 4 + 63) / 64 * 64);
-        if (!ws || !out) { printf("{\"variant\":\"%s\",\"n\":%d,\"error\":\"out of memory\"}\n", tok, n); free(ws); free(out); continue; }
-
-        /* warm-up: at least one call, more while under warm_ms; none when warm_ms < 0 (huge n) */
-        double last = -1;
-        if (warm_ms >= 0) {
-            double t0 = now_ms();
-            do {
-                double t = now_ms();
-                st = attn_run(var, &dims, &in, &opt, out, NULL, ws, ws_bytes, &detail);
-                last = now_ms() - t;
-                if (st != ATTN_OK) break;
-            } while (now_ms() - t0 < warm_ms && last < warm_ms / 4);
-        } else {
-            st = attn_check(var, &dims, &opt, &detail);
-        }
-        if (st != ATTN_OK) {
-            printf("{\"variant\":\"%s\",\"n\":%d,\"error\":\"%s: %s\"}\n", tok, n, attn_status_string(st), detail ? detail : "");
-            free(ws); free(out); fflush(stdout);
-            continue;
-        }
-        /* repeats: the same policy as run.mjs (2-3 repeats when one call takes over 0.5 s) */
-        const int max_reps = 1000;
-        int reps_wanted = min_reps;
-        double budget = min_time;
-        int batch = 1;
-        if (last >= 0 && last < 1.0) batch = (int)fmin(1000, ceil(1.0 / fmax(last, 1e-4)));
-        double *samples = malloc(sizeof(double) * max_reps);
-        double *cpu = malloc(sizeof(double) * max_reps);
-        double cpu_total = 0, wall_total = 0;
-        int reps = 0;
-        double start = now_ms();
-        for (;;) {
-            double c = cpu_ms(), t = now_ms();
-            for (int r = 0; r < batch; r++) attn_run(var, &dims, &in, &opt, out, NULL, ws, ws_bytes, &detail);
-            double ms = (now_ms() - t) / batch;
-            cpu[reps] = (cpu_ms() - c) / batch;
-            cpu_total += cpu[reps];
-            wall_total += ms;
-            samples[reps++] = ms;
-            if (reps == 1 && ms > 500) { reps_wanted = ms > 2000 ? 2 : 3; budget = 0; }
-            double elapsed = now_ms() - start;
-            if (reps >= max_reps || (reps >= reps_wanted && elapsed >= budget) || elapsed > 20000) break;
-        }
-        qsort(samples, reps, sizeof(double), cmp_double);
-        qsort(cpu, reps, sizeof(double), cmp_double);
-        double med = reps % 2 ? samples[reps / 2] : 0.5 * (samples[reps / 2 - 1] + samples[reps / 2]);
-        double cpu_med = reps % 2 ? cpu[reps / 2] : 0.5 * (cpu[reps / 2 - 1] + cpu[reps / 2]);
-        double q1 = samples[(reps - 1) / 4], q3 = samples[(3 * (reps - 1) + 3) / 4];
-        double sum = 0, sumabs = 0;
-        for (size_t i = 0; i < (size_t)n * dv; i++) { sum += out[i]; sumabs += fabs(out[i]); }
-        printf("{\"variant\":\"%s\",\"n\":%d,\"median_ms\":%.6f,\"min_ms\":%.6f,\"max_ms\":%.6f,\"q1_ms\":%.6f,"
-               "\"q3_ms\":%.6f,\"cpu_median_ms\":%.6f,\"cpu_wall_ratio\":%.4f,\"reps\":%d,\"batch\":%d,\"workspace_bytes\":%zu,\"bytes\":%zu,\"sum\":%.9g,\"sumabs\":%.9g}\n",
-               tok, n, med, samples[0], samples[reps - 1], q1, q3, cpu_med, cpu_total / wall_total, reps, batch, ws_bytes,
-               ws_bytes + in_bytes + (size_t)n * dv * 4, sum, sumabs);
-        fflush(stdout);
-        free(samples); free(cpu); free(ws); free(out);
+    static state s;
+    s.seed = (uint32_t)strtoul(argv[1], NULL, 10);
+    s.components = argc > 7 ? argv[7] : NULL;
+    if (parse_dims(argv[2], &s.dims)) { fprintf(stderr, "native: bad DIMS %s\n", argv[2]); return 2; }
+    const policy p = { atof(argv[4]), atof(argv[6]), atoi(argv[5]) };
+    for (const char *tok = argv[3]; *tok;) {
+        size_t len = strcspn(tok, ",");
+        const struct variant *var = find_variant(tok, len);
+        if (var) bench_variant(&s, var, &p);
+        else { printf("{\"variant\":\"%.*s\",\"n\":%d,\"error\":\"unknown variant\"}\n", (int)len, tok, s.dims.n); fflush(stdout); }
+        tok += len + (tok[len] == ',');
     }
-    for (int i = 0; i < 16; i++) free(arrays[i]);
-    free(list);
+    for (int i = 0; i < NINPUTS; i++) free(s.arrays[i]);
     return 0;
 }

@@ -3,7 +3,8 @@
 //   acc = acc * m + a          (f32x4.mul then f32x4.add: 8 flops per chain step)
 // or, in the relaxed variant,
 //   acc = relaxed_madd(acc, m, a)   (one f32x4.relaxed_madd: 8 flops per chain step)
-// The loop body is unrolled; several chain counts are tried and the best is the peak.
+// The loop body is unrolled; several chain counts are tried and the best is the peak. Contender
+// `peak` of the benchmark: measured before and after the run, and run in the interleaved rounds.
 
 const SIMD = 0xfd;
 const V128 = 0x7b, I32 = 0x7f, F32 = 0x7d;
@@ -145,6 +146,27 @@ export function peakRunner(cfg = CONFIGS.simd[3], { relaxed = false, targetMs = 
     iters *= 4;
   }
   return { fn: () => run(iters), flops: flopsPerIter * iters };
+}
+
+/** The peaks before the run: SIMD128 and (when the engine has it) relaxed FMA. */
+export function peaksBefore(quick) {
+  const o = quick ? { reps: 3, targetMs: 40, quick: true } : {};
+  const before = { simd128: measurePeak(o), relaxed: null };
+  try { before.relaxed = measurePeak({ ...o, relaxed: true }); } catch (e) { before.relaxed = { error: e.message }; }
+  return before;
+}
+
+/** The peaks measured again after the run (not when quick); results.peak keeps the higher of each. */
+export function peaksAfter(before, quick) {
+  const after = quick ? before : { simd128: measurePeak(), relaxed: null };
+  if (!quick) try { after.relaxed = measurePeak({ relaxed: true }); } catch (e) { after.relaxed = { error: e.message }; }
+  const pick = (a, b) => ((a?.gflops ?? 0) >= (b?.gflops ?? 0) ? a : b);
+  return {
+    simd128: { ...pick(before.simd128, after.simd128), before: before.simd128.gflops, after: after.simd128.gflops, kernel: 'independent f32x4.mul + f32x4.add chains (hand-assembled wasm, bench/peak.mjs); 2 flops per lane per mul+add' },
+    relaxed: before.relaxed?.gflops
+      ? { ...pick(before.relaxed, after.relaxed), before: before.relaxed.gflops, after: after.relaxed?.gflops, kernel: 'independent f32x4.relaxed_madd chains; 2 flops per lane' }
+      : { error: before.relaxed?.error },
+  };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -1,6 +1,7 @@
 // Plain-JavaScript attention: what you would write by hand, Float32Array storage and simple loops
 // (the arithmetic is JavaScript's float64, rounded to float32 when stored). The baseline the
-// scalar WebAssembly build is compared with.
+// scalar WebAssembly build is compared with. Contender `plain-js` (softmax and linear only).
+import { measureRobust } from './measure.mjs';
 
 /** Scaled dot-product softmax attention, one row of logits at a time (n floats of scratch). */
 export function softmaxAttention(n, d, dv, q, k, v, scale = 1 / Math.sqrt(d)) {
@@ -72,3 +73,29 @@ export function linearAttention(n, d, dv, q, k, v, eps = 1e-6) {
 }
 
 export const linearBytes = (n, d, dv) => 4 * (n * dv + d * dv + 2 * d);
+
+const KERNELS = {
+  softmax: { run: softmaxAttention, bytes: softmaxBytes },
+  linear: { run: linearAttention, bytes: linearBytes },
+};
+
+/**
+ * The plain-js contender. No warm-up at n >= hugeN (a call takes seconds and the function is
+ * already optimised from the smaller sizes).
+ */
+export function plainJs({ policy, hugeN }) {
+  return {
+    name: 'plain-js',
+    error: null,
+    meta: null,
+    supports: (variant) => variant.id in KERNELS,
+    async measure(job) {
+      const k = KERNELS[job.variant.id];
+      const { n, d, dv } = job.dims;
+      const { q, k: kk, v } = job.inputs();
+      const m = await measureRobust(() => k.run(n, d, dv, q, kk, v), policy, { huge: n >= hugeN });
+      return { ...m, memory: k.bytes(n, d, dv), memoryKind: 'bytes allocated per call (output + scratch)' };
+    },
+    dispose() {},
+  };
+}

@@ -1,0 +1,98 @@
+// The command line of the benchmark: flags, the configuration they select, the re-spawn with the
+// Node flags the relaxed build needs, and a description of the machine for the results.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
+export const ROOT = path.resolve(BENCH_DIR, '..');
+const RELAXED_FLAG = '--experimental-wasm-relaxed-simd';
+
+export const USAGE = `attnlab benchmark: \`npm run bench\` (node bench/run.mjs after the build).
+
+  node bench/run.mjs                    full run: n in {64, 256, 1024, 4096, 16384}, a few minutes
+  node bench/run.mjs --quick            n in {64, 256, 1024}, fewer repeats, under a minute;
+                                        writes results-quick.* so the recorded full run stays
+  node bench/run.mjs --only softmax,linear      only these variants
+  node bench/run.mjs --out DIR          where results*.json / .md / scaling*.svg go (default bench/)
+  node bench/run.mjs --sizes 64,256     other sizes (development)
+  node bench/run.mjs --skip native,onnxruntime-web,...   leave contenders out (development)
+
+One thread, d = dv = 64. Contenders: the attnlab builds (scalar, SIMD128, relaxed-SIMD), a plain-JS
+implementation (softmax, linear), the same C compiled natively with gcc -O3 -march=native (a
+reference, not a competitor), onnxruntime-web and @tensorflow/tfjs-backend-wasm (softmax only), and
+a micro-kernel that measures this machine's WebAssembly SIMD128 peak. See bench/README.md.`;
+
+/**
+ * Node 20 runs the relaxed build only with --experimental-wasm-relaxed-simd: re-runs `script` in a
+ * child with that flag and --expose-gc (without them if this Node rejects the flag) and returns its
+ * exit status; returns null when this process can run the relaxed build already.
+ */
+export function respawnWithFlags(script, relaxedSupported) {
+  if (process.env.ATTNLAB_BENCH_CHILD || relaxedSupported() || process.execArgv.includes(RELAXED_FLAG)) return null;
+  const env = { ...process.env, ATTNLAB_BENCH_CHILD: '1' };
+  const run = (flags) => spawnSync(process.execPath, [...process.execArgv, ...flags, script, ...process.argv.slice(2)], { stdio: 'inherit', env });
+  let r = run([RELAXED_FLAG, '--expose-gc']);
+  if (r.status === 9) r = run([]); // "bad option": this Node does not know the flag (relaxed is then n/a)
+  return r.status ?? 1;
+}
+
+export function parseArgs(argv) {
+  const o = { quick: false, only: null, out: BENCH_DIR, sizes: null, skip: new Set(), help: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const val = () => {
+      if (a.includes('=')) return a.slice(a.indexOf('=') + 1);
+      if (i + 1 >= argv.length) throw new Error(`${a} needs a value`);
+      return argv[++i];
+    };
+    const list = () => val().split(',').map((s) => s.trim()).filter(Boolean);
+    if (a === '--quick') o.quick = true;
+    else if (a.startsWith('--only')) o.only = list();
+    else if (a.startsWith('--out')) o.out = path.resolve(process.cwd(), val());
+    else if (a.startsWith('--sizes')) o.sizes = list().map(Number);
+    else if (a.startsWith('--skip')) for (const s of list()) o.skip.add(s);
+    else if (a === '--help' || a === '-h') o.help = true;
+    else throw new Error(`unknown argument ${a} (see --help)`);
+  }
+  return o;
+}
+
+/**
+ * The run's configuration from the flags: sizes, the measuring policy (policy.quick also makes
+ * measureRobust retry less) and want(contender).
+ */
+export function configure(o) {
+  const quick = o.quick;
+  return {
+    quick,
+    only: o.only,
+    out: o.out,
+    suffix: quick ? '-quick' : '',
+    sizes: o.sizes ?? (quick ? [64, 256, 1024] : [64, 256, 1024, 4096, 16384]),
+    policy: quick ? { minTimeMs: 100, minReps: 3, warmMs: 30, quick } : { minTimeMs: 300, minReps: 5, warmMs: 100, quick },
+    want: (contender) => !o.skip.has(contender),
+  };
+}
+
+function cpuInfo() {
+  let cpu = os.cpus()[0]?.model ?? 'unknown', mhz = null;
+  try {
+    const text = fs.readFileSync('/proc/cpuinfo', 'utf8');
+    const line = (key) => text.split('\n').find((l) => l.startsWith(key))?.split(':').slice(1).join(':').trim();
+    cpu = line('model name') ?? cpu;
+    mhz = line('cpu MHz') != null ? Number(line('cpu MHz')) : null;
+  } catch {}
+  return { cpu, mhz };
+}
+
+/** The machine and the Node the run uses, for results.json's meta. */
+export function machineInfo() {
+  const { cpu, mhz } = cpuInfo();
+  return {
+    cpu, cpu_mhz: mhz, cores: os.cpus().length, memory_bytes: os.totalmem(), platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+    node: process.version, v8: process.versions.v8, loadavg_start: os.loadavg()[0], node_flags: process.execArgv, date: new Date().toISOString(),
+  };
+}
