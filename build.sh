@@ -40,7 +40,9 @@ apt_install() { # apt_install PACKAGE... : installs with apt-get as root or thro
 }
 
 command -v emcc >/dev/null || apt_install emscripten
-command -v clang-19 >/dev/null && command -v wasm-ld-19 >/dev/null || apt_install clang-19 lld-19
+# libclang-rt-19-dev: the sanitizer and libFuzzer runtimes of tests/c/fuzz.sh
+command -v clang-19 >/dev/null && command -v wasm-ld-19 >/dev/null && [[ -d /usr/lib/llvm-19/lib/clang/19/lib/linux ]] \
+  || apt_install clang-19 lld-19 libclang-rt-19-dev
 NATIVE_CC=${CC:-gcc}
 command -v "$NATIVE_CC" >/dev/null || apt_install gcc
 

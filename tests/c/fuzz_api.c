@@ -1,0 +1,143 @@
+/* fuzz_api.c — libFuzzer harness over the public C API (attnlab.h), built by tests/c/fuzz.sh with
+ * clang-19 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all, so any memory error,
+ * overflow or other undefined behaviour stops it.
+ *
+ * An input is read as: variant (1 byte), flags (1 byte), eight dimensions (a selector byte and 4
+ * bytes each: mostly small sizes, sometimes 0, negative, 2^30, INT32_MAX), the raw bytes of
+ * attn_options (every field, garbage included), then the values the arrays are filled with.
+ * Every call must return a status, never crash; a plan that is accepted and small enough is run
+ * on arrays of exactly the sizes variants.def gives, so an overrun is caught by ASan.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../src/c/attnlab.h"
+
+typedef struct reader { const uint8_t *data; size_t size, at; } reader;
+static uint8_t take8(reader *r) { return r->at < r->size ? r->data[r->at++] : 0; }
+static uint32_t take32(reader *r) {
+    uint32_t x = 0;
+    for (int i = 0; i < 4; i++) x = x << 8 | take8(r);
+    return x;
+}
+
+static int32_t take_dim(reader *r) {
+    uint8_t kind = take8(r);
+    uint32_t raw = take32(r);
+    switch (kind % 16) {
+    case 0: return 0;
+    case 1: return -(int32_t)(raw % 1000) - 1;
+    case 2: return ATTN_MAX_DIM;
+    case 3: return ATTN_MAX_DIM + 1;
+    case 4: return INT32_MAX;
+    case 5: return (int32_t)(raw & 0x7fffffff);
+    default: return (int32_t)(raw % 70) + 1;
+    }
+}
+
+/* Elements of an array with this shape ("n*d"), or -1 past `cap`. */
+static int64_t shape_count(const char *shape, const attn_dims *dims, int64_t cap) {
+    int64_t count = 1;
+    char name[8];
+    while (*shape) {
+        size_t len = 0;
+        while (*shape && *shape != '*' && *shape != ' ') name[len < 7 ? len++ : len] = *shape, shape++;
+        name[len < 7 ? len : 7] = '\0';
+        if (*shape == '*') shape++;
+        int64_t value = 0;
+#define X(dim, defaults_to, description) \
+        if (!strcmp(name, #dim)) value = dims->dim;
+        ATTN_DIM_LIST(X)
+#undef X
+        if (!strcmp(name, "L") && value == 0) value = dims->n;
+        if (value < 1 || value > cap) return -1;
+        count *= value;
+        if (count > cap) return -1;
+    }
+    return count;
+}
+
+static const char *const variant_inputs[] = {
+#define X(ENUM, id, label, family, mixable, dims, inputs, options, cost, summary, formula) inputs,
+#include "../../src/c/variants.def"
+#undef X
+};
+
+#define MAX_FLOATS (1 << 16)
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    reader r = {data, size, 0};
+    attn_variant variant = (attn_variant)(take8(&r) % (ATTN_VARIANT_COUNT + 2)); /* some unknown */
+    int32_t flags = take8(&r) & (ATTN_WANT_WEIGHTS | ATTN_WANT_STATE);
+    attn_dims dims;
+    int32_t *dim = (int32_t *)(void *)&dims;
+    for (size_t i = 0; i < sizeof dims / sizeof *dim; i++) dim[i] = take_dim(&r);
+    attn_options opt;
+    attn_options_default(&opt);
+    for (size_t i = 0; i < sizeof opt && r.at < r.size; i++) {
+        uint8_t keep = take8(&r); /* half the fields keep their defaults, so plans get accepted */
+        if (keep & 1) ((uint8_t *)&opt)[i] = take8(&r);
+    }
+    opt.n_components = opt.n_components % (ATTN_MAX_COMPONENTS + 2);
+
+    const char *detail = 0;
+    size_t bytes = 0;
+    int32_t width = 0;
+    attn_check(variant, &dims, &opt, &detail);
+    attn_workspace_size(variant, &dims, &opt, flags & 1, &bytes);
+    attn_state_size(variant, &dims, &opt, &width, &bytes);
+    attn_plan plan;
+    if (attn_plan_make(variant, &dims, &opt, flags, &plan, &detail) != ATTN_OK) return 0;
+    if (plan.workspace_bytes > ((size_t)64 << 20)) return 0;
+
+    /* Arrays of exactly their size: the variant's, or every input for a mixture's components. */
+    attn_inputs in;
+    memset(&in, 0, sizeof in);
+    const float **slot = (const float **)(void *)&in;
+    float *owned[32] = {0};
+    int n_owned = 0, ok = 1;
+    for (int v = 0; v < ATTN_VARIANT_COUNT && ok; v++) {
+        int mixed = 0;
+        for (int c = 0; c < opt.n_components && c < ATTN_MAX_COMPONENTS; c++) mixed |= opt.component[c] == v;
+        if (v != (int)variant && !mixed) continue;
+        const char *list = variant_inputs[v];
+        while (*list && ok) {
+            char name[8], shape[24];
+            size_t nl = 0, sl = 0;
+            while (*list == ' ') list++;
+            while (*list && *list != ':') name[nl < 7 ? nl++ : nl] = *list, list++;
+            name[nl < 7 ? nl : 7] = '\0';
+            if (*list == ':') list++;
+            while (*list && *list != ' ') shape[sl < 23 ? sl++ : sl] = *list, list++;
+            shape[sl < 23 ? sl : 23] = '\0';
+            int index = -1, k = 0;
+#define X(field) if (!strcmp(name, #field)) index = k; k++;
+            ATTN_INPUT_LIST(X)
+#undef X
+            if (index < 0 || slot[index]) continue;
+            int64_t count = shape_count(shape, &dims, MAX_FLOATS);
+            if (count < 0 || n_owned == 32) { ok = 0; break; }
+            float *p = malloc((size_t)count * sizeof *p);
+            for (int64_t i = 0; i < count; i++) p[i] = (float)(int8_t)take8(&r) / 32.0f;
+            owned[n_owned++] = p;
+            slot[index] = p;
+        }
+    }
+    int64_t out_count = shape_count("n*dv", &dims, MAX_FLOATS);
+    int64_t n = shape_count("n", &dims, MAX_FLOATS);
+    if (ok && out_count > 0 && n > 0 && n * n <= MAX_FLOATS) {
+        float *out = malloc((size_t)out_count * sizeof *out);
+        float *weights = (flags & ATTN_WANT_WEIGHTS) ? malloc((size_t)(n * n) * sizeof *weights) : 0;
+        float *state = 0, *norm = 0;
+        if (flags & ATTN_WANT_STATE) {
+            state = malloc((size_t)plan.state_width * (size_t)dims.dv * sizeof *state);
+            norm = malloc((size_t)plan.state_width * sizeof *norm);
+        }
+        void *ws = malloc(plan.workspace_bytes ? plan.workspace_bytes : 1);
+        attn_plan_run(&plan, &in, out, weights, state, norm, ws, plan.workspace_bytes, &detail);
+        free(ws), free(out), free(weights), free(state), free(norm);
+    }
+    for (int i = 0; i < n_owned; i++) free(owned[i]);
+    return 0;
+}
