@@ -2,8 +2,8 @@
 // The math of every variant is in docs/contract.md; shapes are row-major Float32Arrays. The ids
 // below mirror src/c/variants.def, which is what `lab.variants` reports at run time.
 
-/** Variant ids, one per entry of src/c/variants.def. */
-export type VariantId =
+/** The variant ids of src/c/variants.def when this file was written; `lab.variants` is the list. */
+export type KnownVariantId =
   | 'softmax'
   | 'dense'
   | 'dense1'
@@ -15,15 +15,18 @@ export type VariantId =
   | 'efficient'
   | 'taylor'
   | 'fixed';
+/** A variant id: a known one, or any id a newer registry adds (the string & {} keeps completion). */
+export type VariantId = KnownVariantId | (string & {});
 
-/** Ids a mixture may combine. */
+/** Ids a mixture may combine (`lab.options.components.values` is the list). */
 export type MixtureComponent =
   | 'softmax'
   | 'dense'
   | 'dense1'
   | 'random'
   | 'factorized-dense'
-  | 'factorized-random';
+  | 'factorized-random'
+  | (string & {});
 
 export type FixedPattern = 'current' | 'previous' | 'next' | 'left' | 'right' | 'first' | 'last';
 
