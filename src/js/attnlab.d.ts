@@ -18,15 +18,8 @@ export type KnownVariantId =
 /** A variant id: a known one, or any id a newer registry adds (the string & {} keeps completion). */
 export type VariantId = KnownVariantId | (string & {});
 
-/** Ids a mixture may combine (`lab.options.components.values` is the list). */
-export type MixtureComponent =
-  | 'softmax'
-  | 'dense'
-  | 'dense1'
-  | 'random'
-  | 'factorized-dense'
-  | 'factorized-random'
-  | (string & {});
+/** A variant a mixture may combine: one marked mixable (`lab.options.components.values`). */
+export type MixtureComponent = VariantId;
 
 export type FixedPattern = 'current' | 'previous' | 'next' | 'left' | 'right' | 'first' | 'last';
 
