@@ -109,9 +109,11 @@ void attn_pack_panels(int rows, int width, const float *src, size_t row_stride, 
 /* 8 accumulators, 2 vector loads and 4 broadcast loads per k. One k per iteration, not unrolled:
  * unrolled, clang loads the B vectors of two steps at once, which needs more than the 15 vector
  * registers V8 hands out on x86-64, and the store-load round trip of the spilled accumulator
- * then bounds the loop. */
-void attn_micro_4x8(int K, const float *a, int sa, const float *b, int sb, float *acc,
-                    int acc_stride, int accumulate) {
+ * then bounds the loop. Row r of A is read at a[r*sr + k*sa]: written once, instantiated for
+ * packed panels (sr = 1, a constant) and for rows of a row-major matrix (sr = its stride). */
+static inline __attribute__((always_inline)) void micro_4x8(int K, const float *a, int sa, size_t sr,
+                                                            const float *b, int sb, float *acc,
+                                                            int acc_stride, int accumulate) {
     float *c0 = acc, *c1 = acc + acc_stride, *c2 = acc + 2 * acc_stride, *c3 = acc + 3 * acc_stride;
     vf s00, s01, s10, s11, s20, s21, s30, s31;
     if (accumulate) {
@@ -123,13 +125,38 @@ void attn_micro_4x8(int K, const float *a, int sa, const float *b, int sb, float
     ATTN_NO_UNROLL
     for (int k = 0; k < K; k++, a += sa, b += sb) {
         vf b0 = vf_load(b), b1 = vf_load(b + VW), x;
-        x = vf_load_splat(a + 0), s00 = vf_madd(x, b0, s00), s01 = vf_madd(x, b1, s01);
-        x = vf_load_splat(a + 1), s10 = vf_madd(x, b0, s10), s11 = vf_madd(x, b1, s11);
-        x = vf_load_splat(a + 2), s20 = vf_madd(x, b0, s20), s21 = vf_madd(x, b1, s21);
-        x = vf_load_splat(a + 3), s30 = vf_madd(x, b0, s30), s31 = vf_madd(x, b1, s31);
+        x = vf_load_splat(a), s00 = vf_madd(x, b0, s00), s01 = vf_madd(x, b1, s01);
+        x = vf_load_splat(a + sr), s10 = vf_madd(x, b0, s10), s11 = vf_madd(x, b1, s11);
+        x = vf_load_splat(a + 2 * sr), s20 = vf_madd(x, b0, s20), s21 = vf_madd(x, b1, s21);
+        x = vf_load_splat(a + 3 * sr), s30 = vf_madd(x, b0, s30), s31 = vf_madd(x, b1, s31);
     }
     vf_store(c0, s00), vf_store(c0 + VW, s01), vf_store(c1, s10), vf_store(c1 + VW, s11);
     vf_store(c2, s20), vf_store(c2 + VW, s21), vf_store(c3, s30), vf_store(c3 + VW, s31);
+}
+
+void attn_micro_4x8(int K, const float *a, int sa, const float *b, int sb, float *acc,
+                    int acc_stride, int accumulate) {
+    micro_4x8(K, a, sa, 1, b, sb, acc, acc_stride, accumulate);
+}
+
+/* Columns [j0, N) of C[rows, N] (+)= A B in scalar code, A(r, k) = A[r*sr + k*sa], accumulating
+ * over k in increasing order like the micro-kernel. */
+static void gemm_tail(int rows, int j0, int N, int K, const float *A, size_t sa, size_t sr,
+                      const float *B, int ldb, float *C, int ldc, int accumulate) {
+    for (int j = j0; j < N; j++)
+        for (int r = 0; r < rows; r++) {
+            float s = accumulate ? C[(size_t)r * ldc + j] : 0.0f;
+            for (int k = 0; k < K; k++) s += A[(size_t)r * sr + (size_t)k * sa] * B[(size_t)k * ldb + j];
+            C[(size_t)r * ldc + j] = s;
+        }
+}
+
+/* C[4, N] (+)= A[4, K] B for 4 rows of a row-major A (row stride lda) read in place. */
+static void gemm_rows4(int N, int K, const float *A, size_t lda, const float *B, int ldb, float *C,
+                       int ldc, int accumulate) {
+    int j = 0;
+    for (; j + 2 * VW <= N; j += 2 * VW) micro_4x8(K, A, 1, lda, B + j, ldb, C + j, ldc, accumulate);
+    gemm_tail(KP, j, N, K, A, 1, lda, B, ldb, C, ldc, accumulate);
 }
 
 /* C[rows, N] (+)= Ap^T B for one block of rows <= KP rows, Ap a panel [K][sa] (row r of the block
@@ -149,21 +176,16 @@ static void gemm_block(int rows, int N, int K, const float *Ap, int sa, const fl
         attn_micro_4x8(K, Ap, sa, B + j, ldb, acc, 2 * VW, accumulate);
         for (int r = 0; r < rows; r++) attn_copy(C + (size_t)r * ldc + j, acc + r * 2 * VW, 2 * VW);
     }
-    for (; j < N; j++)
-        for (int r = 0; r < rows; r++) {
-            float s = accumulate ? C[(size_t)r * ldc + j] : 0.0f;
-            for (int k = 0; k < K; k++) s += Ap[(size_t)k * sa + r] * B[(size_t)k * ldb + j];
-            C[(size_t)r * ldc + j] = s;
-        }
+    gemm_tail(rows, j, N, K, Ap, (size_t)sa, 1, B, ldb, C, ldc, accumulate);
 }
 
 /* Columns of A packed per step: a [K_CHUNK][KP] panel lives on the stack (4 KiB). */
 #define K_CHUNK 256
 
-/* C[m, N] (+)= A B with A(r, k) = A[r*rs + k*cs]: blocks of KP rows whose rows are adjacent
- * (rs == 1, a transposed operand) feed the micro-kernel in place; any other block is packed into
- * a panel first, K_CHUNK columns at a time (continuing the same k order, so the packing does not
- * change a single rounding). */
+/* C[m, N] (+)= A B with A(r, k) = A[r*rs + k*cs]: full blocks of KP rows feed the micro-kernel
+ * in place (a transposed operand as a panel, a row-major one through its row stride); a last
+ * partial block is packed into a zero-padded panel, K_CHUNK columns at a time (continuing the same
+ * k order, so the packing does not change a single rounding). */
 static void gemm_strided(int m, int N, int K, const float *A, size_t rs, size_t cs, const float *B,
                          int ldb, float *C, int ldc, int accumulate) {
     float panel[K_CHUNK * KP];
@@ -171,8 +193,12 @@ static void gemm_strided(int m, int N, int K, const float *A, size_t rs, size_t 
         int rows = imin(KP, m - i);
         const float *Ai = A + (size_t)i * rs;
         float *Ci = C + (size_t)i * ldc;
-        if (rows == KP && rs == 1 && cs <= 0x7fffffff) {
+        if (rows == KP && rs == 1 && cs <= 0x7fffffff) { /* a transposed operand: a panel in place */
             gemm_block(rows, N, K, Ai, (int)cs, B, ldb, Ci, ldc, accumulate);
+            continue;
+        }
+        if (rows == KP && cs == 1) { /* four rows of a row-major operand, read in place */
+            gemm_rows4(N, K, Ai, rs, B, ldb, Ci, ldc, accumulate);
             continue;
         }
         int k0 = 0;

@@ -666,58 +666,63 @@ function readDims(parts, inputs, meta) {
 // property cannot fake.
 const typedLength = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), 'length').get;
 
-// The arrays the variant (or a mixture's components, then v) reads, checked and copied into
-// Float32Arrays of the binding's own: each element is read once, values that are not numbers or
-// not finite in float32 are reported with their index.
+// The arrays the variant (or a mixture's components, then v) reads, checked. Plain arrays are
+// read first, each element once, into Float32Arrays of the binding's own (reading them may run
+// the caller's code: getters, proxies); typed arrays come last, checked by their true length and
+// copied into WebAssembly memory straight from their internal storage, so no caller code runs
+// between their check and their copy.
 function readArrays(parts, inputs, dims, given) {
   const specs = new Map();
   for (const part of parts) for (const spec of part.inputs) specs.set(spec.name, spec);
   specs.set('v', { name: 'v', shape: ['n', 'dv'] }); // last, as in every list
   const needs = () => [...specs.values()].map((s) => `${s.name} [${s.shape.join(', ')}]`).join(', ');
-  const arrays = [];
-  for (const spec of specs.values()) {
+  const arrays = [...specs.values()].map((spec) => {
     const value = given.has(spec.name) ? inputs[spec.name] : undefined;
-    const expected = spec.shape.reduce((p, dim) => p * dims[dim], 1);
-    const cols = dims[spec.shape[spec.shape.length - 1]];
-    const array = { name: spec.name, shape: spec.shape, count: expected, cols };
     if (value === undefined || value === null) {
       throw new AttnError('SHAPE', `${spec.name} is missing: ${parts.map((p) => p.id).join(' + ')} needs ${needs()}`);
     }
-    const typed = ArrayBuffer.isView(value) && !(value instanceof DataView);
-    if (typed && (value instanceof BigInt64Array || value instanceof BigUint64Array)) {
-      throw new AttnError('SHAPE', `${spec.name} must be a Float32Array or an array of numbers, got ${describe(value)}`);
-    }
+    const typed = ArrayBuffer.isView(value) && !(value instanceof DataView) &&
+      !(value instanceof BigInt64Array) && !(value instanceof BigUint64Array);
     if (!typed && !Array.isArray(value)) {
       throw new AttnError('SHAPE', `${spec.name} must be a Float32Array or an array of numbers, got ${describe(value)}`);
     }
-    const length = typed ? typedLength.call(value) : value.length;
-    if (length !== expected) {
-      throw new AttnError('SHAPE', `${spec.name} has ${length} values, expected ${spec.shape.join('*')} = ${expected}`);
-    }
-    if (typed) {
-      array.data = new Float32Array(value); // reads the internal slots: no caller code runs
-      if (!(value instanceof Float32Array)) checkFloat32(array, (i) => value[i]);
-    } else {
-      const data = new Float32Array(length);
-      for (let i = 0; i < length; i++) {
-        const x = value[i];
-        if (typeof x !== 'number') throw new AttnError('VALUE', `${spec.name}[${i}] is ${describe(x)}, not a number`);
-        data[i] = x;
-        if (data[i] - data[i] !== 0) throw nonFinite(array, i, x); // NaN, or infinite as float32
-      }
-      array.data = data;
-    }
-    arrays.push(array);
+    const count = spec.shape.reduce((p, dim) => p * dims[dim], 1);
+    return { name: spec.name, shape: spec.shape, count, cols: dims[spec.shape[spec.shape.length - 1]], value, typed };
+  });
+  for (const a of arrays.filter((x) => !x.typed)) a.data = copyPlain(a);
+  for (const a of arrays.filter((x) => x.typed)) {
+    const length = typedLength.call(a.value);
+    if (length !== a.count) throw lengthError(a, length);
+    a.data = a.value; // read by WebAssembly memory's set(), which converts other element types
+    if (!(a.value instanceof Float32Array)) checkFloat32(a, (i) => a.value[i], true);
   }
   return arrays;
 }
 
-// Values that became infinite in the conversion to float32 (1e39 from a Float64Array), reported
-// with their original value.
-function checkFloat32(array, original) {
+function lengthError(a, length) {
+  return new AttnError('SHAPE', `${a.name} has ${length} values, expected ${a.shape.join('*')} = ${a.count}`);
+}
+
+function copyPlain(a) {
+  const { value } = a;
+  const length = value.length;
+  if (length !== a.count) throw lengthError(a, length);
+  const data = new Float32Array(length);
+  for (let i = 0; i < length; i++) {
+    const x = value[i];
+    if (typeof x !== 'number') throw new AttnError('VALUE', `${a.name}[${i}] is ${describe(x)}, not a number`);
+    data[i] = x;
+    if (data[i] - data[i] !== 0) throw nonFinite(a, i, x); // NaN, or infinite as float32
+  }
+  return data;
+}
+
+// NaN or values infinite as float32 (1e39 from a Float64Array), reported with their original value.
+function checkFloat32(array, original, convert = false) {
   const data = array.data;
-  for (let i = 0; i < data.length; i++) {
-    if (data[i] - data[i] !== 0) throw nonFinite(array, i, original(i));
+  for (let i = 0; i < array.count; i++) {
+    const x = convert ? Math.fround(data[i]) : data[i];
+    if (x - x !== 0) throw nonFinite(array, i, original(i));
   }
 }
 
