@@ -20,6 +20,17 @@ const BUILD_FILES = {
   scalar: 'attnlab-scalar.wasm',
 };
 
+// Where each module lives by default: next to this file. Each is a literal
+// new URL('./file', import.meta.url), the form bundlers such as Vite recognise, so that they emit
+// the .wasm files with the bundle and rewrite these URLs.
+function defaultUrl(build) {
+  switch (build) {
+    case 'relaxed': return new URL('./attnlab-relaxed.wasm', import.meta.url);
+    case 'simd': return new URL('./attnlab-simd.wasm', import.meta.url);
+    default: return new URL('./attnlab-scalar.wasm', import.meta.url);
+  }
+}
+
 /** Thrown for every bad input; `code` says which kind (docs/contract.md, "Errors"). */
 export class AttnError extends Error {
   constructor(code, message) {
@@ -138,7 +149,7 @@ async function load(build, options) {
   if (bytes === undefined) {
     let url;
     try {
-      url = options.locateFile ? options.locateFile(file) : new URL(file, import.meta.url);
+      url = options.locateFile ? options.locateFile(file) : defaultUrl(build);
       where = String(url);
     } catch (err) {
       throw new AttnError('LOAD', `locateFile("${file}") threw: ${err?.message ?? String(err)}. ` +
@@ -161,12 +172,19 @@ async function load(build, options) {
   }
 }
 
+// A file: URL or a plain path is read from disk where the engine has Node's file system (fetch
+// cannot read file: URLs there), anything else is fetched. process.getBuiltinModule (Node >= 20.16)
+// reaches the file system without an import statement, which browser bundlers would try, and
+// fail, to resolve.
 async function readBytes(url) {
   const href = String(url);
-  const isNode = typeof process !== 'undefined' && process.versions != null && process.versions.node != null;
-  if (isNode && (href.startsWith('file:') || !/^[a-z][a-z0-9+.-]*:/i.test(href))) {
-    const { readFile } = await import('node:fs/promises');
-    return readFile(href.startsWith('file:') ? new URL(href) : href);
+  const fs = globalThis.process?.getBuiltinModule?.('node:fs/promises');
+  if (fs && (href.startsWith('file:') || !/^[a-z][a-z0-9+.-]*:/i.test(href))) {
+    return fs.readFile(href.startsWith('file:') ? new URL(href) : href);
+  }
+  if (href.startsWith('file:') && globalThis.process?.versions?.node) {
+    throw new Error(`this Node (${globalThis.process.version}) cannot read files without an import; ` +
+      'use Node >= 20.16, or pass init({ wasmBinary })');
   }
   const response = await fetch(href);
   if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`);
