@@ -34,9 +34,16 @@ apt_install() { # apt_install PACKAGE... : installs with apt-get as root or thro
       exit 1
     fi
   fi
-  echo "build.sh: installing $* with apt-get"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
+  # apt and dpkg print hundreds of lines even with -qq: keep them in a log, show it on failure.
+  local log
+  log=$(mktemp)
+  if ! { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@"; } >"$log" 2>&1; then
+    tail -n 40 "$log" >&2
+    echo "build.sh: apt-get install $* failed (full log: $log)" >&2
+    exit 1
+  fi
+  echo "build.sh: installed $* with apt-get ($(grep -c '^Unpacking ' "$log" || true) packages)"
+  rm -f "$log"
 }
 
 command -v emcc >/dev/null || apt_install emscripten

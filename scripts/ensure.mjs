@@ -55,13 +55,20 @@ function aptInstall(packages) {
     throw new Error(`${packages.join(' ')} is not installed; install it with: sudo apt-get install -y ${packages.join(' ')}`);
   }
   const prefix = asRoot ? [] : ['sudo'];
-  console.log(`ensure: installing ${packages.join(' ')} with apt-get`);
+  const started = Date.now();
+  // apt and dpkg print hundreds of lines even with -qq: keep them, and show them only on failure.
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  let log = '';
   for (const args of [['apt-get', 'update', '-qq'], ['apt-get', 'install', '-y', '-qq', ...packages]]) {
     const cmd = [...prefix, ...args];
-    const result = spawnSync(cmd[0], cmd.slice(1), { stdio: 'inherit', env });
-    if (result.status !== 0) throw new Error(`${cmd.join(' ')} failed`);
+    const result = spawnSync(cmd[0], cmd.slice(1), { env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    log += `$ ${cmd.join(' ')}\n${result.stdout ?? ''}${result.stderr ?? ''}`;
+    if (result.status !== 0) {
+      throw new Error(`${cmd.join(' ')} failed (exit ${result.status}); its output:\n${log.split('\n').slice(-40).join('\n')}`);
+    }
   }
+  const unpacked = (log.match(/^Unpacking /gm) ?? []).length;
+  console.log(`ensure: installed ${packages.join(' ')} with apt-get (${unpacked} packages, ${((Date.now() - started) / 1000).toFixed(0)} s)`);
 }
 
 /** Debian's Chromium, which the browser tests drive through playwright-core. */
