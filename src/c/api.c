@@ -4,6 +4,15 @@
 #include "internal.h"
 
 #define PLAN_MAGIC 0x6174706cu /* "atpl" */
+
+/* FNV-1a over the plan's fields before `magic`: a plan changed after attn_plan_make (its sizes no
+ * longer the ones checked) is refused instead of run. */
+static uint32_t plan_seal(const attn_plan *plan) {
+    const unsigned char *p = (const unsigned char *)plan;
+    uint32_t h = 0x811c9dc5u;
+    for (size_t i = 0; i < offsetof(attn_plan, magic); i++) h = (h ^ p[i]) * 0x01000193u;
+    return PLAN_MAGIC ^ h;
+}
 /* Internal plan flag: the state alone, no output (attn_state). */
 #define WANT_STATE_ONLY 0x100
 
@@ -69,7 +78,7 @@ static void forward(const attn_plan *plan, const attn_inputs *in, float *out, fl
 attn_status attn_plan_make(attn_variant v, const attn_dims *dims, const attn_options *opt,
                            int32_t flags, attn_plan *plan, const char **detail) {
     if (!plan) FAIL(ATTN_ERR_SHAPE, "plan is required");
-    plan->magic = 0;
+    *plan = (attn_plan){0};
     attn_status s = attn_validate(v, dims, opt, detail);
     if (s != ATTN_OK) return s;
     if ((flags & ATTN_WANT_STATE) && !attn_family_is(v, "linear"))
@@ -98,7 +107,7 @@ attn_status attn_plan_make(attn_variant v, const attn_dims *dims, const attn_opt
     need = (need + 15u) & ~(uint64_t)15u;
     if (need > (uint64_t)(SIZE_MAX / 2)) FAIL(ATTN_ERR_MEMORY, "the problem does not fit in the address space");
     plan->workspace_bytes = (size_t)need;
-    plan->magic = PLAN_MAGIC;
+    plan->magic = plan_seal(plan);
     if (detail) *detail = "";
     return ATTN_OK;
 }
@@ -106,8 +115,8 @@ attn_status attn_plan_make(attn_variant v, const attn_dims *dims, const attn_opt
 attn_status attn_plan_run(const attn_plan *plan, const attn_inputs *in, float *out, float *weights,
                           float *state, float *normalizer, void *workspace, size_t ws_bytes,
                           const char **detail) {
-    if (!plan || plan->magic != PLAN_MAGIC || (uint32_t)plan->variant >= ATTN_VARIANT_COUNT)
-        FAIL(ATTN_ERR_SHAPE, "plan was not made by attn_plan_make");
+    if (!plan || plan->magic != plan_seal(plan))
+        FAIL(ATTN_ERR_SHAPE, "plan was not made by attn_plan_make, or was changed since");
     int want_out = !(plan->flags & WANT_STATE_ONLY);
     int want_weights = want_out && (plan->flags & ATTN_WANT_WEIGHTS);
     int want_state = plan->flags & ATTN_WANT_STATE;

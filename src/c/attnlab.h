@@ -159,7 +159,8 @@ void attn_options_default(attn_options *opt);
  * attn_plan_make checks dims and options against the variant's rules (the dimensions it reads are
  * positive, L >= n, a*b = L, option values, look-ahead patterns, mixable components, alpha) and
  * measures the workspace the run needs. attn_plan_run then runs without checking them again.
- * A plan is caller-owned plain data; it stays valid as long as nobody writes to it. */
+ * A plan is caller-owned plain data, sealed by attn_plan_make: attn_plan_run refuses one that was
+ * not made there or was changed since (ATTN_ERR_SHAPE). */
 #define ATTN_WANT_WEIGHTS 1 /* the run receives a weights buffer [n, n] */
 #define ATTN_WANT_STATE 2   /* the run receives state [F, dv] and normalizer [F] (linear family) */
 typedef struct attn_plan {
@@ -169,7 +170,7 @@ typedef struct attn_plan {
     int32_t flags;        /* ATTN_WANT_* */
     int32_t state_width;  /* F when ATTN_WANT_STATE: d, or d + 1 for taylor; else 0 */
     size_t workspace_bytes;
-    uint32_t magic;       /* set by attn_plan_make; attn_plan_run refuses a plan without it */
+    uint32_t magic;       /* a seal over the fields above, set by attn_plan_make */
 } attn_plan;
 
 /* On error *detail (if not NULL) is a static string naming the input, e.g. "a*b must equal L", and

@@ -5,9 +5,11 @@
  * An input is read as: variant (1 byte), flags (1 byte), eight dimensions (a selector byte and 4
  * bytes each: mostly small sizes, sometimes 0, negative, 2^30, INT32_MAX), the raw bytes of
  * attn_options (every field, garbage included), then the values the arrays are filled with.
- * Every call must return a status, never crash; a plan that is accepted and small enough is run
- * on arrays of exactly the sizes variants.def gives, so an overrun is caught by ASan.
+ * Every call must return a status, never crash; a plan changed after attn_plan_make must be
+ * refused; a plan that is accepted and small enough is run on arrays of exactly the sizes
+ * variants.def gives, so an overrun is caught by ASan.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +92,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     attn_plan plan;
     if (attn_plan_make(variant, &dims, &opt, flags, &plan, &detail) != ATTN_OK) return 0;
     if (plan.workspace_bytes > ((size_t)64 << 20)) return 0;
+    uint8_t tamper = take8(&r), where = take8(&r);
+    if (tamper & 1) { /* a plan changed after it was made must be refused, never run */
+        attn_plan changed = plan;
+        ((uint8_t *)&changed)[where % offsetof(attn_plan, magic)] ^= (uint8_t)(tamper | 2);
+        if (attn_plan_run(&changed, 0, 0, 0, 0, 0, 0, 0, &detail) != ATTN_ERR_SHAPE) __builtin_trap();
+    }
 
     /* Arrays of exactly their size: the variant's, or every input for a mixture's components. */
     attn_inputs in;

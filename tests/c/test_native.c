@@ -241,6 +241,9 @@ static void test_plans(void) {
     attn_plan forged = plan;
     forged.magic = 0;
     CHECK(attn_plan_run(&forged, &in, out, NULL, state, norm, ws, plan.workspace_bytes, &detail) == ATTN_ERR_SHAPE, "unmade plan ran");
+    forged = plan;
+    forged.dims.n = 1 << 20; /* sizes changed after the checks: refused, not run past the buffers */
+    CHECK(attn_plan_run(&forged, &in, out, NULL, state, norm, ws, plan.workspace_bytes, &detail) == ATTN_ERR_SHAPE, "changed plan ran");
     CHECK(attn_plan_make(ATTN_SOFTMAX, &dims, &opt, ATTN_WANT_STATE, &plan, &detail) == ATTN_ERR_UNSUPPORTED, "softmax state");
     free(ws), free(q), free(k), free(v);
     /* dimensions near INT32_MAX: no overflow (UBSan would stop here), and no tiny workspace */
