@@ -58,6 +58,18 @@ int64_t attn_find_nonfinite(const float *x, size_t count) {
         return status;              \
     } while (0)
 
+/* Lays out (measuring) or runs the backward pass (with its forward) of a plan. */
+static void backward(const attn_plan *plan, const attn_inputs *in, const float *dout, float *out,
+                     const attn_grads *grads, arena *ws) {
+    attn_variant v = plan->variant;
+    if (attn_family_is(v, "linear"))
+        attn_linear_backward(v, &plan->dims, in, &plan->options, dout, out, grads, ws);
+    else if (attn_family_is(v, "fixed")) {
+        if (!arena_measuring(ws)) attn_fixed_backward(&plan->dims, in, &plan->options, dout, out, grads);
+    } else
+        attn_softmax_backward(v, &plan->dims, in, &plan->options, dout, out, grads, ws);
+}
+
 /* Lays out (measuring) or runs the forward pass of a plan over the workspace. */
 static void forward(const attn_plan *plan, const attn_inputs *in, float *out, float *weights,
                     arena *ws) {
@@ -99,6 +111,11 @@ attn_status attn_plan_make(attn_variant v, const attn_dims *dims, const attn_opt
         forward(plan, &none, 0, (flags & ATTN_WANT_WEIGHTS) ? &weights_marker : 0, &measure);
         need = measure.used;
     }
+    if (flags & ATTN_WANT_GRADS) {
+        arena measure = {0, 0, 1};
+        backward(plan, 0, 0, 0, 0, &measure);
+        need = measure.used > need ? measure.used : need;
+    }
     if (flags & ATTN_WANT_STATE) {
         arena measure = {0, 0, 1};
         attn_linear_state(v, &plan->dims, 0, 0, 0, &measure);
@@ -137,6 +154,54 @@ attn_status attn_plan_run(const attn_plan *plan, const attn_inputs *in, float *o
     }
     if (detail) *detail = "";
     return ATTN_OK;
+}
+
+/* The arrays of the inputs v reads must have gradient arrays too (and alpha for a mixture). */
+static const char *missing_grad(attn_variant v, const attn_grads *grads, const attn_options *opt) {
+    attn_inputs as_inputs;
+    const float **dst = (const float **)(void *)&as_inputs;
+    float *const *src = (float *const *)(const void *)grads;
+    for (size_t i = 0; i < sizeof as_inputs / sizeof *dst; i++) dst[i] = src[i];
+    const char *missing = attn_missing_input(v, &as_inputs, opt);
+    if (missing) return "grads: an array of the inputs the variant reads is missing";
+    if (attn_accepts(v, "components") && !grads->alpha) return "grads: alpha is missing";
+    return 0;
+}
+
+attn_status attn_plan_backward(const attn_plan *plan, const attn_inputs *in, const float *dout,
+                               float *out, const attn_grads *grads, void *workspace,
+                               size_t ws_bytes, const char **detail) {
+    if (!plan || plan->magic != plan_seal(plan))
+        FAIL(ATTN_ERR_SHAPE, "plan was not made by attn_plan_make, or was changed since");
+    if (!(plan->flags & ATTN_WANT_GRADS)) FAIL(ATTN_ERR_SHAPE, "the plan was made without ATTN_WANT_GRADS");
+    if (ws_bytes < plan->workspace_bytes || (plan->workspace_bytes && !workspace))
+        FAIL(ATTN_ERR_MEMORY, "workspace is smaller than the plan's workspace_bytes");
+    if (!in || !dout || !out || !grads) FAIL(ATTN_ERR_SHAPE, "inputs, dout, out and grads are required");
+    const char *missing = attn_missing_input(plan->variant, in, &plan->options);
+    if (!missing) missing = missing_grad(plan->variant, grads, &plan->options);
+    if (missing) FAIL(ATTN_ERR_SHAPE, missing);
+    arena ws = {(unsigned char *)workspace, 0, 0};
+    backward(plan, in, dout, out, grads, &ws);
+    if (detail) *detail = "";
+    return ATTN_OK;
+}
+
+attn_status attn_backward_size(attn_variant v, const attn_dims *dims, const attn_options *opt,
+                               size_t *bytes) {
+    attn_plan plan;
+    attn_status s = attn_plan_make(v, dims, opt, ATTN_WANT_GRADS, &plan, 0);
+    if (s == ATTN_OK) *bytes = plan.workspace_bytes;
+    return s;
+}
+
+attn_status attn_backward(attn_variant v, const attn_dims *dims, const attn_inputs *in,
+                          const attn_options *opt, const float *dout, float *out,
+                          const attn_grads *grads, void *workspace, size_t ws_bytes,
+                          const char **detail) {
+    attn_plan plan;
+    attn_status s = attn_plan_make(v, dims, opt, ATTN_WANT_GRADS, &plan, detail);
+    if (s != ATTN_OK) return s;
+    return attn_plan_backward(&plan, in, dout, out, grads, workspace, ws_bytes, detail);
 }
 
 size_t attn_plan_size(void) { return sizeof(attn_plan); }

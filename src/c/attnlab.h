@@ -163,6 +163,7 @@ void attn_options_default(attn_options *opt);
  * not made there or was changed since (ATTN_ERR_SHAPE). */
 #define ATTN_WANT_WEIGHTS 1 /* the run receives a weights buffer [n, n] */
 #define ATTN_WANT_STATE 2   /* the run receives state [F, dv] and normalizer [F] (linear family) */
+#define ATTN_WANT_GRADS 4   /* attn_plan_backward: the workspace covers the backward pass */
 typedef struct attn_plan {
     attn_variant variant;
     attn_dims dims;       /* L resolved (0 -> n) */
@@ -189,6 +190,34 @@ attn_status attn_plan_make(attn_variant variant, const attn_dims *dims, const at
  * (attn_find_nonfinite; the JS binding checks). */
 attn_status attn_plan_run(const attn_plan *plan, const attn_inputs *in, float *out, float *weights,
                           float *state, float *normalizer, void *workspace, size_t ws_bytes,
+                          const char **detail);
+
+/* Gradients: one array per input (same shapes as attn_inputs), and the mixture weights. Only the
+ * arrays the variant reads need be set; they are overwritten. Entries of an L-sized parameter that
+ * the call does not read (rows/columns >= n) get 0. The field order is part of the ABI. */
+typedef struct attn_grads {
+#define ATTN_GRAD_FIELD(name) float *name;
+    ATTN_INPUT_LIST(ATTN_GRAD_FIELD)
+#undef ATTN_GRAD_FIELD
+    float *alpha; /* mixture: [n_components]: d/d alpha, or d/d alphaLogits when alpha_is_logits */
+} attn_grads;
+
+/* The backward pass of a plan made with ATTN_WANT_GRADS: runs the forward pass (out: [n, dv],
+ * y) and writes the gradient of sum(dout * y) with respect to every array the variant reads.
+ *   dout: [n, dv]    grads: attn_grads, the arrays of the inputs the variant reads
+ * Softmax-type variants recompute their logits block by block from each row's log-sum-exp
+ * (FlashAttention's backward), the linear family keeps O(F*dv) state with a reverse sweep when
+ * causal, fixed is A^T*dout: no variant allocates n x n. */
+attn_status attn_plan_backward(const attn_plan *plan, const attn_inputs *in, const float *dout,
+                               float *out, const attn_grads *grads, void *workspace,
+                               size_t ws_bytes, const char **detail);
+
+/* One-call conveniences: the workspace of attn_backward, and attn_plan_make + attn_plan_backward. */
+attn_status attn_backward_size(attn_variant variant, const attn_dims *dims, const attn_options *opt,
+                               size_t *bytes);
+attn_status attn_backward(attn_variant variant, const attn_dims *dims, const attn_inputs *in,
+                          const attn_options *opt, const float *dout, float *out,
+                          const attn_grads *grads, void *workspace, size_t ws_bytes,
                           const char **detail);
 
 /* sizeof(attn_plan) and plan->workspace_bytes / state_width, for callers that cannot read C

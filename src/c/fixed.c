@@ -41,3 +41,17 @@ void attn_fixed(const attn_dims *dims, const attn_inputs *in, const attn_options
         }
     }
 }
+
+/* dv[j] = sum_i A[i, j] dout[i]: each row i hands dout[i] * share to every j of its span. */
+void attn_fixed_backward(const attn_dims *dims, const attn_inputs *in, const attn_options *opt,
+                         const float *dout, float *out, const attn_grads *grads) {
+    int n = dims->n, dv = dims->dv, w = opt->window;
+    attn_fixed(dims, in, opt, out, 0);
+    attn_fill(grads->v, (size_t)n * dv, 0.0f);
+    for (int i = 0; i < n; i++) {
+        int lo, hi;
+        pattern_span(opt->pattern, n, w, i, &lo, &hi);
+        float share = 1.0f / (float)(hi - lo + 1);
+        for (int j = lo; j <= hi; j++) attn_axpy(grads->v + (size_t)j * dv, dout + (size_t)i * dv, dv, share);
+    }
+}

@@ -145,6 +145,19 @@ void attn_linear_state(attn_variant v, const attn_dims *dims, const attn_inputs 
 /* Rows of that state: d, or d + 1 for taylor. */
 int attn_state_width(attn_variant v, int d);
 
+/* ---- backward passes (backward.c: softmax-type; linear_backward.c: linear family; fixed.c) ----
+ * Each runs the forward pass too (out = y), then writes the gradients of sum(dout * y) into the
+ * grads arrays of the inputs the variant reads (overwriting them). Workspace from the arena; when
+ * measuring, only counts (in, dout, out and grads are then NULL). No n x n memory. */
+void attn_softmax_backward(attn_variant v, const attn_dims *dims, const attn_inputs *in,
+                           const attn_options *opt, const float *dout, float *out,
+                           const attn_grads *grads, arena *ws);
+void attn_linear_backward(attn_variant v, const attn_dims *dims, const attn_inputs *in,
+                          const attn_options *opt, const float *dout, float *out,
+                          const attn_grads *grads, arena *ws);
+void attn_fixed_backward(const attn_dims *dims, const attn_inputs *in, const attn_options *opt,
+                         const float *dout, float *out, const attn_grads *grads);
+
 /* ---- fixed.c ---- */
 void attn_fixed(const attn_dims *dims, const attn_inputs *in, const attn_options *opt, float *out,
                 float *weights);

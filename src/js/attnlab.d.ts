@@ -106,6 +106,19 @@ export interface AttentionResult {
   normalizer?: Float32Array;
 }
 
+/** attentionGrad's options: attention()'s without weights and state. */
+export type GradOptions = Omit<AttentionOptions, 'weights' | 'state'>;
+
+export interface GradResult {
+  /** [n, dv]: y, as attention() returns it. */
+  output: Float32Array;
+  /**
+   * One gradient per array the call reads, with that array's shape (entries of an L-sized
+   * parameter the call does not read are 0); a mixture adds alpha or alphaLogits.
+   */
+  grads: Partial<Record<'q' | 'k' | 'v' | 'x' | 'w1' | 'b1' | 'w2' | 'b2' | 'w' | 'r' | 'wa' | 'ba' | 'wb' | 'bb' | 'r1' | 'r2' | 'alpha' | 'alphaLogits', Float32Array>>;
+}
+
 export interface InputSpec {
   /** Array name, as a key of AttentionInputs. */
   name: string;
@@ -147,6 +160,8 @@ export interface OptionInfo {
   min?: number;
   /** The most entries a 'list' takes. */
   max?: number;
+  /** Whether attentionGrad takes the option too (weights and state are attention()'s only). */
+  grad: boolean;
   /** pattern: the values allowed with causal: true (the others look ahead). */
   causalValues?: readonly string[];
 }
@@ -185,6 +200,13 @@ export interface AttnLab {
   readonly dims: Readonly<Record<'n' | 'd' | 'dv' | 'h' | 'L' | 'a' | 'b' | 'rank', DimInfo>>;
   /** Run one variant. Synchronous. Throws AttnError on bad input. */
   attention(id: VariantId, inputs: AttentionInputs, options?: AttentionOptions): AttentionResult;
+  /**
+   * The backward pass: y and the gradient of sum(dOutput * y) with respect to every array the
+   * variant reads (a mixture: also `alpha`, or `alphaLogits` when the weights were given as
+   * logits). dOutput: [n, dv]. Options as for attention, without weights and state. Synchronous;
+   * the same checks and errors as attention().
+   */
+  attentionGrad(id: VariantId, inputs: AttentionInputs, dOutput: Matrix, options?: GradOptions): GradResult;
   /** Bytes of WebAssembly memory the instance holds now (grows to the largest call, never shrinks). */
   memoryBytes(): number;
   /**

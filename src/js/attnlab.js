@@ -67,6 +67,7 @@ const DETAIL_OFFSET = 320;
 const PLAN_OFFSET = 384;
 const WANT_WEIGHTS = 1; // attnlab.h ATTN_WANT_*
 const WANT_STATE = 2;
+const WANT_GRADS = 4;
 const COMMON_OPTIONS = ['causal', 'weights']; // every variant takes these (options.def)
 // How options.def's kinds look from JavaScript (lab.options[name].type).
 const KIND_TYPES = {
@@ -267,6 +268,7 @@ class Instance {
   #optionInfo; // name -> options.def entry with its field offsets
   #heapBase;
   #controlBytes;
+  #gradsOffset; // attn_grads: one pointer per input field, then alpha
   #views = null;
   #onDispose;
 
@@ -277,9 +279,10 @@ class Instance {
     if (typeof exports._initialize === 'function') exports._initialize(); // static constructors
     this.#heapBase = align(exports.attn_heap_base() >>> 0, 64);
     this.#meta = parseMetadata(this.#cString(exports.attn_metadata_json()));
-    this.#controlBytes = align(PLAN_OFFSET + exports.attn_plan_size(), 64);
+    this.#gradsOffset = align(PLAN_OFFSET + exports.attn_plan_size(), 16);
     this.#byId = new Map(this.#meta.variants.map((v, index) => [v.id, { ...v, index }]));
     this.#optionInfo = new Map(this.#meta.options.map((o) => [o.name, o]));
+    this.#controlBytes = align(this.#gradsOffset + 4 * (this.#meta.inputFields.length + 1), 64);
     // What the module says it is: wasmBinary may hold another build than the one asked for.
     this.build = this.#meta.fma ? 'relaxed' : this.#meta.simd ? 'simd' : 'scalar';
     this.simd = this.build !== 'scalar';
@@ -330,10 +333,69 @@ class Instance {
     const parts = opt.components ? opt.components.map((c) => this.#byId.get(c)) : [variant];
     const names = this.#inputNames(inputs);
     const dims = readDims(parts, inputs, this.#meta);
-    const arrays = readArrays(parts, inputs, dims, names);
+    const arrays = readArrays(arraySpecs(parts), inputs, dims, names, parts);
     this.#writeControl(dims, opt);
-    const plan = this.#plan(variant, dims, opt);
-    return this.#run(variant, dims, opt, plan, arrays);
+    const flags = (opt.weights ? WANT_WEIGHTS : 0) | (opt.state ? WANT_STATE : 0);
+    const { wsBytes, stateWidth } = this.#plan(variant, dims, opt, flags);
+    const n = dims.n;
+    const outputs = [{ name: 'output', count: n * dims.dv, cols: dims.dv }];
+    if (opt.weights) outputs.push({ name: 'weights', count: n * n, cols: n });
+    if (opt.state) outputs.push({ name: 'state', count: stateWidth * dims.dv, cols: dims.dv }, { name: 'normalizer', count: stateWidth, cols: stateWidth });
+    const base = this.#heapBase;
+    return this.#execute(variant, dims, opt, wsBytes, arrays, outputs, (at, wsOffset) =>
+      this.#exports.attn_plan_run(base + PLAN_OFFSET, base + INPUTS_OFFSET, at.output,
+        at.weights ?? 0, at.state ?? 0, at.normalizer ?? 0, wsOffset, wsBytes, base + DETAIL_OFFSET));
+  }
+
+  /**
+   * The backward pass: output y and the gradient of sum(dOutput * y) with respect to every array
+   * the variant reads (and alpha or alphaLogits for a mixture); docs/contract.md, "Gradients".
+   * @returns {{ output: Float32Array, grads: Record<string, Float32Array> }}
+   */
+  attentionGrad(id, inputs, dOutput, options = {}) {
+    this.#alive();
+    const variant = this.#byId.get(id);
+    if (!variant) {
+      throw new AttnError('UNKNOWN', `unknown variant ${describe(id)}; expected one of ` +
+        `${this.#meta.variants.map((v) => v.id).join(', ')}`);
+    }
+    if (inputs === null || typeof inputs !== 'object' || Array.isArray(inputs)) {
+      throw new AttnError('SHAPE', `inputs must be an object like { n, d, dv, q, k, v }, got ${describe(inputs)}`);
+    }
+    if (options === undefined || options === null) options = {};
+    if (typeof options !== 'object' || Array.isArray(options)) {
+      throw new AttnError('VALUE', `options must be an object, got ${describe(options)}`);
+    }
+    for (const flag of ['weights', 'state']) {
+      if (options[flag] !== undefined && options[flag] !== null && options[flag] !== false) {
+        throw new AttnError('UNSUPPORTED', `option "${flag}" does not apply to attentionGrad, which returns output and grads; call attention() for ${flag}`);
+      }
+    }
+    const opt = this.#readOptions(variant, options);
+    const parts = opt.components ? opt.components.map((c) => this.#byId.get(c)) : [variant];
+    const names = this.#inputNames(inputs);
+    const dims = readDims(parts, inputs, this.#meta);
+    const specs = arraySpecs(parts);
+    const arrays = readArrays(specs, inputs, dims, names, parts);
+    const [dout] = readArrays([{ name: 'dOutput', shape: ['n', 'dv'] }], { dOutput }, dims, new Set(['dOutput']), parts);
+    this.#writeControl(dims, opt);
+    const { wsBytes } = this.#plan(variant, dims, opt, WANT_GRADS);
+    const outputs = [{ name: 'output', count: dims.n * dims.dv, cols: dims.dv }];
+    for (const a of arrays) outputs.push({ name: a.name, count: a.count, cols: a.cols, grad: true });
+    const alphaName = opt.components ? (opt.alphaLogits ? 'alphaLogits' : 'alpha') : null;
+    if (alphaName) outputs.push({ name: alphaName, count: opt.components.length, cols: opt.components.length, grad: true });
+    const base = this.#heapBase;
+    const result = this.#execute(variant, dims, opt, wsBytes, [...arrays, dout], outputs, (at, wsOffset) => {
+      const u32 = this.#u32();
+      const grads = (base + this.#gradsOffset) >>> 2;
+      this.#meta.inputFields.forEach((name, i) => { u32[grads + i] = at[`grad:${name}`] ?? 0; });
+      u32[grads + this.#meta.inputFields.length] = alphaName ? at[`grad:${alphaName}`] : 0;
+      return this.#exports.attn_plan_backward(base + PLAN_OFFSET, base + INPUTS_OFFSET, at['input:dOutput'],
+        at.output, base + this.#gradsOffset, wsOffset, wsBytes, base + DETAIL_OFFSET);
+    });
+    const grads = {};
+    for (const o of outputs) if (o.grad) grads[o.name] = result[`grad:${o.name}`];
+    return { output: result.output, grads };
   }
 
   // The keys of inputs, each a dimension or an array some variant reads: a name no variant reads
@@ -480,9 +542,8 @@ class Instance {
   }
 
   // attn_plan_make: the core's one validation of the call, and its workspace size.
-  #plan(variant, dims, opt) {
+  #plan(variant, dims, opt, flags) {
     const base = this.#heapBase;
-    const flags = (opt.weights ? WANT_WEIGHTS : 0) | (opt.state ? WANT_STATE : 0);
     const status = this.#exports.attn_plan_make(variant.index, base + DIMS_OFFSET, base + OPTIONS_OFFSET,
       flags, base + PLAN_OFFSET, base + DETAIL_OFFSET);
     if (status === 5) return { wsBytes: Infinity, stateWidth: 0 }; // reported with the sizes below
@@ -501,35 +562,31 @@ class Instance {
     throw new AttnError(STATUS_CODES[status] ?? 'VALUE', `${detail} (${shown.join(', ')})`);
   }
 
-  #run(variant, dims, opt, plan, arrays) {
+  // Lays a call out above the control block (inputs, then outputs, then the workspace; 64-byte
+  // aligned), grows memory if it must (after checking the inputs: a rejected call never grows
+  // it), copies the inputs in, runs call(offsets, wsOffset) and copies the outputs out, each
+  // checked for NaN and infinities (finite inputs can still overflow an intermediate).
+  #execute(variant, dims, opt, wsBytes, arrays, outputs, call) {
     const e = this.#exports;
     const base = this.#heapBase;
-    const { wsBytes, stateWidth } = plan;
-    const n = dims.n;
-    const outCount = n * dims.dv;
-    const weightCount = opt.weights ? n * n : 0;
-    const stateCount = stateWidth * dims.dv;
-    // Lay out: control block, inputs, output, weights, state, normaliser, workspace; 64-byte aligned.
     let cursor = base + this.#controlBytes;
     const place = (count) => {
       const at = cursor;
       cursor = align(cursor + count * 4, 64);
       return at;
     };
-    for (const a of arrays) a.offset = place(a.count);
-    const outOffset = place(outCount);
-    const weightsOffset = place(weightCount);
-    const stateOffset = place(stateCount);
-    const normalizerOffset = place(stateWidth);
+    const at = {};
+    for (const a of arrays) a.offset = at[`input:${a.name}`] = place(a.count);
+    for (const o of outputs) o.offset = at[o.grad ? `grad:${o.name}` : o.name] = place(o.count);
     const wsOffset = cursor;
     const end = cursor + wsBytes;
     if (!(end <= MAX_MEMORY)) {
       const gb = (bytes) => `${(bytes / 2 ** 30).toFixed(1)} GiB`;
-      const parts = [`inputs and output ${gb(outOffset - base + outCount * 4)}`];
-      if (opt.weights) parts.push(`weights [n, n] ${gb(weightCount * 4)}`);
-      if (opt.state) parts.push(`state ${gb((stateCount + stateWidth) * 4)}`);
+      const inputBytes = arrays.reduce((s, a) => s + a.count * 4, 0);
+      const parts = [`inputs ${gb(inputBytes)}`, ...outputs.filter((o) => !o.grad).map((o) => `${o.name} ${gb(o.count * 4)}`)];
+      if (outputs.some((o) => o.grad)) parts.push(`gradients ${gb(outputs.filter((o) => o.grad).reduce((s, o) => s + o.count * 4, 0))}`);
       if (Number.isFinite(wsBytes)) parts.push(`workspace ${gb(wsBytes)}`);
-      throw new AttnError('MEMORY', `${variant.id} with n = ${n} needs ${Number.isFinite(end) ? gb(end) : 'more than 4 GiB'} ` +
+      throw new AttnError('MEMORY', `${variant.id} with n = ${dims.n} needs ${Number.isFinite(end) ? gb(end) : 'more than 4 GiB'} ` +
         `(${parts.join(', ')}), more than WebAssembly's 4 GiB memory` +
         (opt.weights ? '; request weights only for small n' : '; use a smaller n'));
     }
@@ -539,42 +596,32 @@ class Instance {
       try {
         this.#memory.grow(pages);
       } catch (err) {
-        throw new AttnError('MEMORY', `${variant.id} with n = ${n} needs ${(end / 2 ** 20).toFixed(0)} MiB of ` +
+        throw new AttnError('MEMORY', `${variant.id} with n = ${dims.n} needs ${(end / 2 ** 20).toFixed(0)} MiB of ` +
           `WebAssembly memory and the engine refused to grow it (${err.message})`);
       }
     }
     const f32 = this.#f32();
     const u32 = this.#u32();
-    const pointers = new Map(arrays.map((a) => [a.name, a.offset]));
-    this.#meta.inputFields.forEach((name, i) => { u32[((base + INPUTS_OFFSET) >>> 2) + i] = pointers.get(name) ?? 0; });
+    this.#meta.inputFields.forEach((name, i) => { u32[((base + INPUTS_OFFSET) >>> 2) + i] = at[`input:${name}`] ?? 0; });
     for (const a of arrays) {
       f32.set(a.data, a.offset >>> 2);
       const bad = Number(e.attn_find_nonfinite(a.offset, a.count));
       if (bad >= 0) throw nonFinite(a, bad, a.data[bad]);
     }
-    const status = e.attn_plan_run(base + PLAN_OFFSET, base + INPUTS_OFFSET, outOffset,
-      opt.weights ? weightsOffset : 0, opt.state ? stateOffset : 0, opt.state ? normalizerOffset : 0,
-      wsOffset, wsBytes, base + DETAIL_OFFSET);
+    const status = call(at, wsOffset);
     if (status !== 0) this.#fail(status, dims, opt);
-    // Finite inputs, yet an intermediate (a logit, exp or normaliser) may have left float32's range.
-    const results = [['output', outOffset, outCount, dims.dv]];
-    if (opt.weights) results.push(['weights', weightsOffset, weightCount, n]);
-    if (opt.state) results.push(['state', stateOffset, stateCount, dims.dv], ['normalizer', normalizerOffset, stateWidth, stateWidth]);
-    for (const [name, offset, count, cols] of results) {
-      const at = Number(e.attn_find_nonfinite(offset, count));
-      if (at < 0) continue;
-      throw new AttnError('VALUE', `${name}[${Math.floor(at / cols)}][${at % cols}] came out ` +
-        `${this.#f32()[(offset >>> 2) + at]}: an intermediate (a logit, exp or normaliser) left float32's range; ` +
-        'scale the inputs down' + (opt.scale != null ? ` or use a smaller scale than ${opt.scale}` : '') +
-        (opt.eps === 0 ? ' or use eps > 0' : ''));
-    }
-    const heap = this.#f32();
-    const copy = (offset, count) => heap.slice(offset >>> 2, (offset >>> 2) + count);
-    const result = { output: copy(outOffset, outCount) };
-    if (opt.weights) result.weights = copy(weightsOffset, weightCount);
-    if (opt.state) {
-      result.state = copy(stateOffset, stateCount);
-      result.normalizer = copy(normalizerOffset, stateWidth);
+    const result = {};
+    for (const o of outputs) {
+      const bad = Number(e.attn_find_nonfinite(o.offset, o.count));
+      if (bad >= 0) {
+        const what = o.grad ? `the gradient of ${o.name}` : o.name;
+        throw new AttnError('VALUE', `${what}[${Math.floor(bad / o.cols)}][${bad % o.cols}] came out ` +
+          `${this.#f32()[(o.offset >>> 2) + bad]}: an intermediate (a logit, exp or normaliser) left float32's range; ` +
+          'scale the inputs down' + (opt.scale != null ? ` or use a smaller scale than ${opt.scale}` : '') +
+          (opt.eps === 0 ? ' or use eps > 0' : ''));
+      }
+      const heap = this.#f32();
+      result[o.grad ? `grad:${o.name}` : o.name] = heap.slice(o.offset >>> 2, (o.offset >>> 2) + o.count);
     }
     return result;
   }
@@ -631,6 +678,7 @@ function describeOptions(meta) {
       default: o.default,
       description: o.description,
       appliesTo: Object.freeze(o.appliesTo),
+      grad: o.kind !== 'CALL', // attentionGrad takes it too (weights and state are attention()'s)
     };
     if (o.values) entry.values = Object.freeze(o.values.slice());
     if (o.min !== null) entry.min = o.min;
@@ -680,6 +728,15 @@ function readDims(parts, inputs, meta) {
   return dims;
 }
 
+// The arrays the variant reads (a mixture: its components', then v), each with its shape.
+function arraySpecs(parts) {
+  const specs = new Map();
+  for (const part of parts) for (const spec of part.inputs) specs.set(spec.name, spec);
+  specs.delete('v');
+  specs.set('v', { name: 'v', shape: ['n', 'dv'] }); // last, as in every list
+  return [...specs.values()];
+}
+
 // The true length of a typed array: %TypedArray%.prototype.length, which an own `length`
 // property cannot fake.
 const typedLength = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), 'length').get;
@@ -689,12 +746,9 @@ const typedLength = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8A
 // the caller's code: getters, proxies); typed arrays come last, checked by their true length and
 // copied into WebAssembly memory straight from their internal storage, so no caller code runs
 // between their check and their copy.
-function readArrays(parts, inputs, dims, given) {
-  const specs = new Map();
-  for (const part of parts) for (const spec of part.inputs) specs.set(spec.name, spec);
-  specs.set('v', { name: 'v', shape: ['n', 'dv'] }); // last, as in every list
-  const needs = () => [...specs.values()].map((s) => `${s.name} [${s.shape.join(', ')}]`).join(', ');
-  const arrays = [...specs.values()].map((spec) => {
+function readArrays(specs, inputs, dims, given, parts) {
+  const needs = () => specs.map((s) => `${s.name} [${s.shape.join(', ')}]`).join(', ');
+  const arrays = specs.map((spec) => {
     const value = given.has(spec.name) ? inputs[spec.name] : undefined;
     if (value === undefined || value === null) {
       throw new AttnError('SHAPE', `${spec.name} is missing: ${parts.map((p) => p.id).join(' + ')} needs ${needs()}`);
