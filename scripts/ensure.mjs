@@ -3,7 +3,7 @@
 // is already there. Used by `npm start`, `npm test` and `npm run bench`; runnable on its own:
 //   node scripts/ensure.mjs [--deps] [--build] [--force-build] [--browser]
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -29,8 +29,19 @@ function newestMtime(path) {
 
 /** npm packages (devDependencies: playwright-core for the browser tests, the bench's rivals). */
 export function ensureDeps() {
-  if (existsSync(join(root, 'node_modules', 'playwright-core', 'package.json'))) return;
-  console.log('ensure: installing npm packages');
+  // Every devDependency at the version package.json asks for, not just the first one ever added:
+  // a checkout that gained a devDependency must install it even where node_modules exists.
+  const wanted = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).devDependencies ?? {};
+  const installed = (name) => {
+    const file = join(root, 'node_modules', ...name.split('/'), 'package.json');
+    return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')).version : null;
+  };
+  const missing = Object.entries(wanted).filter(([name, range]) => {
+    const version = installed(name);
+    return version === null || (/^\d/.test(range) && version !== range); // exact pins must match
+  });
+  if (!missing.length) return;
+  console.log(`ensure: installing npm packages (${missing.map(([name]) => name).join(', ')})`);
   const lock = existsSync(join(root, 'package-lock.json'));
   run('npm', [lock ? 'ci' : 'install', '--no-audit', '--no-fund'], 'npm install');
 }

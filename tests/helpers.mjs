@@ -12,6 +12,9 @@
 
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { mulberry32, uniformArray } from '../src/js/prng.js';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 
 export { mulberry32 };
 
@@ -265,4 +268,62 @@ export function matVec(A, v, n, dv) {
 export function roundSig(x, digits = 9) {
   if (x === 0 || !Number.isFinite(x)) return x;
   return Number(x.toPrecision(digits));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The npm package as a user gets it (tests/bundlers.test.mjs, tests/types.test.mjs).
+
+/** The repository root. */
+export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+const NPM_BIN = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+
+/** spawnSync with the output captured; `show` describes the run for an assertion message. */
+export function runCommand(cmd, args, cwd, env = {}, timeout = 300_000) {
+  const r = spawnSync(cmd, args, {
+    cwd, encoding: 'utf8', env: { ...process.env, ...env }, timeout, maxBuffer: 64 * 1024 * 1024,
+  });
+  const show = `${cmd} ${args.join(' ')} (in ${cwd}) exited with ${r.status}${r.error ? ` (${r.error.message})` : ''}` +
+    `${r.signal ? ` by ${r.signal}` : ''}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
+  return { ...r, show };
+}
+
+/**
+ * `npm pack`s the repository into `dest` (ATTNLAB_SKIP_BUILD=1: the prepack build reuses dist/)
+ * and returns the tarball's path. Throws with npm's output when it fails.
+ */
+export function packTarball(dest) {
+  const r = runCommand(NPM_BIN, ['pack', '--json', '--pack-destination', dest], REPO_ROOT, { ATTNLAB_SKIP_BUILD: '1' });
+  if (r.status !== 0) throw new Error(`npm pack failed\n${r.show}`);
+  const start = r.stdout.search(/^\[\s*$/m); // lifecycle-script output may precede the JSON
+  if (start < 0) throw new Error(`no JSON in the npm pack output\n${r.show}`);
+  const tarball = path.join(dest, JSON.parse(r.stdout.slice(start))[0].filename);
+  if (!existsSync(tarball)) throw new Error(`npm pack reported ${tarball}, which is missing; ${dest} holds ${readdirSync(dest).join(', ')}`);
+  return tarball;
+}
+
+/**
+ * Installs `tarball` into `project` (created, with an ES-module package.json, when it has none),
+ * offline: the package has no dependencies. Returns the installed package's directory.
+ */
+export function installTarball(project, tarball) {
+  mkdirSync(project, { recursive: true });
+  const pkgPath = path.join(project, 'package.json');
+  if (!existsSync(pkgPath)) {
+    writeFileSync(pkgPath, JSON.stringify({ name: 'attnlab-consumer', private: true, version: '0.0.0', type: 'module' }, null, 2));
+  }
+  const r = runCommand(NPM_BIN, ['install', tarball, '--offline', '--no-audit', '--no-fund', '--no-package-lock'], project);
+  if (r.status !== 0) throw new Error(`installing ${tarball} failed\n${r.show}`);
+  const installed = path.join(project, 'node_modules', 'attnlab');
+  const pkg = JSON.parse(readFileSync(path.join(installed, 'package.json'), 'utf8'));
+  if (pkg.name !== 'attnlab') throw new Error(`${installed}/package.json names ${pkg.name}`);
+  return installed;
+}
+
+/** The directory of a devDependency of the repository (esbuild, vite, typescript, ...). */
+export function devDependencyDir(name) {
+  const dir = path.join(REPO_ROOT, 'node_modules', name);
+  if (!existsSync(path.join(dir, 'package.json'))) {
+    throw new Error(`${name} is not installed in ${path.join(REPO_ROOT, 'node_modules')}: run npm install (it is a devDependency)`);
+  }
+  return dir;
 }

@@ -66,29 +66,30 @@ export interface AttentionInputs {
   /** factorized-random: [L, rank] */ r2?: Matrix;
 }
 
+/** Every option may be null, which means its default. */
 export interface AttentionOptions {
   /** Row i uses only columns j <= i. Default false. */
-  causal?: boolean;
+  causal?: boolean | null;
   /** Also return the n x n effective attention matrix. Default false. */
-  weights?: boolean;
+  weights?: boolean | null;
   /** linear, efficient, taylor: also return `state` and `normalizer`, what they keep instead of A. */
-  state?: boolean;
+  state?: boolean | null;
   /** softmax: logit scale, default 1/sqrt(d). */
-  scale?: number;
+  scale?: number | null;
   /** linear, taylor: denominator epsilon, default 1e-6. */
-  eps?: number;
+  eps?: number | null;
   /** factorized-dense: default 'kronecker'. */
-  tiling?: 'kronecker' | 'tile';
+  tiling?: 'kronecker' | 'tile' | null;
   /** mixture: which logits to mix. */
-  components?: MixtureComponent[];
+  components?: MixtureComponent[] | null;
   /** mixture: non-negative weights summing to 1 (within 1e-5), one per component. */
-  alpha?: ArrayLike<number>;
+  alpha?: ArrayLike<number> | null;
   /** mixture: alternative to alpha; alpha = softmax(alphaLogits). */
-  alphaLogits?: ArrayLike<number>;
+  alphaLogits?: ArrayLike<number> | null;
   /** fixed: which pattern. */
-  pattern?: FixedPattern;
+  pattern?: FixedPattern | null;
   /** fixed left/right: window w, default 3. */
-  window?: number;
+  window?: number | null;
 }
 
 export interface AttentionResult {

@@ -164,6 +164,13 @@ async function load(build, options) {
         'init({ wasmBinary: bytes }).');
     }
   }
+  const head = new Uint8Array(bytes instanceof ArrayBuffer ? bytes : bytes.buffer, bytes.byteOffset ?? 0, Math.min(4, bytes.byteLength));
+  if (!(head[0] === 0 && head[1] === 0x61 && head[2] === 0x73 && head[3] === 0x6d)) {
+    const text = new TextDecoder().decode(head).replace(/[^\x20-\x7e]/g, '?');
+    throw new AttnError('LOAD', `${file} (from ${where}) is not a WebAssembly module: it starts with "${text}"` +
+      (text.startsWith('<') ? ' (an HTML page: the server answered with a page instead of the file)' : '') +
+      '. Serve the .wasm files next to attnlab.js, or pass locateFile or wasmBinary.');
+  }
   try {
     const { instance } = await WebAssembly.instantiate(bytes, {});
     return instance.exports;
