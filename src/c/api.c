@@ -82,8 +82,8 @@ static void forward(const attn_plan *plan, const attn_inputs *in, float *out, fl
         if (!arena_measuring(ws)) attn_fixed(dims, in, opt, out, weights);
     } else { /* softmax-type: a logit source under the streaming softmax */
         logit_sources sources;
-        const logit_source *src = attn_prepare_logits(v, dims, in, opt, ws, &sources);
-        attn_softmax_attend(src, dims, in->v, opt->causal, out, weights, ws);
+        const logit_source *src = attn_prepare_logits(v, dims, in, opt, ws, &sources, 0);
+        attn_softmax_attend(src, dims, in->v, opt->causal, out, weights, 0, ws);
     }
 }
 
@@ -112,8 +112,9 @@ attn_status attn_plan_make(attn_variant v, const attn_dims *dims, const attn_opt
         need = measure.used;
     }
     if (flags & ATTN_WANT_GRADS) {
+        attn_inputs none = {0};
         arena measure = {0, 0, 1};
-        backward(plan, 0, 0, 0, 0, &measure);
+        backward(plan, &none, 0, 0, 0, &measure);
         need = measure.used > need ? measure.used : need;
     }
     if (flags & ATTN_WANT_STATE) {

@@ -47,6 +47,9 @@ attn_status attn_validate(attn_variant v, const attn_dims *dims, const attn_opti
 /* "x is missing" for the first array the variant reads that is NULL, else NULL. */
 const char *attn_missing_input(attn_variant v, const attn_inputs *in, const attn_options *opt);
 int attn_family_is(attn_variant v, const char *family);
+/* Zeroes the gradient arrays of every input v reads (a mixture: its components'), whole. */
+void attn_zero_grads(attn_variant v, const attn_dims *dims, const attn_options *opt,
+                     const attn_grads *grads);
 int attn_accepts(attn_variant v, const char *option);
 
 /* ---- ops.c: kernels shared by every family ---- */
@@ -91,6 +94,9 @@ void attn_pack_panels(int rows, int width, const float *src, size_t row_stride, 
  * accumulator rows are acc_stride apart. a is read by broadcast loads, b by vector loads. */
 void attn_micro_4x8(int K, const float *a, int sa, const float *b, int sb, float *acc,
                     int acc_stride, int accumulate);
+/* The same kernel with row r of A at a[r*sr + k] (rows of a row-major matrix, read in place). */
+void attn_micro_4x8_rows(int K, const float *a, size_t sr, const float *b, int sb, float *acc,
+                         int acc_stride, int accumulate);
 /* C[m, N] = (accumulate ? C : 0) + At^T B, At [K, m] (row stride lda), B [K, N]: the micro-kernel
  * over 4 x 8 blocks, scalar code for the edges. */
 void attn_gemm_tn(int m, int N, int K, const float *At, int lda, const float *B, int ldb, float *C,
@@ -103,6 +109,13 @@ void attn_gemm_tn(int m, int N, int K, const float *At, int lda, const float *B,
 typedef struct logit_source logit_source;
 struct logit_source {
     void (*tile)(const logit_source *src, int i0, int bi, int j0, int bj, float *T);
+    /* Backward (prepared with backward = 1): accumulate the gradient of the block's logits,
+     * dS in tile layout and dSt [BJ][BI] (dSt[j][i] = dS[i0 + i, j0 + j]), into the source's own
+     * accumulators; finish turns them into the gradients of the inputs (adding to grads). */
+    void (*grad)(const logit_source *src, const attn_grads *grads, int i0, int bi, int j0, int bj,
+                 const float *dS, const float *dSt);
+    void (*finish)(const logit_source *src, const attn_options *opt, const attn_grads *grads);
+    attn_variant variant;
     const attn_dims *dims; /* L resolved */
     const attn_inputs *in;
     /* dot sources: B[i, j] = qside_i . kside_j (+ key_bias_j) */
@@ -118,6 +131,19 @@ struct logit_source {
     const logit_source *parts;
     const float *alpha;
     float *scratch; /* one tile */
+    /* backward: dot sources keep both sides row-major with width_pad (width rounded up to 8,
+     * zero-padded) columns, their gradient accumulators, and where the sides came from */
+    int width_pad;
+    float *qrow, *krow, *dq, *dk, *dbias;
+    const float *q_src, *k_src;
+    size_t q_row, q_col, k_row, k_col;
+    float kmul;
+    float *hidden, *w1t;  /* dense: relu(x w1 + b1) [n, h], w1^T [h, d] */
+    float *dfa, *dfb;     /* factorized-dense: gradients of F_A, F_B in query panels */
+    float *dfa_row, *dfb_row, *wat, *wbt; /* ... row-major, and wa^T, wb^T for the chain */
+    float *part_tiles;    /* mixture: each part's tile, count tiles */
+    float *part_dS;       /* mixture: alpha_c dS in both layouts, 2 tiles */
+    float *dalpha;        /* mixture: [count] */
 };
 /* Storage for a source and, for a mixture, its parts and weights. */
 typedef struct logit_sources {
@@ -130,10 +156,13 @@ typedef struct logit_sources {
  * from the arena (when measuring, only counting); returns the source to attend over. */
 const logit_source *attn_prepare_logits(attn_variant v, const attn_dims *dims,
                                         const attn_inputs *in, const attn_options *opt, arena *ws,
-                                        logit_sources *sources);
-/* y = softmax_row(B + M) * v, streaming (weights == NULL) or through the n x n weights. */
+                                        logit_sources *sources, int backward);
+/* y = softmax_row(B + M) * v, streaming (weights == NULL) or through the n x n weights. When
+ * streaming, lse (if not NULL) receives each row's log-sum-exp, max + log(sum). */
 void attn_softmax_attend(const logit_source *src, const attn_dims *dims, const float *v,
-                         int causal, float *out, float *weights, arena *ws);
+                         int causal, float *out, float *weights, float *lse, arena *ws);
+/* Sets T to -inf where key j0 + j is padding (>= n) or, when causal, lies after the query. */
+void attn_mask_tile(int n, int causal, int i0, int bi, int j0, int bj, float *T);
 
 /* ---- linear.c ---- */
 void attn_linear_family(attn_variant v, const attn_dims *dims, const attn_inputs *in,

@@ -6,8 +6,12 @@
  * softmax, dense, dense1 and factorized-random are dot products between a per-query and a per-key
  * matrix, so they share the packed micro-kernel (prepare_dot).
  *
- * Adding a softmax-type variant: a case in attn_prepare_logits (and a tile function when it is
- * not a dot product).
+ * For the backward pass (backward.c) each source also pushes the gradient of its logits, dS, back
+ * to the arrays it reads: a dot source accumulates dQ = dS K and dK = dS^T Q with the same
+ * micro-kernel, the others their own way; `finish` then maps those onto the inputs' gradients.
+ *
+ * Adding a softmax-type variant: a case in prepare_one (and a tile function and its gradient
+ * when it is not a dot product).
  */
 #include "internal.h"
 
@@ -32,20 +36,116 @@ static void dot_tile(const logit_source *src, int i0, int bi, int j0, int bj, fl
     }
 }
 
+/* dQ[i] += sum_j dS[i, j] K[j], dK[j] += sum_i dS[i, j] Q[i], dbias[j] += sum_i dS[i, j]: the
+ * micro-kernel over the tile (queries in 4-row halves of each group) and over dSt (keys). */
+static void dot_grad(const logit_source *src, const attn_grads *grads, int i0, int bi, int j0,
+                     int bj, const float *dS, const float *dSt) {
+    (void)grads;
+    int wp = src->width_pad, groups = round_up(bi, QP) / QP, bjp = round_up(bj, KP), rows = groups * QP;
+    for (int g = 0; g < groups; g++)
+        for (int half = 0; half < QP; half += KP)
+            for (int c0 = 0; c0 < wp; c0 += 2 * VW)
+                attn_micro_4x8(bjp, dS + (size_t)g * BJ * QP + half, QP, src->krow + (size_t)j0 * wp + c0, wp,
+                               src->dq + (size_t)(i0 + g * QP + half) * wp + c0, wp, 1);
+    for (int jj = 0; jj < bjp; jj += KP)
+        for (int c0 = 0; c0 < wp; c0 += 2 * VW)
+            attn_micro_4x8_rows(rows, dSt + (size_t)jj * BI, BI, src->qrow + (size_t)i0 * wp + c0, wp,
+                                src->dk + (size_t)(j0 + jj) * wp + c0, wp, 1);
+    if (src->dbias)
+        for (int j = 0; j < bj; j++) {
+            const float *col = dSt + (size_t)j * BI;
+            float sum = 0.0f;
+            for (int i = 0; i < rows; i++) sum += col[i];
+            src->dbias[j0 + j] += sum;
+        }
+}
+
+/* biased: whether the source adds a key bias (known while measuring, when bias is still NULL). */
 static void prepare_dot(logit_source *src, int n, int width, const float *q, size_t q_row,
-                      size_t q_col, const float *k, size_t k_row, size_t k_col, float kmul,
-                      const float *bias, arena *ws) {
+                        size_t q_col, const float *k, size_t k_row, size_t k_col, float kmul,
+                        const float *bias, int biased, int backward, arena *ws) {
     float *qside = arena_floats(ws, round_up64(n, QP) * (uint64_t)width);
     float *kside = arena_floats(ws, round_up64(n, KP) * (uint64_t)width);
     src->tile = dot_tile;
     src->qside = qside, src->kside = kside, src->key_bias = bias, src->width = width;
+    int wp = round_up(width, 2 * VW);
+    uint64_t qcount = round_up64(n, QP) * (uint64_t)wp, kcount = round_up64(n, BJ) * (uint64_t)wp;
+    if (backward) {
+        src->grad = dot_grad;
+        src->width_pad = wp;
+        src->qrow = arena_floats(ws, qcount), src->krow = arena_floats(ws, kcount);
+        src->dq = arena_floats(ws, qcount), src->dk = arena_floats(ws, kcount);
+        src->dbias = biased ? arena_floats(ws, round_up64(n, BJ)) : 0;
+        src->q_src = q, src->q_row = q_row, src->q_col = q_col;
+        src->k_src = k, src->k_row = k_row, src->k_col = k_col, src->kmul = kmul;
+    }
     if (arena_measuring(ws)) return;
     attn_pack_panels(n, width, q, q_row, q_col, 1.0f, QP, qside);
     attn_pack_panels(n, width, k, k_row, k_col, kmul, KP, kside);
+    if (!backward) return;
+    attn_fill(src->qrow, (size_t)qcount, 0.0f), attn_fill(src->krow, (size_t)kcount, 0.0f);
+    attn_fill(src->dq, (size_t)qcount, 0.0f), attn_fill(src->dk, (size_t)kcount, 0.0f);
+    if (src->dbias) attn_fill(src->dbias, (size_t)round_up64(n, BJ), 0.0f);
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < width; c++) {
+            src->qrow[(size_t)i * wp + c] = q[(size_t)i * q_row + (size_t)c * q_col];
+            src->krow[(size_t)i * wp + c] = k[(size_t)i * k_row + (size_t)c * k_col] * kmul;
+        }
 }
 
+/* dst[r*row + c*col] += mul * acc[r*wp + c] for r < rows, c < width. */
+static void scatter_add(int rows, int width, const float *acc, int wp, float mul, float *dst,
+                        size_t row, size_t col) {
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < width; c++) dst[(size_t)r * row + (size_t)c * col] += mul * acc[(size_t)r * wp + c];
+}
 
-/* B = r[:n, :n]. */
+/* The sides' gradients back onto the arrays they were read from (the query side's only when it
+ * is an input: dense's is its hidden layer, which finish_dense carries on). */
+static void dot_finish_sides(const logit_source *src, float *gq, float *gk, float *gbias) {
+    int n = src->dims->n, w = src->width, wp = src->width_pad;
+    if (gq) scatter_add(n, w, src->dq, wp, 1.0f, gq, src->q_row, src->q_col);
+    scatter_add(n, w, src->dk, wp, src->kmul, gk, src->k_row, src->k_col);
+    if (gbias)
+        for (int j = 0; j < n; j++) gbias[j] += src->dbias[j];
+}
+
+static void finish_softmax(const logit_source *src, const attn_options *opt, const attn_grads *g) {
+    (void)opt;
+    dot_finish_sides(src, g->q, g->k, 0);
+}
+static void finish_dense1(const logit_source *src, const attn_options *opt, const attn_grads *g) {
+    (void)opt;
+    dot_finish_sides(src, g->x, g->w, 0);
+}
+static void finish_factorized_random(const logit_source *src, const attn_options *opt, const attn_grads *g) {
+    (void)opt;
+    dot_finish_sides(src, g->r1, g->r2, 0);
+}
+
+/* gw += x^T dZ, gb += column sums of dZ, gx += dZ wt (wt = w^T [cols, d]); dZ [n, cols], row stride ldz. */
+static void affine_backward(int n, int d, int cols, const float *x, const float *wt, const float *dZ,
+                            int ldz, float *gx, float *gw, float *gb) {
+    attn_gemm_tn(d, cols, n, x, d, dZ, ldz, gw, cols, 1);
+    for (int i = 0; i < n; i++) attn_axpy(gb, dZ + (size_t)i * ldz, cols, 1.0f);
+    attn_gemm(n, d, cols, dZ, ldz, wt, d, gx, d, 1);
+}
+
+/* B = relu(x w1 + b1) w2 + b2: w2 and b2 from the key side, then back through relu and w1. */
+static void finish_dense(const logit_source *src, const attn_options *opt, const attn_grads *g) {
+    (void)opt;
+    const attn_dims *dims = src->dims;
+    int n = dims->n, d = dims->d, h = dims->h, wp = src->width_pad;
+    dot_finish_sides(src, 0, g->w2, g->b2);
+    float *dZ = src->dq; /* dH through relu, in place: H > 0 exactly where x w1 + b1 > 0 */
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < h; c++)
+            if (!(src->hidden[(size_t)i * h + c] > 0.0f)) dZ[(size_t)i * wp + c] = 0.0f;
+    affine_backward(n, d, h, src->in->x, src->w1t, dZ, wp, g->x, g->w1, g->b1);
+}
+
+/* ---- random: B = r[:n, :n] ---- */
+
 static void random_tile(const logit_source *src, int i0, int bi, int j0, int bj, float *T) {
     int L = src->dims->L, groups = round_up(bi, QP) / QP;
     for (int g = 0; g < groups; g++)
@@ -57,6 +157,28 @@ static void random_tile(const logit_source *src, int i0, int bi, int j0, int bj,
         }
 }
 
+/* dr[i, j] = dS[i, j], straight into the gradient of r (each entry is one logit). */
+static void random_grad(const logit_source *src, const attn_grads *grads, int i0, int bi, int j0,
+                        int bj, const float *dS, const float *dSt) {
+    (void)dS;
+    int L = src->dims->L;
+    for (int i = 0; i < bi; i++)
+        for (int j = 0; j < bj; j++) grads->r[(size_t)(i0 + i) * L + j0 + j] += dSt[(size_t)j * BI + i];
+}
+
+static void finish_nothing(const logit_source *src, const attn_options *opt, const attn_grads *g) {
+    (void)src, (void)opt, (void)g;
+}
+
+/* ---- factorized-dense ---- */
+
+/* The columns of F_A and F_B that logit column j multiplies. */
+static void factor_columns(const logit_source *src, int j, int *ja, int *jb) {
+    int a = src->dims->a, b = src->dims->b;
+    *jb = j % b;
+    *ja = src->tiling == ATTN_TILING_TILE ? j % a : j / b;
+}
+
 /* B[i, j] = FA[i, j / b] * FB[i, j % b] (kronecker) or FA[i, j % a] * FB[i, j % b] (tile), with FA
  * and FB in query panels, so 8 queries are two vector products. */
 static void factorized_dense_tile(const logit_source *src, int i0, int bi, int j0, int bj,
@@ -66,8 +188,9 @@ static void factorized_dense_tile(const logit_source *src, int i0, int bi, int j
     for (int g = 0; g < groups; g++) {
         const float *fa = src->fa + (size_t)(i0 + g * QP) * a, *fb = src->fb + (size_t)(i0 + g * QP) * b;
         float *tg = T + (size_t)g * BJ * QP;
-        int ja = tile_mode ? j0 % a : j0 / b, jb = j0 % b;
-        for (int j = 0; j < bj; j++) {
+        int ja, jb;
+        factor_columns(src, j0, &ja, &jb);
+        for (int j = 0; j < bj; j++) { /* the columns advance without a division per logit */
             const float *x = fa + (size_t)ja * QP, *y = fb + (size_t)jb * QP;
             vf_store(tg + j * QP, vf_mul(vf_load(x), vf_load(y)));
             vf_store(tg + j * QP + VW, vf_mul(vf_load(x + VW), vf_load(y + VW)));
@@ -80,6 +203,46 @@ static void factorized_dense_tile(const logit_source *src, int i0, int bi, int j
     }
 }
 
+/* dFA[i, ja] += dS[i, j] FB[i, jb], dFB[i, jb] += dS[i, j] FA[i, ja], 8 queries per vector pair. */
+static void factorized_dense_grad(const logit_source *src, const attn_grads *grads, int i0, int bi,
+                                  int j0, int bj, const float *dS, const float *dSt) {
+    (void)grads, (void)dSt;
+    int a = src->dims->a, b = src->dims->b, groups = round_up(bi, QP) / QP;
+    for (int g = 0; g < groups; g++) {
+        size_t row = (size_t)(i0 + g * QP);
+        const float *fa = src->fa + row * a, *fb = src->fb + row * b;
+        float *dfa = src->dfa + row * a, *dfb = src->dfb + row * b;
+        const float *dg = dS + (size_t)g * BJ * QP;
+        for (int j = 0; j < bj; j++) {
+            int ja, jb;
+            factor_columns(src, j0 + j, &ja, &jb);
+            for (int h = 0; h < QP; h += VW) {
+                vf ds = vf_load(dg + j * QP + h);
+                float *pa = dfa + (size_t)ja * QP + h, *pb = dfb + (size_t)jb * QP + h;
+                vf_store(pa, vf_madd(ds, vf_load(fb + (size_t)jb * QP + h), vf_load(pa)));
+                vf_store(pb, vf_madd(ds, vf_load(fa + (size_t)ja * QP + h), vf_load(pb)));
+            }
+        }
+    }
+}
+
+/* dst[i, c] = panels[i / 8][c][i % 8] for i < n, c < width. */
+static void unpack_panels(int n, int width, const float *panels, float *dst) {
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < width; c++)
+            dst[(size_t)i * width + c] = panels[((size_t)(i / QP) * width + c) * QP + i % QP];
+}
+
+static void finish_factorized_dense(const logit_source *src, const attn_options *opt, const attn_grads *g) {
+    (void)opt;
+    const attn_dims *dims = src->dims;
+    int n = dims->n, d = dims->d, a = dims->a, b = dims->b;
+    unpack_panels(n, a, src->dfa, src->dfa_row);
+    unpack_panels(n, b, src->dfb, src->dfb_row);
+    affine_backward(n, d, a, src->in->x, src->wat, src->dfa_row, a, g->x, g->wa, g->ba);
+    affine_backward(n, d, b, src->in->x, src->wbt, src->dfb_row, b, g->x, g->wb, g->bb);
+}
+
 /* out[n, cols] = x[n, d] * w[d, cols] + bias, optionally through relu. */
 static void affine(int n, int d, int cols, const float *x, const float *w, const float *bias,
                    int relu, float *out) {
@@ -89,66 +252,129 @@ static void affine(int n, int d, int cols, const float *x, const float *w, const
         for (size_t i = 0; i < (size_t)n * cols; i++) out[i] = out[i] > 0.0f ? out[i] : 0.0f;
 }
 
-/* B = sum_c alpha_c * B_c: the first part writes the tile, the others go through scratch. */
+/* ---- mixture: B = sum_c alpha_c * B_c ---- */
+
+/* The first part writes the tile, the others go through scratch (for the backward pass each part
+ * keeps its own tile, which dalpha needs; the mixed sum is computed the same way). */
 static void mixture_tile(const logit_source *src, int i0, int bi, int j0, int bj, float *T) {
     int groups = round_up(bi, QP) / QP, span = round_up(bj, KP) * QP;
     for (int c = 0; c < src->count; c++) {
         const logit_source *part = &src->parts[c];
         float a = src->alpha[c];
-        part->tile(part, i0, bi, j0, bj, c == 0 ? T : src->scratch);
+        float *own = src->part_tiles ? src->part_tiles + (size_t)c * BI * BJ : 0;
+        float *dst = c == 0 ? T : src->scratch;
+        part->tile(part, i0, bi, j0, bj, own ? own : dst);
         for (int g = 0; g < groups; g++) {
             float *tg = T + (size_t)g * BJ * QP;
-            if (c == 0)
+            const float *pg = (own ? own : dst) + (size_t)g * BJ * QP;
+            if (c == 0) {
+                if (own) attn_copy(tg, pg, span);
                 attn_scale(tg, span, a);
-            else
-                attn_axpy(tg, src->scratch + (size_t)g * BJ * QP, span, a);
+            } else {
+                attn_axpy(tg, pg, span, a);
+            }
         }
     }
 }
 
+/* dalpha_c += sum dS * B_c over the block's real entries; each part gets alpha_c dS. */
+static void mixture_grad(const logit_source *src, const attn_grads *grads, int i0, int bi, int j0,
+                         int bj, const float *dS, const float *dSt) {
+    int groups = round_up(bi, QP) / QP;
+    float *pdS = src->part_dS, *pdSt = src->part_dS + (size_t)BI * BJ;
+    for (int c = 0; c < src->count; c++) {
+        const float *tc = src->part_tiles + (size_t)c * BI * BJ;
+        float sum = 0.0f;
+        for (int g = 0; g < groups; g++)
+            for (int j = 0; j < bj; j++)
+                for (int r = 0; r < QP && g * QP + r < bi; r++) {
+                    size_t at = ((size_t)g * BJ + j) * QP + r;
+                    sum += dS[at] * tc[at];
+                }
+        src->dalpha[c] += sum;
+        float a = src->alpha[c];
+        for (size_t t = 0; t < (size_t)BI * BJ; t++) pdS[t] = a * dS[t], pdSt[t] = a * dSt[t];
+        const logit_source *part = &src->parts[c];
+        part->grad(part, grads, i0, bi, j0, bj, pdS, pdSt);
+    }
+}
+
+/* The parts' gradients, then alpha's (through softmax when it was given as logits). */
+static void finish_mixture(const logit_source *src, const attn_options *opt, const attn_grads *g) {
+    for (int c = 0; c < src->count; c++) src->parts[c].finish(&src->parts[c], opt, g);
+    float dot = 0.0f;
+    for (int c = 0; c < src->count; c++) dot += src->alpha[c] * src->dalpha[c];
+    for (int c = 0; c < src->count; c++)
+        g->alpha[c] = opt->alpha_is_logits ? src->alpha[c] * (src->dalpha[c] - dot) : src->dalpha[c];
+}
+
+/* ---- preparing a source ---- */
+
 /* One softmax-type variant's source (not mixture), taking what it needs from the arena; when
  * measuring, only counts. */
 static void prepare_one(attn_variant v, const attn_dims *dims, const attn_inputs *in,
-                        const attn_options *opt, arena *ws, logit_source *src) {
+                        const attn_options *opt, int backward, arena *ws, logit_source *src) {
     int n = dims->n, d = dims->d, L = dims->L;
     int measuring = arena_measuring(ws);
     *src = (logit_source){0};
     src->dims = dims;
     src->in = in;
+    src->variant = v;
     switch (v) {
     case ATTN_SOFTMAX: { /* B = q k^T scale, the scale folded into the key panels */
         float scale = opt->has_scale ? opt->scale : 1.0f / __builtin_sqrtf((float)d);
-        prepare_dot(src, n, d, in->q, (size_t)d, 1, in->k, (size_t)d, 1, scale, 0, ws);
+        prepare_dot(src, n, d, in->q, (size_t)d, 1, in->k, (size_t)d, 1, scale, 0, 0, backward, ws);
+        src->finish = finish_softmax;
         break;
     }
     case ATTN_DENSE: { /* B = H w2 + b2: H against the columns of w2 */
         int h = dims->h;
         float *hidden = arena_floats(ws, (uint64_t)n * h);
+        float *w1t = backward ? arena_floats(ws, (uint64_t)h * d) : 0;
         if (!measuring) affine(n, d, h, in->x, in->w1, in->b1, 1, hidden);
-        prepare_dot(src, n, h, hidden, (size_t)h, 1, in->w2, 1, (size_t)L, 1.0f, in->b2, ws);
+        if (!measuring && backward) attn_transpose(d, h, in->w1, h, w1t, d, 1.0f);
+        prepare_dot(src, n, h, hidden, (size_t)h, 1, in->w2, 1, (size_t)L, 1.0f, in->b2, 1, backward, ws);
+        src->hidden = hidden, src->w1t = w1t;
+        src->finish = finish_dense;
         break;
     }
     case ATTN_DENSE1: /* B = x w: x against the columns of w */
-        prepare_dot(src, n, d, in->x, (size_t)d, 1, in->w, 1, (size_t)L, 1.0f, 0, ws);
+        prepare_dot(src, n, d, in->x, (size_t)d, 1, in->w, 1, (size_t)L, 1.0f, 0, 0, backward, ws);
+        src->finish = finish_dense1;
         break;
     case ATTN_FACTORIZED_RANDOM: /* B = r1 r2^T */
         prepare_dot(src, n, dims->rank, in->r1, (size_t)dims->rank, 1, in->r2,
-                    (size_t)dims->rank, 1, 1.0f, 0, ws);
+                    (size_t)dims->rank, 1, 1.0f, 0, 0, backward, ws);
+        src->finish = finish_factorized_random;
         break;
-    case ATTN_RANDOM: src->tile = random_tile; break;
+    case ATTN_RANDOM:
+        src->tile = random_tile, src->grad = random_grad, src->finish = finish_nothing;
+        break;
     case ATTN_FACTORIZED_DENSE: {
         int a = dims->a, b = dims->b;
+        uint64_t np = round_up64(n, QP);
         float *fa = arena_floats(ws, (uint64_t)n * a), *fb = arena_floats(ws, (uint64_t)n * b);
-        float *fa_panels = arena_floats(ws, round_up64(n, QP) * (uint64_t)a);
-        float *fb_panels = arena_floats(ws, round_up64(n, QP) * (uint64_t)b);
+        float *fa_panels = arena_floats(ws, np * (uint64_t)a);
+        float *fb_panels = arena_floats(ws, np * (uint64_t)b);
         src->tile = factorized_dense_tile;
         src->fa = fa_panels, src->fb = fb_panels;
         src->tiling = opt->tiling;
+        if (backward) {
+            src->grad = factorized_dense_grad, src->finish = finish_factorized_dense;
+            src->dfa = arena_floats(ws, np * (uint64_t)a), src->dfb = arena_floats(ws, np * (uint64_t)b);
+            src->dfa_row = arena_floats(ws, (uint64_t)n * a), src->dfb_row = arena_floats(ws, (uint64_t)n * b);
+            src->wat = arena_floats(ws, (uint64_t)a * d), src->wbt = arena_floats(ws, (uint64_t)b * d);
+        }
         if (!measuring) {
             affine(n, d, a, in->x, in->wa, in->ba, 0, fa);
             affine(n, d, b, in->x, in->wb, in->bb, 0, fb);
             attn_pack_panels(n, a, fa, (size_t)a, 1, 1.0f, QP, fa_panels);
             attn_pack_panels(n, b, fb, (size_t)b, 1, 1.0f, QP, fb_panels);
+        }
+        if (!measuring && backward) {
+            attn_fill(src->dfa, (size_t)(np * (uint64_t)a), 0.0f), attn_fill(src->dfb, (size_t)(np * (uint64_t)b), 0.0f);
+            attn_transpose(d, a, in->wa, a, src->wat, d, 1.0f);
+            attn_transpose(d, b, in->wb, b, src->wbt, d, 1.0f);
         }
         break;
     }
@@ -158,9 +384,9 @@ static void prepare_one(attn_variant v, const attn_dims *dims, const attn_inputs
 
 const logit_source *attn_prepare_logits(attn_variant v, const attn_dims *dims,
                                         const attn_inputs *in, const attn_options *opt, arena *ws,
-                                        logit_sources *sources) {
+                                        logit_sources *sources, int backward) {
     if (v != ATTN_MIXTURE) {
-        prepare_one(v, dims, in, opt, ws, &sources->main);
+        prepare_one(v, dims, in, opt, backward, ws, &sources->main);
         return &sources->main;
     }
     int count = opt->n_components;
@@ -170,12 +396,20 @@ const logit_source *attn_prepare_logits(attn_variant v, const attn_dims *dims,
     *src = (logit_source){0};
     src->dims = dims;
     src->in = in;
+    src->variant = v;
     src->tile = mixture_tile;
     src->count = count;
     src->parts = sources->parts;
     src->alpha = sources->alpha;
     src->scratch = arena_floats(ws, (uint64_t)BI * BJ);
+    if (backward) {
+        src->grad = mixture_grad, src->finish = finish_mixture;
+        src->part_tiles = arena_floats(ws, (uint64_t)count * BI * BJ);
+        src->part_dS = arena_floats(ws, (uint64_t)2 * BI * BJ);
+        src->dalpha = arena_floats(ws, (uint64_t)ATTN_MAX_COMPONENTS);
+        if (!arena_measuring(ws)) attn_fill(src->dalpha, ATTN_MAX_COMPONENTS, 0.0f);
+    }
     for (int c = 0; c < count; c++)
-        prepare_one((attn_variant)opt->component[c], dims, in, opt, ws, &sources->parts[c]);
+        prepare_one((attn_variant)opt->component[c], dims, in, opt, backward, ws, &sources->parts[c]);
     return src;
 }

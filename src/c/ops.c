@@ -139,6 +139,11 @@ void attn_micro_4x8(int K, const float *a, int sa, const float *b, int sb, float
     micro_4x8(K, a, sa, 1, b, sb, acc, acc_stride, accumulate);
 }
 
+void attn_micro_4x8_rows(int K, const float *a, size_t sr, const float *b, int sb, float *acc,
+                         int acc_stride, int accumulate) {
+    micro_4x8(K, a, 1, sr, b, sb, acc, acc_stride, accumulate);
+}
+
 /* Columns [j0, N) of C[rows, N] (+)= A B in scalar code, A(r, k) = A[r*sr + k*sa], accumulating
  * over k in increasing order like the micro-kernel. */
 static void gemm_tail(int rows, int j0, int N, int K, const float *A, size_t sa, size_t sr,

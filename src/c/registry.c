@@ -222,6 +222,53 @@ const char *attn_missing_input(attn_variant v, const attn_inputs *in, const attn
     return 0;
 }
 
+/* Elements of an array of this shape ("n*d"), for dims that passed the checks. */
+static size_t shape_count(const char *shape, const attn_dims *dims) {
+    size_t count = 1;
+    char name[8];
+    size_t len = 0;
+    for (const char *p = shape;; p++) {
+        if (*p && *p != '*') {
+            if (len + 1 < sizeof name) name[len++] = *p;
+            continue;
+        }
+        name[len] = '\0';
+        int32_t value = dim_value(dims, name);
+        if (str_eq(name, "L") && value == 0) value = dims->n;
+        count *= (size_t)value;
+        len = 0;
+        if (!*p) return count;
+    }
+}
+
+void attn_zero_grads(attn_variant v, const attn_dims *dims, const attn_options *opt,
+                     const attn_grads *grads) {
+    if (is_composite(v)) {
+        for (int c = 0; c < opt->n_components; c++) attn_zero_grads((attn_variant)opt->component[c], dims, opt, grads);
+        v = ATTN_VARIANT_COUNT; /* then v itself */
+    }
+    const char *list = v == ATTN_VARIANT_COUNT ? "v:n*dv" : variants[v].inputs;
+    while (*list) {
+        while (*list == ' ') list++;
+        const char *colon = list;
+        while (*colon && *colon != ':') colon++;
+        const char *end = colon;
+        while (*end && *end != ' ') end++;
+        char name[16], shape[32];
+        size_t nl = (size_t)(colon - list) < sizeof name - 1 ? (size_t)(colon - list) : sizeof name - 1;
+        size_t sl = (size_t)(end - colon - 1) < sizeof shape - 1 ? (size_t)(end - colon - 1) : sizeof shape - 1;
+        for (size_t i = 0; i < nl; i++) name[i] = list[i];
+        for (size_t i = 0; i < sl; i++) shape[i] = colon[1 + i];
+        name[nl] = '\0', shape[sl] = '\0';
+        for (size_t i = 0; i < sizeof input_fields / sizeof *input_fields; i++)
+            if (str_eq(name, input_fields[i].name)) {
+                float *g = *(float *const *)(const void *)((const char *)grads + input_fields[i].offset);
+                if (g) attn_fill(g, shape_count(shape, dims), 0.0f);
+            }
+        list = end;
+    }
+}
+
 /* ---- metadata ---- */
 
 #define STR_(x) #x

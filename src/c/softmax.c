@@ -19,8 +19,7 @@
 
 /* ---- the driver ---- */
 
-/* Sets T to -inf where key j0 + j is padding (>= n) or, when causal, lies after the query. */
-static void mask_tile(int n, int causal, int i0, int bi, int j0, int bj, float *T) {
+void attn_mask_tile(int n, int causal, int i0, int bi, int j0, int bj, float *T) {
     int bjp = round_up(bj, KP);
     if (bjp == bj && !(causal && j0 + bj - 1 > i0)) return;
     int groups = round_up(bi, QP) / QP;
@@ -69,7 +68,7 @@ static void pack_values(int n, int dv, const float *v, float *vp) {
 }
 
 static void stream(const logit_source *src, int n, int dv, int causal, const float *vp, float *out,
-                   float *T, float *O, float *row_max, float *row_sum, float *shrink) {
+                   float *lse, float *T, float *O, float *row_max, float *row_sum, float *shrink) {
     int dvp = round_up(dv, QP), np = round_up(n, KP), panels = dvp / QP;
     for (int i0 = 0; i0 < n; i0 += BI) {
         int bi = imin(BI, n - i0), groups = round_up(bi, QP) / QP;
@@ -80,7 +79,7 @@ static void stream(const logit_source *src, int n, int dv, int causal, const flo
         for (int j0 = 0; j0 < j_end; j0 += BJ) {
             int bj = imin(BJ, n - j0), bjp = round_up(bj, KP);
             src->tile(src, i0, bi, j0, bj, T);
-            mask_tile(n, causal, i0, bi, j0, bj, T);
+            attn_mask_tile(n, causal, i0, bi, j0, bj, T);
             for (int g = 0; g < groups; g++) {
                 float *tg = T + (size_t)g * BJ * QP;
                 float *og = O + (size_t)g * QP * dvp;
@@ -93,6 +92,7 @@ static void stream(const logit_source *src, int n, int dv, int causal, const flo
                                        og + (size_t)half * dvp + p * QP, dvp, 1);
             }
         }
+        for (int r = 0; r < bi && lse; r++) lse[i0 + r] = row_max[r] + attn_logf(row_sum[r]);
         for (int r = 0; r < bi; r++) {
             float inv = 1.0f / row_sum[r];
             const float *o = O + (size_t)r * dvp;
@@ -128,7 +128,7 @@ static void materialise(const logit_source *src, int n, int dv, int causal, cons
 }
 
 void attn_softmax_attend(const logit_source *src, const attn_dims *dims, const float *v,
-                         int causal, float *out, float *weights, arena *ws) {
+                         int causal, float *out, float *weights, float *lse, arena *ws) {
     int n = dims->n, dv = dims->dv, dvp = round_up(dv, QP);
     float *T = arena_floats(ws, (uint64_t)BI * BJ);
     if (weights) {
@@ -142,5 +142,5 @@ void attn_softmax_attend(const logit_source *src, const attn_dims *dims, const f
     float *shrink = arena_floats(ws, BI);
     if (arena_measuring(ws)) return;
     pack_values(n, dv, v, vp);
-    stream(src, n, dv, causal, vp, out, T, O, row_max, row_sum, shrink);
+    stream(src, n, dv, causal, vp, out, lse, T, O, row_max, row_sum, shrink);
 }

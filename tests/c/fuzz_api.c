@@ -71,7 +71,7 @@ static const char *const variant_inputs[] = {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     reader r = {data, size, 0};
     attn_variant variant = (attn_variant)(take8(&r) % (ATTN_VARIANT_COUNT + 2)); /* some unknown */
-    int32_t flags = take8(&r) & (ATTN_WANT_WEIGHTS | ATTN_WANT_STATE);
+    int32_t flags = take8(&r) & (ATTN_WANT_WEIGHTS | ATTN_WANT_STATE | ATTN_WANT_GRADS);
     attn_dims dims;
     int32_t *dim = (int32_t *)(void *)&dims;
     for (size_t i = 0; i < sizeof dims / sizeof *dim; i++) dim[i] = take_dim(&r);
@@ -101,9 +101,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     /* Arrays of exactly their size: the variant's, or every input for a mixture's components. */
     attn_inputs in;
+    attn_grads grads;
     memset(&in, 0, sizeof in);
+    memset(&grads, 0, sizeof grads);
     const float **slot = (const float **)(void *)&in;
-    float *owned[32] = {0};
+    float **grad_slot = (float **)(void *)&grads;
+    float *owned[64] = {0};
     int n_owned = 0, ok = 1;
     for (int v = 0; v < ATTN_VARIANT_COUNT && ok; v++) {
         int mixed = 0;
@@ -125,11 +128,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 #undef X
             if (index < 0 || slot[index]) continue;
             int64_t count = shape_count(shape, &dims, MAX_FLOATS);
-            if (count < 0 || n_owned == 32) { ok = 0; break; }
+            if (count < 0 || n_owned >= 62) { ok = 0; break; }
             float *p = malloc((size_t)count * sizeof *p);
             for (int64_t i = 0; i < count; i++) p[i] = (float)(int8_t)take8(&r) / 32.0f;
             owned[n_owned++] = p;
             slot[index] = p;
+            grad_slot[index] = owned[n_owned++] = malloc((size_t)count * sizeof(float));
         }
     }
     int64_t out_count = shape_count("n*dv", &dims, MAX_FLOATS);
@@ -144,6 +148,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         void *ws = malloc(plan.workspace_bytes ? plan.workspace_bytes : 1);
         attn_plan_run(&plan, &in, out, weights, state, norm, ws, plan.workspace_bytes, &detail);
+        if (flags & ATTN_WANT_GRADS) { /* the backward pass, gradient arrays of exactly their size */
+            float alpha_grad[ATTN_MAX_COMPONENTS];
+            grads.alpha = alpha_grad;
+            float *dout = malloc((size_t)out_count * sizeof *dout);
+            for (int64_t i = 0; i < out_count; i++) dout[i] = (float)(int8_t)take8(&r) / 16.0f;
+            attn_plan_backward(&plan, &in, dout, out, &grads, ws, plan.workspace_bytes, &detail);
+            free(dout);
+        }
         free(ws), free(out), free(weights), free(state), free(norm);
     }
     for (int i = 0; i < n_owned; i++) free(owned[i]);

@@ -24,7 +24,7 @@ def options(fields):   # fields: {offset: bytes}; every other byte keeps its def
 
 os.makedirs('tests/c/fuzz-corpus', exist_ok=True)
 for v in range(VARIANTS):
-    for flags in range(4):
+    for flags in range(8):
         n, d, dv = 5 + v, 3 + flags, 4
         dims = [n, d, dv, 3, n + 2, 1, n + 2, 2]   # n d dv h L a b rank (a*b = L)
         fields = {}

@@ -67,6 +67,51 @@ static void ref_softmax(int n, int d, int dv, const float *q, const float *k, co
     free(row);
 }
 
+/* The backward pass with every gradient array at exactly its size (ASan catches an overrun): its
+ * y equals the forward's bit for bit, every gradient is finite, and grads.v = A^T dout, which holds
+ * for every variant (y = A v with A independent of v). */
+static void check_backward(attn_variant var, const attn_dims *dims, const attn_inputs *in,
+                           const attn_options *opt, const float *out, const float *weights) {
+    int n = dims->n, d = dims->d, dv = dims->dv, L = dims->L;
+    attn_grads g = {0};
+    float *owned[17];
+    int no = 0;
+#define GRAD(name, count) if (in->name) g.name = owned[no++] = calloc((size_t)(count), sizeof(float))
+    GRAD(q, n * d); GRAD(k, n * d); GRAD(v, n * dv); GRAD(x, n * d);
+    GRAD(w1, d * dims->h); GRAD(b1, dims->h); GRAD(w2, dims->h * L); GRAD(b2, L);
+    GRAD(w, d * L); GRAD(r, L * L); GRAD(wa, d * dims->a); GRAD(ba, dims->a);
+    GRAD(wb, d * dims->b); GRAD(bb, dims->b); GRAD(r1, L * dims->rank); GRAD(r2, L * dims->rank);
+#undef GRAD
+    g.alpha = owned[no++] = calloc(ATTN_MAX_COMPONENTS, sizeof(float));
+    float *dout = rand_array((size_t)n * dv), *y = malloc((size_t)n * dv * sizeof *y);
+    float *streamed = malloc((size_t)n * dv * sizeof *streamed);
+    size_t bytes = 0;
+    attn_workspace_size(var, dims, opt, 0, &bytes);
+    void *fws = malloc(bytes ? bytes : 1);
+    attn_run(var, dims, in, opt, streamed, NULL, fws, bytes, NULL);
+    free(fws);
+    attn_status s = attn_backward_size(var, dims, opt, &bytes);
+    CHECK(s == ATTN_OK, "%s backward_size: %s", variant_name(var), attn_status_string(s));
+    void *ws = malloc(bytes ? bytes : 1);
+    const char *detail = NULL;
+    s = attn_backward(var, dims, in, opt, dout, y, &g, ws, bytes, &detail);
+    CHECK(s == ATTN_OK, "%s n=%d backward: %s %s", variant_name(var), n, attn_status_string(s), detail);
+    for (int i = 0; i < n * dv; i++)
+        CHECK(y[i] == streamed[i], "%s n=%d causal=%d: backward's y[%d] = %.9g, forward's %.9g", variant_name(var), n,
+              opt->causal, i, y[i], streamed[i]);
+    for (int j = 0; j < n; j++)
+        for (int e = 0; e < dv; e++) {
+            double want = 0;
+            for (int i = 0; i < n; i++) want += (double)weights[(size_t)i * n + j] * dout[i * dv + e];
+            float got = g.v[j * dv + e];
+            CHECK(fabs(got - want) <= 1e-5 + 1e-4 * fabs(want), "%s n=%d d=%d dv=%d causal=%d: dv[%d][%d] = %.8g, A^T dout = %.8g",
+                  variant_name(var), n, d, dv, opt->causal, j, e, got, want);
+        }
+    for (int t = 0; t < no; t++) free(owned[t]);
+    free(dout), free(y), free(streamed), free(ws);
+    (void)out;
+}
+
 static void run_case(attn_variant var, int n, int d, int dv, int causal, int want_weights,
                      int pattern) {
     attn_dims dims = {.n = n, .d = d, .dv = dv, .h = 5, .L = n + 3, .rank = 3};
@@ -168,6 +213,8 @@ static void run_case(attn_variant var, int n, int d, int dv, int causal, int wan
         CHECK(attn_state(ATTN_SOFTMAX, &dims, &in, &opt, out, out, ws, ws_bytes, &detail) == ATTN_ERR_UNSUPPORTED,
               "state of softmax accepted");
     }
+    if (weights && var != ATTN_LINEAR && var != ATTN_TAYLOR && var != ATTN_EFFICIENT)
+        check_backward(var, &dims, &in, &opt, out, weights);
     free(ws), free(out), free(weights);
     for (int i = 0; i < na; i++) free(arrays[i]);
 }
