@@ -1,7 +1,7 @@
 // Every variant in the registry (lab.variants, from src/c/variants.def) is covered everywhere the
 // suite and the page need it: a fixture file with cases (tests/fixtures, made by
-// tests/make-fixtures.mjs), a definition in src/js/reference.js (logits or weights, explain, flops)
-// whose explanation and defaults agree with the reference and the binding, and fixtures the generic
+// tests/make-fixtures.mjs), a definition in src/js/reference.js (logits or weights, explain, flops,
+// grad) whose explanation and defaults agree with the reference and the binding, and fixtures the generic
 // sweep of make-fixtures.mjs can produce. A failure says what is missing and which file to edit.
 //
 //   node --experimental-wasm-relaxed-simd --test tests/registry.test.mjs
@@ -12,10 +12,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import {
-  definitions, hasDefinition, reference, logits, explain, flopCount,
+  definitions, hasDefinition, reference, referenceGrad, logits, explain, flopCount,
 } from '../src/js/reference.js';
 import {
-  builds, loadBuild, makeInputs, closeTo, caseName, MIXTURE_COMPONENTS, isMixable, isMixture,
+  builds, loadBuild, makeInputs, randomArray, closeTo, caseName, MIXTURE_COMPONENTS, isMixable, isMixture,
 } from './helpers.mjs';
 import { genericCases } from './make-fixtures.mjs';
 
@@ -65,10 +65,35 @@ for (const build of buildList) {
         assert.ok(typeof formula === 'string' && formula.length > 0, `variant '${v.id}': flops() in ${REFERENCE} gives no formula`);
       });
 
+      test(`${v.id} has a gradient (grad) in its definition, for every array the binding's attentionGrad reads [${build}]`, () => {
+        assert.ok(hasDefinition(v.id), `variant '${v.id}' has no definition in ${REFERENCE}`);
+        const def = definitions[v.id];
+        assert.equal(typeof def.grad, 'function',
+          `variant '${v.id}' has no grad() in ${REFERENCE} (the float64 gradients tests/gradients.test.mjs checks attentionGrad against): ` +
+          'give a softmaxType entry a logitBackward(inputs, options, dB, grad), a rowwise entry a weightBackward(inputs, options, A, dA, grad)');
+        const inputs = inputsFor(v, s);
+        const options = optionsFor(v);
+        const dO = randomArray(DIMS.n * DIMS.dv, s, 'dOutput');
+        const { output, grads } = referenceGrad(v.id, inputs, dO, options);
+        closeTo(output, reference(v.id, inputs, options).output,
+          { variant: v.id, dims: DIMS, seed: s, options, cols: DIMS.dv, what: `referenceGrad output (${REFERENCE})` }, 1e-14, 1e-12);
+        // the arrays attentionGrad returns gradients for: those the call reads, and α's form for a mixture
+        const { grads: bound } = lab.attentionGrad(v.id, inputs, dO, options);
+        assert.deepEqual(Object.keys(grads).sort(), Object.keys(bound).sort(),
+          `variant '${v.id}': grad() in ${REFERENCE} gives gradients of [${Object.keys(grads).sort().join(', ')}], ` +
+          `attentionGrad of [${Object.keys(bound).sort().join(', ')}]`);
+        for (const [name, g] of Object.entries(grads)) {
+          assert.equal(g.length, bound[name].length, `variant '${v.id}': grad() in ${REFERENCE} gives ${name} ${g.length} values, attentionGrad ${bound[name].length}`);
+          assert.ok(g.every(Number.isFinite), `variant '${v.id}': grad() in ${REFERENCE} gives a non-finite ${name}`);
+        }
+      });
+
       if (isMixable(v)) {
         test(`${v.id} is mixable, so its definition has logits [${build}]`, () => {
           assert.ok(hasDefinition(v.id) && typeof definitions[v.id].logits === 'function',
             `variant '${v.id}' is mixable but its definition in ${REFERENCE} has no logits: write it with softmaxType({ logitRow, ... })`);
+          assert.equal(typeof definitions[v.id].logitBackward, 'function',
+            `variant '${v.id}' is mixable but its definition in ${REFERENCE} has no logitBackward (a mixture's gradient pushes α_c·dB through it)`);
           const B = logits(v.id, inputsFor(v, s), {});
           assert.equal(B.length, DIMS.n * DIMS.n, `variant '${v.id}': logits() in ${REFERENCE} has ${B.length} values, expected n² = ${DIMS.n ** 2}`);
         });

@@ -14,6 +14,8 @@
 //   explainOutput(inputs, weights, i, c)  -> Step[]: y[i,c] = Σ_j A[i,j]·v[j,c]
 //   intermediates(id, result, dims)       -> what a linear variant keeps instead of A (state: true)
 //   flopCount(id, dims, options)          -> { flops, formula } (a multiply-add counts 2)
+//   referenceGrad(id, inputs, dOutput, options) -> { output, grads }: the gradient of Σ dOutput ⊙ y
+//                                            with respect to every array the variant reads
 //   gflops(flops, ms), hasDefinition(id)
 //
 // A Step is { label, formula, value, terms? }: read it as `label = formula = value`; `terms`, when
@@ -120,6 +122,17 @@ function softmaxType(def) {
   return rowwise({
     ...def,
     weightRow,
+    // dB = A ⊙ (dA − rowsum(dA ⊙ A)): the softmax's backward, row by row; masked entries have A = 0
+    weightBackward: def.logitBackward && function weightBackward(inputs, options, A, dA, grad) {
+      const n = inputs.n;
+      const dB = new Float64Array(n * n);
+      for (let i = 0; i < n; i++) {
+        let g = 0;
+        for (let j = 0; j < n; j++) g += A[i * n + j] * dA[i * n + j];
+        for (let j = 0; j < n; j++) dB[i * n + j] = A[i * n + j] * (dA[i * n + j] - g);
+      }
+      def.logitBackward(inputs, options, dB, grad);
+    },
     logits(inputs, options = {}) {
       const n = inputs.n;
       const B = new Float64Array(n * n);
@@ -148,17 +161,55 @@ function softmaxType(def) {
   });
 }
 
-/** Completes an entry that has weightRow(inputs, options, i) with weights(inputs, options, causal). */
+/**
+ * Completes an entry that has weightRow(inputs, options, i) with weights(inputs, options, causal),
+ * and one that has weightBackward(inputs, options, A, dA, grad) with grad(inputs, options, dOutput).
+ */
 function rowwise(def) {
+  const weights = (inputs, options, causal) => {
+    const n = inputs.n;
+    const o = { ...options, causal: !!causal };
+    const A = new Float64Array(n * n);
+    for (let i = 0; i < n; i++) A.set(def.weightRow(inputs, o, i), i * n);
+    return A;
+  };
   return {
     ...def,
-    weights(inputs, options, causal) {
-      const n = inputs.n;
-      const o = { ...options, causal: !!causal };
-      const A = new Float64Array(n * n);
-      for (let i = 0; i < n; i++) A.set(def.weightRow(inputs, o, i), i * n);
-      return A;
+    weights,
+    // y = A·v: dv = Aᵀ·dO, dA = dO·vᵀ, then the entry's own weightBackward
+    grad: def.weightBackward && function grad(inputs, options, dOutput) {
+      const { n, dv, v } = inputs;
+      const o = { ...options, causal: !!options.causal };
+      const A = weights(inputs, o, o.causal);
+      const grads = {};
+      const grad = gradAccumulator(inputs, grads);
+      const dA = new Float64Array(n * n);
+      for (let i = 0; i < n; i++) {
+        for (let j = 0; j < n; j++) {
+          let s = 0;
+          for (let c = 0; c < dv; c++) s += dOutput[i * dv + c] * v[j * dv + c];
+          dA[i * n + j] = s;
+        }
+      }
+      def.weightBackward(inputs, o, A, dA, grad);
+      const gv = grad('v');
+      for (let i = 0; i < n; i++) {
+        for (let j = 0; j < n; j++) {
+          const a = A[i * n + j];
+          if (a === 0) continue;
+          for (let c = 0; c < dv; c++) gv[j * dv + c] += a * dOutput[i * dv + c];
+        }
+      }
+      return { output: matmulAV(A, v, n, dv), grads };
     },
+  };
+}
+
+/** grad(name, length?) over `grads`: the accumulator of array `name`, made zero on first use. */
+function gradAccumulator(inputs, grads) {
+  return (name, length = inputs[name].length) => {
+    if (!grads[name]) grads[name] = new Float64Array(length);
+    return grads[name];
   };
 }
 
@@ -182,6 +233,22 @@ const softmax = softmaxType({
     ];
   },
   logitFlops: ({ n, d }) => ({ flops: 2 * n * n * d, formula: '2n²d' }),
+  // dq = scale·dB·k, dk = scale·dBᵀ·q
+  logitBackward({ n, d, q, k }, options, dB, grad) {
+    const scale = scaleOf(options, d);
+    const dq = grad('q');
+    const dk = grad('k');
+    for (let i = 0; i < n; i++) {
+      for (let j = 0; j < n; j++) {
+        const g = dB[i * n + j] * scale;
+        if (g === 0) continue;
+        for (let c = 0; c < d; c++) {
+          dq[i * d + c] += g * k[j * d + c];
+          dk[j * d + c] += g * q[i * d + c];
+        }
+      }
+    }
+  },
 });
 
 /** dense: B = relu(x·w1 + b1)·w2 + b2, w2 is h×L, b2 has L entries; columns < n. */
@@ -206,6 +273,36 @@ const dense = softmaxType({
     ];
   },
   logitFlops: ({ n, d, h }) => ({ flops: 2 * n * d * h + 2 * n * h * n, formula: '2n·d·h + 2n²h' }),
+  // H = relu(Z), Z = x·w1 + b1: dw2[:, j] = Hᵀ·dB[:, j] and db2[j] = Σ_i dB[i,j] for j < n (the
+  // other L − n columns: 0), dH = dB·w2[:, :n]ᵀ, dZ = dH where Z > 0, then dw1 = xᵀ·dZ,
+  // db1 = Σ_i dZ[i], dx = dZ·w1ᵀ
+  logitBackward({ n, d, h, L = n, x, w1, b1, w2 }, options, dB, grad) {
+    const [dx, dw1, db1, dw2, db2] = ['x', 'w1', 'b1', 'w2', 'b2'].map((name) => grad(name));
+    const dZ = new Float64Array(h);
+    for (let i = 0; i < n; i++) {
+      const Z = affineRow(x, i, d, w1, h, h, b1);
+      for (let u = 0; u < h; u++) {
+        const H = Math.max(0, Z[u]);
+        let dH = 0;
+        for (let j = 0; j < n; j++) {
+          const g = dB[i * n + j];
+          dH += g * w2[u * L + j];
+          dw2[u * L + j] += H * g;
+        }
+        dZ[u] = Z[u] > 0 ? dH : 0;
+      }
+      for (let j = 0; j < n; j++) db2[j] += dB[i * n + j];
+      for (let u = 0; u < h; u++) db1[u] += dZ[u];
+      for (let t = 0; t < d; t++) {
+        let s = 0;
+        for (let u = 0; u < h; u++) {
+          dw1[t * h + u] += x[i * d + t] * dZ[u];
+          s += dZ[u] * w1[t * h + u];
+        }
+        dx[i * d + t] += s;
+      }
+    }
+  },
 });
 
 /** dense1: B = x·w, w is d×L; columns < n. */
@@ -218,6 +315,21 @@ const dense1 = softmaxType({
     return [{ label: `B[${i},${j}]`, formula: `x${i}·w[:,${j}]`, value: dot.value, terms: dot.terms }];
   },
   logitFlops: ({ n, d }) => ({ flops: 2 * n * d * n, formula: '2n²d' }),
+  // dx = dB·w[:, :n]ᵀ, dw[:, j] = xᵀ·dB[:, j] for j < n (the other L − n columns: 0)
+  logitBackward({ n, d, L = n, x, w }, options, dB, grad) {
+    const dx = grad('x');
+    const dw = grad('w');
+    for (let i = 0; i < n; i++) {
+      for (let j = 0; j < n; j++) {
+        const g = dB[i * n + j];
+        if (g === 0) continue;
+        for (let t = 0; t < d; t++) {
+          dx[i * d + t] += g * w[t * L + j];
+          dw[t * L + j] += g * x[i * d + t];
+        }
+      }
+    }
+  },
 });
 
 /** random: B = r[:n, :n], r is L×L. */
@@ -231,6 +343,11 @@ const random = softmaxType({
     return [{ label: `B[${i},${j}]`, formula: `r[${i},${j}] (a constant: the input is not used)`, value: r[i * L + j] }];
   },
   logitFlops: () => ({ flops: 0, formula: '0' }),
+  // dr[:n, :n] = dB; the rest of r: 0
+  logitBackward({ n, L = n }, options, dB, grad) {
+    const dr = grad('r');
+    for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) dr[i * L + j] += dB[i * n + j];
+  },
 });
 
 /**
@@ -261,6 +378,35 @@ const factorizedDense = softmaxType({
     ];
   },
   logitFlops: ({ n, d, a, b }) => ({ flops: 2 * n * d * (a + b) + n * n, formula: '2n·d·(a+b) + n²' }),
+  // dF_A[i, pa(j)] += dB[i,j]·F_B[i, j mod b], dF_B[i, j mod b] += dB[i,j]·F_A[i, pa(j)] (pa: the
+  // tiling's factor index), then through the affine maps: dwa = xᵀ·dF_A, dba = Σ_i dF_A[i],
+  // dx = dF_A·waᵀ + dF_B·wbᵀ, likewise wb, bb
+  logitBackward({ n, d, a, b, x, wa, ba, wb, bb }, options, dB, grad) {
+    const [dx, dwa, dba, dwb, dbb] = ['x', 'wa', 'ba', 'wb', 'bb'].map((name) => grad(name));
+    for (let i = 0; i < n; i++) {
+      const FA = affineRow(x, i, d, wa, a, a, ba);
+      const FB = affineRow(x, i, d, wb, b, b, bb);
+      const dFA = new Float64Array(a);
+      const dFB = new Float64Array(b);
+      for (let j = 0; j < n; j++) {
+        const pa = factorIndex(options, a, b, j);
+        const g = dB[i * n + j];
+        dFA[pa] += g * FB[j % b];
+        dFB[j % b] += g * FA[pa];
+      }
+      const back = (dF, m, W, dW, dBias) => {
+        for (let u = 0; u < m; u++) {
+          dBias[u] += dF[u];
+          for (let t = 0; t < d; t++) {
+            dW[t * m + u] += x[i * d + t] * dF[u];
+            dx[i * d + t] += dF[u] * W[t * m + u];
+          }
+        }
+      };
+      back(dFA, a, wa, dwa, dba);
+      back(dFB, b, wb, dwb, dbb);
+    }
+  },
 });
 
 /** factorized-random: B = r1[:n]·r2[:n]ᵀ, r1 and r2 are L×rank. */
@@ -275,6 +421,21 @@ const factorizedRandom = softmaxType({
     return [{ label: `B[${i},${j}]`, formula: `r1[${i}]·r2[${j}]`, value: dot.value, terms: dot.terms }];
   },
   logitFlops: ({ n, rank }) => ({ flops: 2 * n * n * rank, formula: '2n²·rank' }),
+  // dr1[:n] = dB·r2[:n], dr2[:n] = dBᵀ·r1[:n]; rows n..L−1: 0
+  logitBackward({ n, rank, r1, r2 }, options, dB, grad) {
+    const dr1 = grad('r1');
+    const dr2 = grad('r2');
+    for (let i = 0; i < n; i++) {
+      for (let j = 0; j < n; j++) {
+        const g = dB[i * n + j];
+        if (g === 0) continue;
+        for (let t = 0; t < rank; t++) {
+          dr1[i * rank + t] += g * r2[j * rank + t];
+          dr2[j * rank + t] += g * r1[i * rank + t];
+        }
+      }
+    }
+  },
 });
 
 /** mixture weights: alpha, or softmax(alphaLogits), or uniform when neither is given. */
@@ -339,6 +500,31 @@ const mixture = softmaxType({
     parts.push(`${options.components.length}·n² (mixing)`);
     return { flops, formula: parts.join(' + ') };
   },
+  // each component gets α_c·dB (components reading the same array add up); dα_c = Σ dB ⊙ B_c,
+  // and through α = softmax(z) for alphaLogits: dz_c = α_c·(dα_c − Σ_c' α_c'·dα_c')
+  logitBackward(inputs, options, dB, grad) {
+    const alpha = mixtureAlpha(options);
+    const k = options.components.length;
+    const dAlpha = new Float64Array(k);
+    options.components.forEach((c, idx) => {
+      const def = componentDefinition(c);
+      if (!def.logitBackward) throw new Error(`reference: mixture component '${c}' has no logitBackward`);
+      const Bc = def.logits(inputs, options);
+      let s = 0;
+      for (let t = 0; t < dB.length; t++) s += dB[t] * Bc[t];
+      dAlpha[idx] = s;
+      def.logitBackward(inputs, options, dB.map((g) => g * alpha[idx]), grad);
+    });
+    if (options.alphaLogits != null) {
+      let s = 0;
+      for (let c = 0; c < k; c++) s += alpha[c] * dAlpha[c];
+      const dz = grad('alphaLogits', k);
+      for (let c = 0; c < k; c++) dz[c] += alpha[c] * (dAlpha[c] - s);
+    } else {
+      const da = grad('alpha', k);
+      for (let c = 0; c < k; c++) da[c] += dAlpha[c];
+    }
+  },
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -362,12 +548,25 @@ function featureMap(X, n, d, ones, f) {
 const linearFlops = ({ n, d, dv }) => ({ flops: 4 * n * d * dv, formula: '≈ 4·n·d·dv' });
 const epsOf = (options) => options.eps ?? DEFAULT_EPS;
 const phi = (t) => (t > 0 ? t + 1 : Math.exp(t));
+const dphi = (t) => (t > 0 ? 1 : Math.exp(t));
 
 /** The row of a normalised kernel: A[i,j] = score(j) / (Σ_{j' ≤ last} score(j') + eps). */
 function normalisedRow(scores, last, eps) {
   let denom = 0;
   for (let j = 0; j <= last; j++) denom += scores[j];
   return { sum: denom, denom: denom + eps };
+}
+
+/**
+ * The backward of A[i,j] = s_j / (Σ_{j' ≤ last} s_j' + eps) for one row: ds_j = (dA[i,j] −
+ * Σ_j' dA[i,j']·A[i,j']) / (Σ s + eps), j ≤ last.
+ */
+function normalisedRowBackward(A, dA, n, i, last, denom) {
+  let g = 0;
+  for (let j = 0; j <= last; j++) g += dA[i * n + j] * A[i * n + j];
+  const ds = new Float64Array(last + 1);
+  for (let j = 0; j <= last; j++) ds[j] = (dA[i * n + j] - g) / denom;
+  return ds;
 }
 
 /** linear: φ(q_i)·φ(k_j) for j ≤ last (φ(t) = elu(t)+1). */
@@ -411,6 +610,25 @@ const linear = rowwise({
     ];
   },
   flops: linearFlops,
+  // through the normaliser (with eps), then s_ij = φ(q_i)·φ(k_j): dφ(q_i) = Σ_j ds_ij·φ(k_j),
+  // dφ(k_j) = Σ_i ds_ij·φ(q_i), and φ'(t) = 1 for t > 0, eᵗ otherwise
+  weightBackward(inputs, options, A, dA, grad) {
+    const { n, d, q, k } = inputs;
+    const dq = grad('q');
+    const dk = grad('k');
+    const eps = epsOf(options);
+    for (let i = 0; i < n; i++) {
+      const last = lastColumn(n, options.causal, i);
+      const { denom } = normalisedRow(linearScores(inputs, i, last), last, eps);
+      const ds = normalisedRowBackward(A, dA, n, i, last, denom);
+      for (let j = 0; j <= last; j++) {
+        for (let c = 0; c < d; c++) {
+          dq[i * d + c] += ds[j] * phi(k[j * d + c]) * dphi(q[i * d + c]);
+          dk[j * d + c] += ds[j] * phi(q[i * d + c]) * dphi(k[j * d + c]);
+        }
+      }
+    }
+  },
   intermediates: (state, normalizer, { d, dv }) => [
     { name: 'S', label: 'S = Σ_j φ(k_j)·v_jᵀ (d×dv state)', rows: d, cols: dv, data: state, signed: true },
     { name: 'z', label: 'z = Σ_j φ(k_j) (normaliser, d)', rows: 1, cols: d, data: normalizer, signed: false },
@@ -471,6 +689,32 @@ const efficient = rowwise({
     }];
   },
   flops: linearFlops,
+  // A[i,j] = Σ_c ρ_q[i,c]·ρ_k⁽ⁱ⁾[j,c], ρ_k⁽ⁱ⁾ the column softmax over j ≤ last(i):
+  // dρ_q[i,c] = Σ_j dA[i,j]·ρ_k⁽ⁱ⁾[j,c], dρ_k⁽ⁱ⁾[j,c] = dA[i,j]·ρ_q[i,c], each through its softmax
+  // (dt = ρ ⊙ (dρ − Σ dρ ⊙ ρ), over the d features of q_i, over the positions j ≤ last of column c)
+  weightBackward(inputs, options, A, dA, grad) {
+    const { n, d } = inputs;
+    const dq = grad('q');
+    const dk = grad('k');
+    const all = options.causal ? null : rhoK(inputs, n - 1);
+    for (let i = 0; i < n; i++) {
+      const last = lastColumn(n, options.causal, i);
+      const rk = all ?? rhoK(inputs, last);
+      const rq = rhoQ(inputs, i);
+      const drq = new Float64Array(d);
+      for (let j = 0; j <= last; j++) {
+        for (let c = 0; c < d; c++) drq[c] += dA[i * n + j] * rk[j * d + c];
+      }
+      let g = 0;
+      for (let c = 0; c < d; c++) g += drq[c] * rq[c];
+      for (let c = 0; c < d; c++) dq[i * d + c] += rq[c] * (drq[c] - g);
+      for (let c = 0; c < d; c++) {
+        let gc = 0;
+        for (let j = 0; j <= last; j++) gc += dA[i * n + j] * rq[c] * rk[j * d + c];
+        for (let j = 0; j <= last; j++) dk[j * d + c] += rk[j * d + c] * (dA[i * n + j] * rq[c] - gc);
+      }
+    }
+  },
   intermediates: (state, normalizer, { d, dv }) => [
     { name: 'context', label: 'ρ_k(k)ᵀ·v (d×dv context)', rows: d, cols: dv, data: state, signed: true },
     { name: 'lse', label: 'log Σ_j exp(k_jc) (column normaliser, d)', rows: 1, cols: d, data: normalizer, signed: true },
@@ -485,6 +729,24 @@ function unitRow(X, i, d) {
   const Y = new Float64Array(d);
   for (let c = 0; c < d; c++) Y[c] = X[i * d + c] / norm;
   return Y;
+}
+
+/**
+ * The backward of x̂ = x / max(‖x‖, 1e-12) for row i: dx = (dx̂ − x̂·(x̂·dx̂)) / ‖x‖, or dx̂ / 1e-12
+ * where the floor holds. Added into dX.
+ */
+function unitRowBackward(X, i, d, dXhat, dX) {
+  let s = 0;
+  for (let c = 0; c < d; c++) s += X[i * d + c] * X[i * d + c];
+  const norm = Math.sqrt(s);
+  if (!(norm > NORM_FLOOR)) {
+    for (let c = 0; c < d; c++) dX[i * d + c] += dXhat[c] / NORM_FLOOR;
+    return;
+  }
+  let g = 0;
+  for (let c = 0; c < d; c++) g += X[i * d + c] * dXhat[c];
+  g /= norm;
+  for (let c = 0; c < d; c++) dX[i * d + c] += (dXhat[c] - (X[i * d + c] / norm) * g) / norm;
 }
 
 /** taylor: sim(i,j) = 1 + q̂_i·k̂_j for j ≤ last. */
@@ -526,6 +788,30 @@ const taylor = rowwise({
     ];
   },
   flops: linearFlops,
+  // through the normaliser (with eps), then sim(i,j) = 1 + q̂_i·k̂_j: dq̂_i = Σ_j ds_ij·k̂_j,
+  // dk̂_j = Σ_i ds_ij·q̂_i, then through each row's normalisation
+  weightBackward({ n, d, q, k }, options, A, dA, grad) {
+    const dq = grad('q');
+    const dk = grad('k');
+    const eps = epsOf(options);
+    const kh = Array.from({ length: n }, (_, j) => unitRow(k, j, d));
+    const dkh = new Float64Array(n * d);
+    for (let i = 0; i < n; i++) {
+      const last = lastColumn(n, options.causal, i);
+      const qh = unitRow(q, i, d);
+      const { denom } = normalisedRow(taylorScores(qh, (j) => kh[j], d, last), last, eps);
+      const ds = normalisedRowBackward(A, dA, n, i, last, denom);
+      const dqh = new Float64Array(d);
+      for (let j = 0; j <= last; j++) {
+        for (let c = 0; c < d; c++) {
+          dqh[c] += ds[j] * kh[j][c];
+          dkh[j * d + c] += ds[j] * qh[c];
+        }
+      }
+      unitRowBackward(q, i, d, dqh, dq);
+    }
+    for (let j = 0; j < n; j++) unitRowBackward(k, j, d, dkh.subarray(j * d, (j + 1) * d), dk);
+  },
   // state row 0 is Σ_j v_j and normalizer[0] is n: the "1" feature of φ(x) = [1, x̂]
   intermediates: (state, normalizer, { n, d, dv }) => [
     { name: 'S', label: 'Σ_j k̂_j·v_jᵀ (d×dv state)', rows: d, cols: dv, data: state.slice(dv), signed: true },
@@ -590,6 +876,8 @@ const fixed = rowwise({
     ];
   },
   flops: ({ n, dv }) => ({ flops: n * dv, formula: '≈ n·dv' }),
+  // A reads nothing: v's gradient Aᵀ·dO is all there is
+  weightBackward() {},
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -681,6 +969,18 @@ export function intermediates(id, result, dims) {
   const def = definitions[id];
   if (!def || !def.intermediates || !result.state || !result.normalizer) return [];
   return def.intermediates(result.state, result.normalizer, dims);
+}
+
+/**
+ * The gradient of Σ dOutput ⊙ y with respect to every array variant `id` reads (a mixture: its
+ * components' arrays and v, plus alpha or alphaLogits), as Float64Arrays shaped like the inputs,
+ * and the output y: { output, grads: { name: Float64Array, ... } }. Parameters sized by L get 0
+ * outside their first n rows / columns.
+ */
+export function referenceGrad(id, inputs, dOutput, options = {}) {
+  const def = definitionOf(id);
+  if (!def.grad) throw new Error(`reference: variant '${id}' has no grad in src/js/reference.js`);
+  return def.grad(inputs, options, dOutput);
 }
 
 /** Floating-point operations of one call (a multiply-add counts 2; exp and division do not count). */
