@@ -5,17 +5,20 @@
 //   store.js         the one store (state, lab, last result) + commit/subscribe, URL hash
 //   controls.js      variant picker, preset, sizes, seed, build, causal
 //   options-form.js  the variant's option fields, built from lab.options
-//   matrix.js        input matrices: tabs, cell editor, paste / copy
+//   matrix.js        input matrices: tabs, cell editor, paste / copy (paste.js reads pasted text)
 //   run.js           the run loop and where errors are shown
 //   outputs.js       timing, heatmaps of A and y, intermediates, row statistics, numbers
 //   compare.js       variants side by side against softmax
 //   scaling.js       time against n, in a worker of its own
 //   export.js        copy link, export JSON, copy as code
 //   theme.js         colour theme
+//   heatmap.js       canvas heatmaps with axes (colormap.js: colour maps, legend); tooltip.js
 //   test-hook.js     window.__attnlab for the browser tests
+//   load-check.js    (a classic script) what to do when the page cannot start, e.g. from file://
 
 import { $, el } from './dom.js';
-import { store, setLab, loadHash, writeHash, renderAll } from './store.js';
+import { store, setLab, loadHash, writeHash, renderAll, subscribe } from './store.js';
+import { clearTooltip } from './tooltip.js';
 import { WorkerClient } from './worker-client.js';
 import { initTheme } from './theme.js';
 import { initControls } from './controls.js';
@@ -28,6 +31,15 @@ import { initScaling } from './scaling.js';
 import { initExport } from './export.js';
 import { installTestHook } from './test-hook.js';
 
+/** Says what the link had that the page could not use (it took the defaults instead). */
+function showHashNotes() {
+  const list = store.ui.hashIgnored ?? [];
+  $('#hash-warning').hidden = !list.length;
+  $('#hash-warning-text').textContent = list.length
+    ? `Parts of the link were ignored and use their defaults: ${list.map((x) => `${x.key}=${x.text || '(empty)'} (${x.why})`).join('; ')}.`
+    : '';
+}
+
 async function boot() {
   const hook = installTestHook();
   initTheme();
@@ -38,7 +50,8 @@ async function boot() {
     setLab(await worker.call('hello', { build: 'auto' }));
   } catch (err) {
     const box = $('#load-error');
-    box.replaceChildren(el('strong', { text: 'The attention library did not load. ' }), el('span', { text: `${err.code ?? ''} ${err.message}` }));
+    box.replaceChildren(el('strong', { text: 'The attention library did not load. ' }), el('span', { text: `${err.code ?? ''} ${err.message} ` }),
+      el('span', { text: 'Build it with `npm run build` and serve the repository root (`npm start`, or any static server), then open /web/.' }));
     box.hidden = false;
     $('#build-badge').textContent = 'not loaded';
     hook.loadError = { code: err.code, message: err.message };
@@ -47,17 +60,25 @@ async function boot() {
   // Subscription order is render order: controls, options, inputs, then the run.
   initControls();
   initOptionsForm();
-  initMatrixEditor(worker);
+  initMatrixEditor();
   initCompare();
   initScaling();
   initRunLoop(worker);
+  // a read-out of a cell does not survive a change of what the cells are
+  subscribe((what) => {
+    if (what.all || what.variant || what.arrays || what.options || what.causal) clearTooltip();
+  });
+  $('#hash-warning-close').addEventListener('click', () => ($('#hash-warning').hidden = true));
   window.addEventListener('hashchange', () => {
     if (location.hash.replace(/^#/, '') === store.ui.lastHash) return;
     loadHash();
+    showHashNotes();
     renderAll();
+    writeHash();
     scheduleRun(0);
   });
   loadHash();
+  showHashNotes();
   renderAll();
   writeHash();
   hook.ready = true;

@@ -61,7 +61,9 @@ function css(name, fb) {
 
 /**
  * series: [{ key, label, variant, build, color, dashed, points: [{ n, ms }] }]
- * range: { nMin, nMax }. Returns the plotted points with their canvas coordinates (for hover).
+ * range: { nMin, nMax }. Returns { hits, layout }: the plotted points with their canvas
+ * coordinates (for hover), and where the axis titles, tick labels and the empty-state message
+ * went ([left, right] in CSS pixels; the margins are measured from the labels, so none overlap).
  */
 export function drawChart(canvas, series, range, { crossList = [] } = {}) {
   const dpr = window.devicePixelRatio || 1;
@@ -76,13 +78,19 @@ export function drawChart(canvas, series, range, { crossList = [] } = {}) {
   ctx.clearRect(0, 0, cssW, cssH);
   const fg = css('--fg', '#222'), muted = css('--muted', '#777'), gridC = css('--chart-grid', 'rgba(128,128,128,0.25)');
   ctx.font = '12px system-ui, sans-serif';
-  const M = { l: 62, r: 64, t: 14, b: 40 };
-  const pw = cssW - M.l - M.r, ph = cssH - M.t - M.b;
   const all = series.flatMap((s) => s.points).filter((p) => p.ms > 0);
   let tMin = all.length ? Math.min(...all.map((p) => p.ms)) : 1e-3;
   let tMax = all.length ? Math.max(...all.map((p) => p.ms)) : 10;
   let lo = Math.floor(Math.log10(tMin)), hi = Math.ceil(Math.log10(tMax));
   if (hi - lo < 2) hi = lo + 2;
+  // left margin: the rotated y title (one line of 12 px text), a gap, the widest tick label
+  const TITLE = { x0: 2, x1: 18 };
+  const yTicks = [];
+  for (let e = lo; e <= hi; e++) yTicks.push(fmtMs(10 ** e));
+  const tickW = Math.ceil(Math.max(...yTicks.map((t) => ctx.measureText(t).width)));
+  const M = { l: TITLE.x1 + 8 + tickW + 6, r: cssW < 480 ? 40 : 64, t: 14, b: 40 };
+  const pw = cssW - M.l - M.r, ph = cssH - M.t - M.b;
+  const layout = { width: cssW, yTitle: [TITLE.x0, TITLE.x1], yTicks: [M.l - 6 - tickW, M.l - 6], plot: [M.l, M.l + pw], message: null, xTicks: [] };
   const x = (n) => M.l + ((Math.log2(n) - Math.log2(range.nMin)) / Math.max(1e-9, Math.log2(range.nMax) - Math.log2(range.nMin))) * pw;
   const y = (ms) => M.t + (1 - (Math.log10(ms) - lo) / (hi - lo)) * ph;
 
@@ -92,12 +100,17 @@ export function drawChart(canvas, series, range, { crossList = [] } = {}) {
   ctx.lineWidth = 1;
   ctx.textAlign = 'center';
   ctx.textBaseline = 'top';
+  let lastRight = -Infinity;
   for (let n = range.nMin; n <= range.nMax; n *= 2) {
     ctx.beginPath();
     ctx.moveTo(Math.round(x(n)) + 0.5, M.t);
     ctx.lineTo(Math.round(x(n)) + 0.5, M.t + ph);
     ctx.stroke();
+    const w = ctx.measureText(fmtN(n)).width;
+    if (x(n) - w / 2 < lastRight + 6) continue; // no room: every other label on a narrow chart
     ctx.fillText(fmtN(n), x(n), M.t + ph + 6);
+    lastRight = x(n) + w / 2;
+    layout.xTicks.push([x(n) - w / 2, lastRight]);
   }
   ctx.textAlign = 'right';
   ctx.textBaseline = 'middle';
@@ -114,17 +127,24 @@ export function drawChart(canvas, series, range, { crossList = [] } = {}) {
   ctx.textBaseline = 'bottom';
   ctx.fillText('sequence length n (log scale)', M.l + pw / 2, cssH - 2);
   ctx.save();
-  ctx.translate(14, M.t + ph / 2);
+  ctx.translate((TITLE.x0 + TITLE.x1) / 2, M.t + ph / 2);
   ctx.rotate(-Math.PI / 2);
   ctx.textBaseline = 'middle';
   ctx.fillText('time per call (log)', 0, 0);
   ctx.restore();
 
   if (!all.length) {
+    // the empty-state message, wrapped to the plot area, on the panel colour (over the grid)
+    const lines = wrapText(ctx, 'Choose variants and builds, then press “Run scaling”.', pw - 24);
+    const w = Math.max(...lines.map((l) => ctx.measureText(l).width));
+    const lh = 16, cx = M.l + pw / 2, cy = M.t + ph / 2;
+    ctx.fillStyle = css('--panel', '#fff');
+    ctx.fillRect(cx - w / 2 - 8, cy - (lines.length * lh) / 2 - 6, w + 16, lines.length * lh + 12);
     ctx.fillStyle = muted;
     ctx.textAlign = 'center';
     ctx.textBaseline = 'middle';
-    ctx.fillText('Choose variants and builds, then press “Run scaling”.', M.l + pw / 2, M.t + ph / 2);
+    lines.forEach((l, i) => ctx.fillText(l, cx, cy + (i - (lines.length - 1) / 2) * lh));
+    layout.message = [cx - w / 2, cx + w / 2];
   }
   ctx.save();
   ctx.beginPath();
@@ -198,5 +218,20 @@ export function drawChart(canvas, series, range, { crossList = [] } = {}) {
       }
     }
   }
-  return hits;
+  return { hits, layout };
+}
+
+/** Greedy word wrap to `width` CSS pixels in the context's font. */
+function wrapText(ctx, text, width) {
+  const lines = [];
+  let cur = '';
+  for (const word of text.split(' ')) {
+    const next = cur ? `${cur} ${word}` : word;
+    if (cur && ctx.measureText(next).width > width) {
+      lines.push(cur);
+      cur = word;
+    } else cur = next;
+  }
+  if (cur) lines.push(cur);
+  return lines;
 }

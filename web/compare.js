@@ -1,17 +1,36 @@
 // The compare panel: the chosen variants run on the same inputs, each against softmax (max |Δy|,
 // NMSE, time), with small heatmaps of A, y and the difference. Results go to store.compare.
+// It computes in a worker of its own, so the main run never waits behind it; a comparison made
+// stale by a change is stopped (cancelCompare terminates that worker).
 
-import { $, el } from './dom.js';
+import { $, el, elapsedIndicator } from './dom.js';
 import { fmt, paren, describeWeight, describeOutput } from './explain.js';
 import { flopCount, gflops } from '../dist/reference.js';
 import { WEIGHTS_MAX_N, requirements, resolveDims } from './gen.js';
 import { Heatmap } from './heatmap.js';
 import { fmtMs } from './chart.js';
 import { store, effectiveOpts, dimsState, requestFor, validateDims, commit, subscribe, on } from './store.js';
-import { cloneInputs } from './worker-client.js';
+import { WorkerClient, cloneInputs } from './worker-client.js';
 
 const COMPARE_MAX_VALUES = 4 * 1024 * 1024;
 const cards = new Map(); // id -> { card, A, y, diff, ... }: this panel's heatmaps
+const job = { client: null, token: 0, busy: false }; // this panel's worker and its current comparison
+
+/** True while a comparison is computing. */
+export function compareBusy() {
+  return job.busy;
+}
+
+/** Stops the comparison in progress (its inputs changed): terminates its worker. */
+export function cancelCompare() {
+  job.token++;
+  if (job.busy && job.client) {
+    job.client.terminate();
+    job.client = null;
+    store.ui.compareCancels++;
+  }
+  job.busy = false;
+}
 
 function buildComparePicks() {
   const box = $('#compare-picks');
@@ -34,8 +53,22 @@ function renderComparePicks() {
   for (const cb of document.querySelectorAll('#compare-picks input')) cb.checked = store.state.compare.includes(cb.dataset.variant);
 }
 
-/** Runs the comparison; stops early when isCurrent() turns false (a newer run superseded it). */
-export async function runCompare(worker, isCurrent) {
+/** Runs the comparison; stops early when it is cancelled or isCurrent() turns false. */
+export async function runCompare(isCurrent) {
+  cancelCompare();
+  const token = job.token;
+  job.client ??= new WorkerClient();
+  job.busy = true;
+  const stop = elapsedIndicator($('#compare-status'), 'comparing');
+  try {
+    await compareAll(job.client, () => token === job.token && isCurrent());
+  } finally {
+    stop();
+    if (token === job.token) job.busy = false;
+  }
+}
+
+async function compareAll(worker, isCurrent) {
   const { byId, state } = store;
   const ids = state.compare.slice();
   const baseId = byId.softmax ? 'softmax' : ids[0];
@@ -58,6 +91,7 @@ export async function runCompare(worker, isCurrent) {
       const res = await worker.call('run', { variant: id, inputs, options: req.options, weights: req.dims.n <= WEIGHTS_MAX_N, build: state.build, timing: { budgetMs: 25, minSamples: 3, maxSamples: 10 } }, transfer);
       results[id] = { id, info: byId[id], inputs: req.inputs, options: req.options, dims: req.dims, output: res.output, weights: res.weights ?? null, timing: res.timing, build: res.build };
     } catch (err) {
+      if (err.code === 'CANCELLED' || !isCurrent()) return;
       results[id] = { id, error: { code: err.code, message: err.message } };
     }
     if (!isCurrent()) return; // superseded
@@ -110,6 +144,7 @@ function renderTable() {
 
 function dropMaps(set) {
   for (const k of ['A', 'y', 'diff']) {
+    set[k]?.release();
     set[k]?.ro.disconnect();
     set[k] = null;
   }
@@ -133,10 +168,11 @@ function buildCard(set, id, r, baseId) {
   set.stat = stat;
   set.hostA = hostA;
   set.diffFig = row.querySelector('.diff-fig');
-  set.A = new Heatmap(hostA, { ...small, name: `cmp-A-${id}`, title: `A(${id})`, kind: 'sequential', maxWidth: 140, legendWidth: 130, describe: (i, j) => (getR().weights ? describeWeight(getR(), i, j) : { lines: [] }), rowName: 'query i', colName: 'key j' });
-  set.y = new Heatmap(hostY, { ...small, name: `cmp-y-${id}`, title: `y(${id})`, kind: 'diverging', maxWidth: 96, legendWidth: 96, describe: (i, c) => describeOutput(getR(), i, c), rowName: 'token i', colName: 'channel c' });
+  const tok = { rowName: 'token i', colName: 'channel c', rowAxis: 'tokens', colAxis: 'ch →' };
+  set.A = new Heatmap(hostA, { ...small, name: `cmp-A-${id}`, title: `A(${id})`, kind: 'sequential', maxWidth: 140, legendWidth: 130, describe: (i, j) => (getR().weights ? describeWeight(getR(), i, j) : { lines: [] }), rowName: 'query i', colName: 'key j', rowAxis: 'queries', colAxis: 'keys →' });
+  set.y = new Heatmap(hostY, { ...small, ...tok, name: `cmp-y-${id}`, title: `y(${id})`, kind: 'diverging', maxWidth: 96, legendWidth: 96, describe: (i, c) => describeOutput(getR(), i, c) });
   set.diff = new Heatmap(hostD, {
-    ...small, name: `cmp-diff-${id}`, title: `Δy(${id})`, kind: 'diverging', maxWidth: 96, legendWidth: 96, rowName: 'token i', colName: 'channel c', legendLabel: 'difference',
+    ...small, ...tok, name: `cmp-diff-${id}`, title: `Δy(${id})`, kind: 'diverging', maxWidth: 96, legendWidth: 96, legendLabel: 'difference',
     describe: (i, c) => {
       const rr = getR();
       const bId = store.compare.baseId;
@@ -147,9 +183,26 @@ function buildCard(set, id, r, baseId) {
   });
 }
 
+/** With the shared scale on: one range for every A, one for every y, one for every Δy. */
+function sharedRanges(ids, results, baseId) {
+  if (!store.ui.sharedScale) return null;
+  let a = 0, y = 0, d = 0;
+  for (const id of ids) {
+    const r = results[id];
+    if (!r || r.error) continue;
+    const n = r.dims.n;
+    if (r.weights) for (let t = 0; t < r.weights.length; t++) if (!(r.options.causal && t % n > Math.floor(t / n)) && r.weights[t] > a) a = r.weights[t];
+    for (const x of r.output) y = Math.max(y, Math.abs(x));
+    if (r.diff && id !== baseId) for (const x of r.diff) d = Math.max(d, Math.abs(x));
+  }
+  return { A: { vmin: 0, vmax: a || 1, shared: true }, y: { vmin: -(y || 1), vmax: y || 1, shared: true }, diff: { vmin: -(d || 1e-12), vmax: d || 1e-12, shared: true } };
+}
+
 function renderCompare() {
   const { baseId, ids, results } = store.compare;
+  if (!ids) return;
   renderTable();
+  const shared = sharedRanges(ids, results, baseId);
   const grid = $('#compare-grid');
   const keep = new Set(ids);
   for (const [id, set] of cards) {
@@ -178,18 +231,28 @@ function renderCompare() {
     set.stat.textContent = id === baseId ? `baseline · ${fmtMs(r.timing.median)}` : `max |Δy| ${fmt(r.maxAbs)} · NMSE ${fmt(r.nmse)} · ${fmtMs(r.timing.median)}`;
     if (r.weights) {
       set.hostA.closest('figure').hidden = false;
-      set.A.set({ rows: n, cols: n, data: r.weights, mask: r.options.causal ? (i, j) => j > i : null, vmin: 0 });
-    } else set.hostA.closest('figure').hidden = true;
-    set.y.set({ rows: n, cols: dv, data: r.output });
+      set.A.set({ rows: n, cols: n, data: r.weights, mask: r.options.causal ? (i, j) => j > i : null, vmin: 0, ...shared?.A, rowNorm: store.ui.rowNorm });
+    } else {
+      set.A.release();
+      set.hostA.closest('figure').hidden = true;
+    }
+    set.y.set({ rows: n, cols: dv, data: r.output, ...shared?.y });
     if (r.diff && id !== baseId) {
       set.diffFig.hidden = false;
-      set.diff.set({ rows: n, cols: dv, data: r.diff });
+      set.diff.set({ rows: n, cols: dv, data: r.diff, ...shared?.diff });
     } else set.diffFig.hidden = true;
   }
 }
 
 export function initCompare() {
   buildComparePicks();
+  const sharedBox = $('#cmp-shared-scale');
+  sharedBox.checked = store.ui.sharedScale;
+  sharedBox.addEventListener('change', () => {
+    store.ui.sharedScale = sharedBox.checked;
+    renderCompare();
+  });
+  on('row-norm', renderCompare);
   subscribe((what) => {
     if (what.all) renderComparePicks();
   });

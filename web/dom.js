@@ -68,3 +68,24 @@ export function fmtCell(x) {
 }
 
 export const BUILD_LABEL = { relaxed: 'relaxed SIMD', simd: 'SIMD', scalar: 'scalar' };
+
+/**
+ * Shows "label… 1.2 s" in `box` once a computation has taken `afterMs`, updated as it goes;
+ * returns stop(), which hides it. The text goes to box's .computing-text child, or box itself.
+ */
+export function elapsedIndicator(box, label = 'computing', afterMs = 300) {
+  const t0 = performance.now();
+  const text = box.querySelector('.computing-text') ?? box;
+  const tick = () => {
+    box.hidden = false;
+    text.textContent = `${label}… ${((performance.now() - t0) / 1000).toFixed(1)} s`;
+  };
+  let timer = setTimeout(function loop() {
+    tick();
+    timer = setTimeout(loop, 100);
+  }, afterMs);
+  return () => {
+    clearTimeout(timer);
+    box.hidden = true;
+  };
+}

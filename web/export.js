@@ -3,6 +3,7 @@
 import { $, copyText, download } from './dom.js';
 import { f32str } from './gen.js';
 import { store } from './store.js';
+import { clearTooltip } from './tooltip.js';
 
 function exportJson() {
   const r = store.last;
@@ -39,6 +40,7 @@ export function codeSnippet(r) {
 
 function openCode() {
   if (!store.last) return;
+  clearTooltip(); // a locked read-out would float over the dialog
   const dlg = $('#code-dialog');
   $('#code-text').value = codeSnippet(store.last);
   if (dlg.showModal) dlg.showModal();

@@ -159,18 +159,45 @@ export function mixableIds(lab) {
 }
 
 /**
- * Turns page options into API options for one variant: drops unset values, normalises the alpha
- * sliders (raw, non-negative) into weights that sum to 1.
+ * Options of a variant with `components` (a mixture) that belong to its components (a mixable
+ * variant lists them, e.g. softmax's scale): they matter only when a chosen component takes them.
+ * Returns { name: true when a chosen component takes it }.
  */
-export function apiOptions(info, opts, causal) {
+export function componentOptions(info, variantsById, components) {
+  const out = {};
+  if (!info?.options.includes('components')) return out;
+  const mixable = Object.values(variantsById).filter((v) => v.mixable);
+  for (const name of info.options) {
+    if (!mixable.some((v) => v.options.includes(name))) continue;
+    out[name] = (components ?? []).some((c) => variantsById[c]?.options.includes(name));
+  }
+  return out;
+}
+
+/**
+ * The mixture sliders (raw, non-negative) as weights that sum to 1; all zero means equal weights.
+ * Returns { alpha, uniform } (uniform: they were all zero), or null when they cannot be normalised.
+ */
+export function normaliseAlpha(val) {
+  const raw = Array.from(val ?? [], Number);
+  if (!raw.length || !raw.every((t) => Number.isFinite(t) && t >= 0)) return null;
+  const sum = raw.reduce((p, t) => p + t, 0);
+  if (sum > 0) return { alpha: raw.map((t) => t / sum), uniform: false };
+  return { alpha: raw.map(() => 1 / raw.length), uniform: true };
+}
+
+/**
+ * Turns page options into API options for one variant: drops unset values and a mixture's
+ * component options no chosen component takes, normalises the alpha sliders.
+ */
+export function apiOptions(info, opts, causal, variantsById = {}) {
   const out = { causal: !!causal };
+  const comp = componentOptions(info, variantsById, opts?.components);
   for (const name of info.options) {
     const val = opts?.[name];
-    if (val == null || val === '') continue;
+    if (val == null || val === '' || comp[name] === false) continue;
     if (name === 'alpha') {
-      const raw = Array.from(val, Number);
-      const sum = raw.reduce((p, t) => p + t, 0);
-      out.alpha = sum > 0 && raw.every((t) => t >= 0) ? raw.map((t) => t / sum) : raw;
+      out.alpha = normaliseAlpha(val)?.alpha ?? Array.from(val, Number);
       continue;
     }
     out[name] = Array.isArray(val) ? val.slice() : val;
@@ -208,7 +235,7 @@ export function buildRequest({ id, dimsState, seed, preset, edits, opts, causal 
     }
     arrays.push({ name: spec.name, shape: spec.shape, rows: spec.shape.length === 2 ? dims[spec.shape[0]] : 1, cols: spec.shape.length === 2 ? dims[spec.shape[1]] : inputs[spec.name].length });
   }
-  const options = info ? apiOptions(info, opts, causal) : { causal: !!causal };
+  const options = info ? apiOptions(info, opts, causal, variantsById) : { causal: !!causal };
   return { inputs, options, arrays, dims };
 }
 

@@ -1,53 +1,28 @@
-// Canvas heatmaps (crisp on HiDPI: whole device pixels per cell, nearest-neighbour scaling),
-// colour maps and legends. The hover / lock tooltip is tooltip.js.
+// Canvas heatmaps (crisp on HiDPI: whole device pixels per cell, nearest-neighbour scaling) with
+// axis names and index ticks. Colour maps and the legend are colormap.js; the hover / lock tooltip
+// is tooltip.js.
 
-import { showTooltip, hideTooltip, lockTooltip, unlockTooltip, tooltipLocked, ownsTooltip } from './tooltip.js';
+import { showTooltip, hideTooltip, lockTooltip, unlockTooltip, tooltipLocked, ownsTooltip, clearTooltip } from './tooltip.js';
+import { SEQUENTIAL, DIVERGING, cssVar, maskColor, colorRgb, fmtTick, fmtFull, drawLegend } from './colormap.js';
 
-function hexToRgb(h) {
-  const x = parseInt(h.slice(1), 16);
-  return [(x >> 16) & 255, (x >> 8) & 255, x & 255];
-}
-
-function makeLut(stops) {
-  const rgb = stops.map(hexToRgb);
-  const lut = new Uint8ClampedArray(256 * 3);
-  for (let i = 0; i < 256; i++) {
-    const t = (i / 255) * (rgb.length - 1);
-    const k = Math.min(rgb.length - 2, Math.floor(t));
-    const f = t - k;
-    for (let c = 0; c < 3; c++) lut[i * 3 + c] = Math.round(rgb[k][c] + (rgb[k + 1][c] - rgb[k][c]) * f);
-  }
-  return lut;
-}
-
-/** Sequential (weights ≥ 0): viridis. */
-export const SEQUENTIAL = makeLut(['#440154', '#482878', '#3e4989', '#31688e', '#26828e', '#1f9e89', '#35b779', '#6ece58', '#b5de2b', '#fde725']);
-/** Diverging (signed values): blue (negative) – near white (0) – red (positive). */
-export const DIVERGING = makeLut(['#2166ac', '#4393c3', '#92c5de', '#d1e5f0', '#f7f7f7', '#fddbc7', '#f4a582', '#d6604d', '#b2182b']);
-
-function cssVar(name, fallback) {
-  const v = getComputedStyle(document.documentElement).getPropertyValue(name).trim();
-  return v || fallback;
-}
-
-export function maskColor() {
-  return cssVar('--mask', '#c4c4c4');
-}
-
-export function fmtTick(x) {
-  if (x === 0) return '0';
-  const a = Math.abs(x);
-  const s = a >= 1e4 || a < 1e-3 ? x.toExponential(2) : String(Number(x.toPrecision(3)));
-  return s.replace('-', '−');
-}
+export { fmtFull };
 
 // ---------------------------------------------------------------- heatmap
 
 let uid = 0;
 
+const div = (cls, text) => {
+  const e = document.createElement('div');
+  e.className = cls;
+  if (text != null) e.textContent = text;
+  return e;
+};
+
 /**
- * A heatmap in `container`: a canvas, a legend and a (visually hidden) live read-out.
- * opts: { title, kind: 'sequential' | 'diverging', maxHeight, cellMax, describe(i, j) -> {title, lines} }
+ * A heatmap in `container`: axis names with the first and last index, a canvas, a legend and a
+ * (visually hidden) live read-out.
+ * opts: { title, kind: 'sequential' | 'diverging', maxHeight, cellMax, rowName, colName,
+ *         rowAxis, colAxis (axis names; default "rowName ↓", "colName →"), describe(i, j) -> {title, lines} }
  */
 export class Heatmap {
   constructor(container, opts) {
@@ -68,10 +43,25 @@ export class Heatmap {
     this.readout.className = 'visually-hidden';
     this.readout.id = `${this.id}-readout`;
     this.readout.setAttribute('aria-live', 'polite');
-    const wrap = document.createElement('div');
-    wrap.className = 'hm-wrap';
+    const wrap = div('hm-wrap');
     wrap.append(this.canvas);
-    this.root.append(wrap, this.legend, this.readout);
+    // axes: names and the first / last index, in a grid around the canvas
+    this.xFirst = div('hm-tick', '0');
+    this.xLast = div('hm-tick');
+    this.yFirst = div('hm-tick', '0');
+    this.yLast = div('hm-tick');
+    const xAxis = div('hm-xaxis');
+    xAxis.append(this.xFirst, div('hm-axis-name', this.opts.colAxis ?? `${this.opts.colName} →`), this.xLast);
+    this.yAxis = div('hm-yaxis');
+    const yName = div('hm-axis-name hm-vertical');
+    yName.append(this.opts.rowAxis ?? this.opts.rowName, Object.assign(document.createElement('span'), { className: 'hm-arrow', textContent: '↓' }));
+    const yTicks = div('hm-yticks');
+    yTicks.append(this.yFirst, this.yLast);
+    this.yAxis.append(yName, yTicks);
+    for (const e of [xAxis, this.yAxis]) e.setAttribute('aria-hidden', 'true');
+    const frame = div('hm-frame');
+    frame.append(div('hm-corner'), xAxis, this.yAxis, wrap);
+    this.root.append(frame, this.legend, this.readout);
     container.append(this.root);
     this.data = null;
     this.cursor = null; // [i, j] of the hovered / focused cell
@@ -81,9 +71,15 @@ export class Heatmap {
     this.ro.observe(container);
   }
 
-  /** m: { rows, cols, data, mask?: (i, j) => boolean, vmin?, vmax? } */
+  /**
+   * m: { rows, cols, data, mask?: (i, j) => boolean, vmin?, vmax?, rowNorm?, shared? }
+   * rowNorm: colour each row on its own scale, 0 → the row's largest value (sequential maps).
+   * shared: vmin / vmax are a range common to several maps (the legend says so).
+   */
   set(m) {
     this.data = m;
+    this.xLast.textContent = String(m.cols - 1);
+    this.yLast.textContent = String(m.rows - 1);
     let lo = Infinity, hi = -Infinity;
     for (let t = 0; t < m.data.length; t++) {
       const x = m.data[t];
@@ -103,12 +99,33 @@ export class Heatmap {
     }
     this.dataMin = lo;
     this.dataMax = hi;
-    if (this.cursor && (this.cursor[0] >= m.rows || this.cursor[1] >= m.cols)) this.cursor = null;
+    this.rowNorm = !!m.rowNorm && this.opts.kind !== 'diverging';
+    Object.assign(this.canvas.dataset, { vmin: String(this.vmin), vmax: String(this.vmax), rowNorm: String(this.rowNorm) });
+    const gone = this.cursor && (this.cursor[0] >= m.rows || this.cursor[1] >= m.cols);
+    if (gone) this.release();
     this.paintBitmap();
     this.draw();
     this.drawLegend();
-    this.canvas.setAttribute('aria-label', `${this.opts.title}: ${m.rows}×${m.cols} heatmap, values ${fmtTick(lo)} to ${fmtTick(hi)}. Arrow keys read cells; Enter locks the read-out.`);
+    this.canvas.setAttribute('aria-label', `${this.opts.title}: ${m.rows}×${m.cols} heatmap (${this.opts.rowName} down, ${this.opts.colName} across), values ${fmtTick(lo)} to ${fmtTick(hi)}. Arrow keys read cells; Enter locks the read-out.`);
+    // a locked read-out describes the new value of its cell, at the cell
     if (ownsTooltip(this) && tooltipLocked() && this.cursor) this.showCell(...this.cursor, null, true);
+  }
+
+  /** Drops the cursor and, when this map owns it, the tooltip (its cell is gone or hidden). */
+  release() {
+    this.cursor = null;
+    if (ownsTooltip(this)) clearTooltip();
+  }
+
+  /** Where a locked tooltip sits: by the cursor cell, in viewport coordinates; null when out of view. */
+  anchorPoint() {
+    if (!this.cursor || !this.data || !this.canvas.isConnected) return null;
+    const r = this.canvas.getBoundingClientRect();
+    if (!r.width || !r.height) return null;
+    const [i, j] = this.cursor;
+    const x = r.left + ((j + 1) / this.data.cols) * r.width, y = r.top + ((i + 1) / this.data.rows) * r.height;
+    if (x < 0 || y < 0 || x > window.innerWidth || y > window.innerHeight) return null;
+    return { x, y };
   }
 
   lut() {
@@ -123,10 +140,19 @@ export class Heatmap {
     const ctx = this.bitmap.getContext('2d');
     const img = ctx.createImageData(cols, rows);
     const lut = this.lut();
-    const mc = hexToRgbAny(maskColor());
+    const mc = colorRgb(maskColor());
     this.maskRgb = mc;
-    const span = this.vmax - this.vmin || 1;
+    let vmin = this.vmin, span = this.vmax - this.vmin || 1;
     for (let i = 0; i < rows; i++) {
+      if (this.rowNorm) {
+        let mx = 0;
+        for (let j = 0; j < cols; j++) {
+          const x = data[i * cols + j];
+          if (Number.isFinite(x) && !(mask && mask(i, j)) && x > mx) mx = x;
+        }
+        vmin = 0;
+        span = mx || 1;
+      }
       for (let j = 0; j < cols; j++) {
         const p = (i * cols + j) * 4;
         const x = data[i * cols + j];
@@ -139,7 +165,7 @@ export class Heatmap {
           img.data[p + 1] = 0;
           img.data[p + 2] = 255;
         } else {
-          const k = Math.max(0, Math.min(255, Math.round(((x - this.vmin) / span) * 255)));
+          const k = Math.max(0, Math.min(255, Math.round(((x - vmin) / span) * 255)));
           img.data[p] = lut[k * 3];
           img.data[p + 1] = lut[k * 3 + 1];
           img.data[p + 2] = lut[k * 3 + 2];
@@ -153,7 +179,8 @@ export class Heatmap {
   layout() {
     const { rows, cols } = this.data;
     const dpr = window.devicePixelRatio || 1;
-    const avail = Math.max(60, Math.min(this.opts.maxWidth, this.container.clientWidth || this.opts.maxWidth));
+    const gutter = this.yAxis.offsetWidth + 4; // the row axis beside the canvas
+    const avail = Math.max(60, Math.min(this.opts.maxWidth, (this.container.clientWidth || this.opts.maxWidth) - gutter));
     const maxH = this.opts.maxHeight;
     // Square cells when they fit; a very tall (n×dv, large n) or very flat matrix gets wider /
     // taller cells so it stays readable.
@@ -209,49 +236,10 @@ export class Heatmap {
   }
 
   drawLegend() {
-    const lg = this.legend;
-    lg.replaceChildren();
-    const bar = document.createElement('canvas');
-    bar.className = 'legend-bar';
-    const dpr = window.devicePixelRatio || 1;
-    const lw = this.opts.legendWidth;
-    bar.width = Math.round(lw * dpr);
-    bar.height = Math.round(10 * dpr);
-    bar.style.width = `${lw}px`;
-    bar.style.height = '10px';
-    bar.setAttribute('aria-hidden', 'true');
-    const ctx = bar.getContext('2d');
-    const lut = this.lut();
-    for (let x = 0; x < bar.width; x++) {
-      const k = Math.round((x / (bar.width - 1)) * 255);
-      ctx.fillStyle = `rgb(${lut[k * 3]},${lut[k * 3 + 1]},${lut[k * 3 + 2]})`;
-      ctx.fillRect(x, 0, 1, bar.height);
-    }
-    const ticks = document.createElement('div');
-    ticks.className = 'legend-ticks';
-    ticks.style.width = `${lw}px`;
-    const mid = (this.vmin + this.vmax) / 2;
-    for (const v of [this.vmin, mid, this.vmax]) {
-      const s = document.createElement('span');
-      s.textContent = fmtTick(v);
-      ticks.append(s);
-    }
-    const box = document.createElement('div');
-    box.className = 'legend-scale';
-    box.append(bar, ticks);
-    const cap = document.createElement('span');
-    cap.className = 'legend-caption';
-    cap.textContent = this.opts.legendLabel ?? (this.opts.kind === 'diverging' ? 'value (signed)' : 'weight');
-    lg.append(cap, box);
-    if (this.data.mask) {
-      const m = document.createElement('span');
-      m.className = 'legend-mask';
-      const sw = document.createElement('i');
-      sw.className = 'swatch';
-      sw.style.background = maskColor();
-      m.append(sw, document.createTextNode(' masked'));
-      lg.append(m);
-    }
+    drawLegend(this.legend, {
+      lut: this.lut(), width: this.opts.legendWidth, vmin: this.vmin, vmax: this.vmax, rowNorm: this.rowNorm, shared: !!this.data.shared, masked: !!this.data.mask,
+      label: this.opts.legendLabel ?? (this.opts.kind === 'diverging' ? 'value (signed)' : 'weight'),
+    });
   }
 
   cellAt(ev) {
@@ -369,19 +357,4 @@ export class Heatmap {
   toPngBlob() {
     return new Promise((resolve) => this.canvas.toBlob(resolve, 'image/png'));
   }
-}
-
-function hexToRgbAny(c) {
-  const s = c.trim();
-  if (s.startsWith('#')) {
-    const h = s.length === 4 ? '#' + [...s.slice(1)].map((x) => x + x).join('') : s;
-    return hexToRgb(h.slice(0, 7));
-  }
-  const m = s.match(/\d+(\.\d+)?/g);
-  return m ? m.slice(0, 3).map(Number) : [196, 196, 196];
-}
-
-export function fmtFull(v) {
-  if (!Number.isFinite(v)) return String(v);
-  return String(Number(v.toPrecision(6))).replace('-', '−');
 }

@@ -1,13 +1,14 @@
 // The input matrices panel: one tab per array the call needs, a paged cell editor, paste as
 // CSV / JSON, copy as CSV. Edits are stored as cells over the generated arrays (store.state.edits).
+// A cell typed as something that is not a number is kept (the binding reports it and the outputs
+// go stale) but never written to the link; store.ui.badCells keeps what was typed, for the message.
 
 import { $, el, toast, copyText, fmtCell } from './dom.js';
 import { generateArray, f32str } from './gen.js';
+import { parseMatrixText } from './paste.js';
 import { store, requestFor, validateDims, commit, subscribe } from './store.js';
-import { cloneInputs } from './worker-client.js';
 
 const EDITOR_ROWS = 32;
-let worker = null; // the page's worker client, for the binding's verdict on a pasted shape
 
 function currentArrays() {
   try {
@@ -96,7 +97,10 @@ function renderMatrixEditor(panel, spec, values, dims) {
       el('button', { type: 'button', class: 'small', text: 'Next rows ▶', disabled: end >= rows, onclick: page(end) }),
     ));
   }
-  const table = el('table', { class: 'matrix', 'aria-label': `${name} values (${rows}×${cols})` });
+  // cells as wide as their longest text on this page of rows (monospace: 1ch per character)
+  let chars = 4;
+  for (let t = start * cols; t < end * cols; t++) chars = Math.max(chars, fmtCell(values[t]).length);
+  const table = el('table', { class: 'matrix', 'aria-label': `${name} values (${rows}×${cols})`, style: `--cell-ch:${chars}` });
   const thead = el('thead', {}, el('tr', {}, el('th', { scope: 'col', class: 'corner', text: 'i \\ j' }), Array.from({ length: cols }, (_, j) => el('th', { scope: 'col', text: String(j) }))));
   const tbody = el('tbody');
   for (let i = start; i < end; i++) {
@@ -110,12 +114,15 @@ function renderMatrixEditor(panel, spec, values, dims) {
   const pid = `paste-${name}`;
   const ta = el('textarea', { id: pid, rows: '4', spellcheck: false, placeholder: `${rows} rows × ${cols} columns, e.g.\n0.1, -0.2, ...\nor JSON: [[0.1, -0.2, ...], ...]` });
   const perr = el('p', { class: 'inline-error', role: 'alert', hidden: true, id: `paste-error-${name}` });
-  const apply = el('button', { type: 'button', text: `Apply to ${name}`, onclick: () => applyPaste(name, values.length, ta.value, perr, gen) });
+  const apply = el('button', { type: 'button', text: `Apply to ${name}`, onclick: () => applyPaste(spec, values.length, ta.value, perr, gen) });
   const copy = el('button', { type: 'button', text: `Copy ${name} as CSV`, onclick: () => copyText(toCsv(values, rows, cols), `${name} copied as CSV`) });
   frag.push(el('details', { class: 'paste' }, el('summary', { text: 'Paste CSV / JSON' }),
     el('label', { for: pid, text: `Values for ${name} (${rows}×${cols}): one row per line, separated by commas or spaces; or a JSON array (nested or flat).` }),
     ta, el('div', { class: 'inline' }, apply, copy), perr));
+  const cellErr = el('p', { class: 'inline-error', role: 'alert', id: 'cell-error', hidden: true });
+  frag.splice(frag.length - 1, 0, cellErr);
   panel.replaceChildren(...frag);
+  renderBadCells(name, cols);
 }
 
 function cellInput(name, values, gen, editedCells, i, j, cols) {
@@ -126,13 +133,14 @@ function cellInput(name, values, gen, editedCells, i, j, cols) {
     'aria-label': `${name}[${i}, ${j}]`, dataset: { index: String(idx), array: name, row: String(i), col: String(j) }, spellcheck: false, autocomplete: 'off',
   });
   if (!Number.isFinite(x)) inp.setAttribute('aria-invalid', 'true');
-  inp.addEventListener('change', () => editCell(name, values.length, idx, inp, gen[idx]));
+  // (not when the text is what the last edit left: Enter applied it, and clearing shows the generated value)
+  inp.addEventListener('change', () => inp.value !== inp.defaultValue && editCell(name, values.length, idx, inp, gen[idx], cols));
   inp.addEventListener('keydown', (e) => {
     if (e.key !== 'Enter' && e.key !== 'ArrowDown' && e.key !== 'ArrowUp') return;
     e.preventDefault();
     const ni = i + (e.key === 'ArrowUp' ? -1 : 1);
     // Apply the edit, then move to the cell below / above (Enter and ↓ move down).
-    if (inp.value !== inp.defaultValue) editCell(name, values.length, idx, inp, gen[idx]);
+    if (inp.value !== inp.defaultValue) editCell(name, values.length, idx, inp, gen[idx], cols);
     const next = $(`#array-panel input.cell[data-row="${ni}"][data-col="${j}"]`);
     if (next) {
       next.focus();
@@ -152,8 +160,25 @@ function editCountText(k) {
   return k ? ` · ${k} cell${k > 1 ? 's' : ''} edited` : '';
 }
 
+/** What is wrong with the typed cells of `name` that are not numbers (they stay out of the link). */
+function renderBadCells(name, cols) {
+  const box = $('#cell-error');
+  if (!box) return;
+  const cells = store.state.edits[name]?.cells ?? {};
+  const bad = Object.keys(cells).filter((i) => !Number.isFinite(cells[i])).map(Number);
+  box.hidden = !bad.length;
+  if (!bad.length) return (box.textContent = '');
+  const what = bad.slice(0, 4).map((i) => {
+    const typed = store.ui.badCells?.[`${name}:${i}`] ?? String(cells[i]);
+    const hint = /^[-+]?\d+,\d+$/.test(typed) ? ` (write ${typed.replace(',', '.')}: a point, not a comma)` : '';
+    return `${name}[${Math.floor(i / cols)}, ${i % cols}] = “${typed}”${hint}`;
+  });
+  box.textContent = `Not a finite number: ${what.join('; ')}${bad.length > 4 ? ` and ${bad.length - 4} more` : ''}. ` +
+    'Fix or clear the cell; until then the outputs are stale and the link keeps the cell\'s previous value.';
+}
+
 /** Applies one typed cell. Updates the editor in place (no re-render, so focus and clicks stay). */
-function editCell(name, len, idx, inp, genValue) {
+function editCell(name, len, idx, inp, genValue, cols) {
   const { state } = store;
   const t = inp.value.trim();
   let e = state.edits[name];
@@ -164,12 +189,18 @@ function editCell(name, len, idx, inp, genValue) {
     value = genValue;
     inp.value = fmtCell(genValue);
   } else {
-    value = Math.fround(Number(t));
+    value = /^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(t) ? Math.fround(Number(t)) : NaN;
     if (Number.isFinite(value) && value === genValue) delete e.cells[idx];
-    else e.cells[idx] = value; // NaN / Infinity stay: the binding reports them (AttnError VALUE)
+    else e.cells[idx] = value; // NaN / Infinity stay (the binding reports them, AttnError VALUE), not in the link
   }
+  store.ui.badCells ??= {};
+  if (Number.isFinite(value) || t === '') delete store.ui.badCells[`${name}:${idx}`];
+  else store.ui.badCells[`${name}:${idx}`] = t;
   const k = Object.keys(e.cells).length;
   if (!k) delete state.edits[name];
+  if (Number.isFinite(value)) inp.value = fmtCell(value); // shown like every other cell; the title has all digits
+  const table = inp.closest('table');
+  if (table && inp.value.length > Number(table.style.getPropertyValue('--cell-ch'))) table.style.setProperty('--cell-ch', String(inp.value.length));
   inp.defaultValue = inp.value;
   inp.title = f32str(value);
   inp.classList.toggle('edited', idx in e.cells);
@@ -179,71 +210,35 @@ function editCell(name, len, idx, inp, genValue) {
   panel.querySelector('.edit-count').textContent = editCountText(k);
   panel.querySelector('.reset-array').hidden = !k;
   $(`#tab-${name}`)?.classList.toggle('edited', k > 0);
+  renderBadCells(name, cols);
   commit({});
 }
 
-/** Parses CSV or JSON into numbers. Throws only for JSON syntax; bad numbers become NaN. */
-export function parseMatrixText(text) {
-  const t = text.trim();
-  if (!t) throw new Error('nothing to apply: the box is empty');
-  if (t.startsWith('[') || t.startsWith('{')) {
-    let j;
-    try {
-      j = JSON.parse(t);
-    } catch (err) {
-      throw new Error(`JSON: ${err.message}`);
-    }
-    if (!Array.isArray(j)) j = j.values ?? j.data ?? Object.values(j)[0];
-    if (!Array.isArray(j)) throw new Error('JSON: expected an array of numbers (flat or nested)');
-    return j.flat(Infinity).map((x) => (x === null ? NaN : Number(x)));
-  }
-  const out = [];
-  for (const line of t.split(/\r?\n/)) {
-    const s = line.trim();
-    if (!s || s.startsWith('#')) continue;
-    for (const f of s.split(/[,;\s]+/)) if (f !== '') out.push(Number(f));
-  }
-  return out;
-}
-
-async function applyPaste(name, len, text, perr, gen) {
+function applyPaste(spec, len, text, perr, gen) {
   const { state } = store;
+  const { name, rows, cols } = spec;
   perr.hidden = true;
-  let nums;
+  let parsed;
   try {
-    nums = parseMatrixText(text);
+    parsed = parseMatrixText(text, name, rows, cols);
   } catch (err) {
     perr.textContent = err.message;
     perr.hidden = false;
     return;
   }
-  if (nums.length !== len) {
-    // Let the binding say what is wrong, in its own words (AttnError SHAPE).
-    const req = requestFor(state.variant);
-    req.inputs[name] = Float32Array.from(nums);
-    const { inputs, transfer } = cloneInputs(req.inputs);
-    try {
-      await worker.call('run', { variant: state.variant, inputs, options: req.options, weights: false, build: state.build }, transfer);
-      perr.textContent = `${name} has ${nums.length} values, expected ${len}`;
-    } catch (err) {
-      perr.textContent = `${err.code}: ${err.message}`;
-    }
-    perr.hidden = false;
-    return;
-  }
   const cells = {};
-  nums.forEach((x, i) => {
+  parsed.values.forEach((x, i) => {
     const f = Math.fround(x);
     if (!(Number.isFinite(f) && f === gen[i])) cells[i] = f;
   });
   if (Object.keys(cells).length) state.edits[name] = { len, cells };
   else delete state.edits[name];
+  for (const k of Object.keys(store.ui.badCells ?? {})) if (k.startsWith(`${name}:`)) delete store.ui.badCells[k];
   commit({ arrays: true });
-  toast(`Applied ${len} values to ${name}`);
+  toast(`Applied ${len} values to ${name}${parsed.note ? ` (${parsed.note})` : ''}`);
 }
 
-export function initMatrixEditor(client) {
-  worker = client;
+export function initMatrixEditor() {
   $('#reset-edits').addEventListener('click', () => {
     store.state.edits = {};
     commit({ arrays: true });

@@ -6,7 +6,7 @@
 
 import { $, el } from './dom.js';
 import { fmt } from './explain.js';
-import { mixableIds } from './gen.js';
+import { mixableIds, normaliseAlpha } from './gen.js';
 import { store, info, effectiveOpts, setOption, commit, subscribe } from './store.js';
 
 /**
@@ -102,28 +102,37 @@ function listField(v, name, m, value) {
   return fs;
 }
 
+/** The α actually used for raw slider values, and the note when they were all zero. */
+function showAlpha(fs, raw) {
+  const norm = normaliseAlpha(raw);
+  fs.querySelectorAll('output').forEach((op, k) => (op.textContent = norm ? fmt(norm.alpha[k], 3) : '—'));
+  const note = fs.querySelector('.alpha-note');
+  note.hidden = !norm?.uniform;
+  note.textContent = norm?.uniform ? `Every α is 0, so the mixture uses equal weights (1/${raw.length} each).` : '';
+}
+
 /** The mixture's weights: one slider per chosen component, shown normalised to sum 1. */
 function alphaSliders(v, name, m, o) {
   const comps = o.components ?? [];
   const raw = o.alpha ?? comps.map(() => 1);
-  const sum = raw.reduce((p, t) => p + t, 0);
-  const fs = el('fieldset', { class: 'sub', dataset: { option: name } }, el('legend', { text: `α (${m.description || name}; the sliders are normalised to sum 1)` }));
+  const fs = el('fieldset', { class: 'sub', dataset: { option: name } }, el('legend', { text: `α (${m.description || name}; the sliders are normalised to sum 1, all 0 = equal)` }));
   comps.forEach((c, i) => {
     const id = `opt-alpha-${c}`;
-    const out = el('output', { for: id, text: sum > 0 ? fmt(raw[i] / sum, 3) : '—' });
+    const out = el('output', { for: id });
     const r = el('input', { type: 'range', id, min: '0', max: '1', step: '0.01', value: String(raw[i] ?? 1), 'aria-label': `α for ${c}` });
     r.addEventListener('input', () => {
       const cur = effectiveOpts(v.id);
       const a = (cur.alpha ?? cur.components.map(() => 1)).slice();
       a[i] = Number(r.value);
       setOption('alpha', a);
-      const s = a.reduce((p, t) => p + t, 0);
-      fs.querySelectorAll('output').forEach((op, k) => (op.textContent = s > 0 ? fmt(a[k] / s, 3) : '—'));
+      showAlpha(fs, a);
       commit({ light: true });
     });
     fs.append(el('div', { class: 'slider' }, el('label', { for: id, text: store.byId[c]?.label ?? c }), r, out));
   });
-  if (!comps.length) fs.append(el('p', { class: 'note', text: 'Pick at least one component.' }));
+  fs.append(el('p', { class: 'note alpha-note', role: 'status' }));
+  if (comps.length) showAlpha(fs, raw);
+  else fs.append(el('p', { class: 'note', text: 'Pick at least one component.' }));
   return fs;
 }
 
@@ -167,13 +176,31 @@ function fieldFor(v, name, o) {
   }
 }
 
+/**
+ * For a variant with components (a mixture): the mixable variants an option belongs to
+ * (lab.options[name].appliesTo), or null when it is the variant's own option.
+ */
+function componentOwners(v, name) {
+  if (!v.options.includes('components')) return null;
+  const owners = (meta(name).appliesTo ?? []).filter((id) => id !== v.id && store.byId[id]?.mixable);
+  return owners.length ? owners : null;
+}
+
 export function renderOptions() {
   const v = info();
   const box = $('#variant-options');
   box.replaceChildren();
   const o = effectiveOpts(v.id);
   const settable = v.options.filter((name) => !NO_FIELD.has(name));
-  for (const name of settable) box.append(fieldFor(v, name, o));
+  const unused = [];
+  for (const name of settable) {
+    const owners = componentOwners(v, name);
+    if (owners && !owners.some((c) => o.components?.includes(c))) unused.push([name, owners]);
+    else box.append(fieldFor(v, name, o));
+  }
+  if (unused.length) {
+    box.append(el('p', { class: 'note', id: 'component-options-note', text: `${unused.map(([name, owners]) => `${name} (for ${owners.map((c) => store.byId[c]?.label ?? c).join(', ')})`).join('; ')}: shown when a component that takes it is chosen.` }));
+  }
   if (!settable.length) box.append(el('p', { class: 'note', text: `${v.label} has no options besides causal.` }));
   refreshOptions();
 }

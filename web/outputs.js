@@ -7,7 +7,7 @@ import { flopCount, gflops } from '../dist/reference.js';
 import { WEIGHTS_MAX_N } from './gen.js';
 import { Heatmap } from './heatmap.js';
 import { fmtMs } from './chart.js';
-import { store, on } from './store.js';
+import { store, on, emit } from './store.js';
 
 const TABLE_ROWS = 64;
 const maps = {}; // this panel's heatmaps: weights, output
@@ -15,8 +15,8 @@ const interMaps = new Map(); // `${id}:${name}` -> Heatmap
 
 function ensureMaps() {
   if (maps.weights) return;
-  maps.weights = new Heatmap($('#weights-map'), { name: 'weights', title: 'A', kind: 'sequential', rowName: 'query i', colName: 'key j', describe: (i, j) => describeWeight(store.last, i, j), maxHeight: 440, legendLabel: 'weight A[i,j]' });
-  maps.output = new Heatmap($('#output-map'), { name: 'output', title: 'y', kind: 'diverging', rowName: 'token i', colName: 'channel c', describe: (i, c) => describeOutput(store.last, i, c), maxHeight: 440, maxWidth: 360, legendLabel: 'y (signed)' });
+  maps.weights = new Heatmap($('#weights-map'), { name: 'weights', title: 'A', kind: 'sequential', rowName: 'query i', colName: 'key j', rowAxis: 'queries i', colAxis: 'keys j →', describe: (i, j) => describeWeight(store.last, i, j), maxHeight: 440, legendLabel: 'weight A[i,j]' });
+  maps.output = new Heatmap($('#output-map'), { name: 'output', title: 'y', kind: 'diverging', rowName: 'token i', colName: 'channel c', rowAxis: 'tokens i', colAxis: 'channels c →', describe: (i, c) => describeOutput(store.last, i, c), maxHeight: 440, maxWidth: 360, legendLabel: 'y (signed)' });
 }
 
 export function renderOutputs() {
@@ -28,17 +28,22 @@ export function renderOutputs() {
   const wt = $('#weights-title');
   wt.replaceChildren(linear ? 'A — implicit: computed for display ' : 'Effective attention A ', el('span', { class: 'muted', text: `(${n}×${n})` }));
   const wcard = $('#weights-card');
+  const png = wcard.querySelector('[data-export="weights"]');
+  png.disabled = !r.weights;
+  png.title = r.weights ? 'Save A as a PNG image' : `No PNG: A is drawn only for n ≤ ${WEIGHTS_MAX_N}`;
+  $('#row-norm').disabled = !r.weights;
   if (r.weights) {
     wcard.classList.remove('no-weights');
-    maps.weights.set({ rows: n, cols: n, data: r.weights, mask: r.options.causal ? (i, j) => j > i : null, vmin: 0 });
+    maps.weights.set({ rows: n, cols: n, data: r.weights, mask: r.options.causal ? (i, j) => j > i : null, vmin: 0, rowNorm: store.ui.rowNorm });
     maps.weights.root.hidden = false;
     $('#weights-note').textContent = linear
       ? `${r.info.label} never builds A to compute y (cost ${r.info.cost}); the page asks for it (weights: true) only to draw it.`
       : r.info.family === 'fixed' ? 'A fixed pattern: no softmax, no dependence on the input.' : 'Rows are softmax distributions: non-negative, summing to 1.';
   } else {
     wcard.classList.add('no-weights');
+    maps.weights.release();
     maps.weights.root.hidden = true;
-    $('#weights-note').textContent = `A is drawn only for n ≤ ${WEIGHTS_MAX_N} (it has n² = ${(n * n).toLocaleString()} values); y is complete.`;
+    $('#weights-note').textContent = `A is drawn only for n ≤ ${WEIGHTS_MAX_N} (it has n² = ${(n * n).toLocaleString()} values), so there is no PNG of it; y is complete and its PNG works.`;
   }
   maps.output.set({ rows: n, cols: dv, data: r.output });
   renderIntermediates(r);
@@ -55,10 +60,15 @@ function renderTiming(r) {
   box.append(
     el('span', { class: `badge build-${r.build}`, text: `${BUILD_LABEL[r.build] ?? r.build} build` }),
     el('span', {}, el('span', { class: 'muted', text: 'median ' }), el('strong', { text: fmtMs(t.median) })),
-    el('span', { class: 'muted', text: `spread ${fmtMs(t.min)} – ${fmtMs(t.max)} (IQR ${fmtMs(t.q1)} – ${fmtMs(t.q3)}), ${t.samples} sample${t.samples > 1 ? 's' : ''}${t.batch > 1 ? ` × ${t.batch} calls` : ''}` }),
+    el('span', { class: 'muted', text: `${spreadText(t)}${t.samples} sample${t.samples > 1 ? 's' : ''}${t.batch > 1 ? ` × ${t.batch} calls` : ''}${t.samples > 1 ? '' : ' (a slow call is timed once)'}` }),
     el('span', {}, el('strong', { text: `${fmt(gflops(f.flops, t.median), 3)} GFLOP/s` }), el('span', { class: 'muted', text: ` (${f.formula} = ${f.flops.toLocaleString()} flop)` })),
     el('span', { class: 'muted small-text', text: 'timed without weights; A is requested once, for display' }),
   );
+}
+
+/** "spread min – max (IQR q1 – q3), " for two samples or more; nothing for one. */
+export function spreadText(t) {
+  return t.samples > 1 ? `spread ${fmtMs(t.min)} – ${fmtMs(t.max)} (IQR ${fmtMs(t.q1)} – ${fmtMs(t.q3)}), ` : '';
 }
 
 function renderIntermediates(r) {
@@ -173,6 +183,12 @@ export function initOutputs() {
       download(`attnlab-${store.state.variant}-${b.dataset.export === 'weights' ? 'A' : 'y'}.png`, await m.toPngBlob());
     });
   }
+  const rowNorm = $('#row-norm');
+  rowNorm.addEventListener('change', () => {
+    store.ui.rowNorm = rowNorm.checked;
+    if (store.last) renderOutputs();
+    emit('row-norm');
+  });
   on('theme', () => {
     for (const m of Object.values(maps)) m.retheme();
     for (const m of interMaps.values()) m.retheme();

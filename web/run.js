@@ -1,18 +1,22 @@
-// The run loop: debounced runs of the chosen variant in the worker, then the comparison; where an
-// AttnError is shown (next to the control it names) and the stale state of the outputs.
+// The run loop: debounced runs of the chosen variant in the worker, then the comparison (in its
+// own worker); where an AttnError is shown (next to the control it names) and the stale state of
+// the outputs. A change cancels the comparison at once, and a long call it made stale is stopped
+// (its worker is replaced) rather than waited for.
 
-import { $, el } from './dom.js';
+import { $, el, elapsedIndicator } from './dom.js';
 import { WEIGHTS_MAX_N } from './gen.js';
 import { EXTRA_DIMS } from './state.js';
 import { store, info, requestFor, validateDims, subscribe } from './store.js';
-import { cloneInputs } from './worker-client.js';
+import { WorkerClient, cloneInputs } from './worker-client.js';
 import { renderOutputs } from './outputs.js';
-import { runCompare } from './compare.js';
+import { runCompare, cancelCompare, compareBusy } from './compare.js';
 
 const DEBOUNCE_MS = 150;
-const loop = { worker: null, timer: null, inflight: false, queued: false, seq: 0 };
+const STALE_STOP_MS = 250; // a stale call running longer than this is stopped, not waited for
+const loop = { worker: null, timer: null, inflight: false, queued: false, seq: 0, started: 0 };
 
 export function scheduleRun(delay = DEBOUNCE_MS) {
+  cancelCompare(); // its inputs are about to change
   clearTimeout(loop.timer);
   loop.timer = setTimeout(() => {
     loop.timer = null;
@@ -23,12 +27,17 @@ export function scheduleRun(delay = DEBOUNCE_MS) {
 async function startRun() {
   if (loop.inflight) {
     loop.queued = true;
+    if (performance.now() - loop.started > STALE_STOP_MS) {
+      loop.worker.terminate(); // the call in flight rejects with CANCELLED
+      loop.worker = new WorkerClient();
+    }
     return;
   }
   loop.inflight = true;
+  loop.started = performance.now();
   try {
     const seq = await runMain();
-    if (seq && !loop.queued) await runCompare(loop.worker, () => seq === loop.seq && !loop.queued);
+    if (seq && !loop.queued) runCompare(() => seq === loop.seq && !loop.queued).catch((err) => console.warn(err));
   } catch (err) {
     console.warn(err);
   } finally {
@@ -40,9 +49,9 @@ async function startRun() {
   }
 }
 
-/** True while a run is pending (debounce, in flight or queued). */
+/** True while a run is pending (debounce, in flight or queued) or a comparison computes. */
 export function busy() {
-  return !!loop.timer || loop.inflight || loop.queued;
+  return !!loop.timer || loop.inflight || loop.queued || compareBusy();
 }
 
 /** Which control an AttnError message is about: the first input, option or dimension it names. */
@@ -111,15 +120,18 @@ async function runMain() {
   }
   const { inputs, transfer } = cloneInputs(req.inputs);
   let res;
+  const stop = elapsedIndicator($('#computing'));
   try {
     res = await loop.worker.call('run', {
       variant: v.id, inputs, options: req.options, weights: req.dims.n <= WEIGHTS_MAX_N, build: store.state.build,
       timing: { budgetMs: 80, minSamples: 3, maxSamples: 25 }, extras: true,
     }, transfer);
   } catch (err) {
-    if (seq !== loop.seq) return 0;
+    if (seq !== loop.seq || err.code === 'CANCELLED') return 0;
     showError(err);
     return 0;
+  } finally {
+    stop();
   }
   if (seq !== loop.seq) return 0;
   store.last = {

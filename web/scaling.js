@@ -10,7 +10,7 @@ import { drawChart, crossings, slope, PALETTE, fmtMs, fmtN } from './chart.js';
 import { store, effectiveOpts, on } from './store.js';
 import { WorkerClient } from './worker-client.js';
 
-const scaling = { running: false, client: null, points: [], done: false, cancelled: false, error: null, plan: null, hits: [], crossings: [] };
+const scaling = { running: false, client: null, points: [], done: false, cancelled: false, error: null, plan: null, hits: [], layout: null, crossings: [] };
 
 /** What the test hook reports about the last scaling run. */
 export function scalingReport() {
@@ -18,6 +18,7 @@ export function scalingReport() {
     running: scaling.running, done: scaling.done, cancelled: scaling.cancelled, error: scaling.error?.message ?? null,
     points: scaling.points.map((p) => ({ n: p.n, variant: p.variant, build: p.actualBuild ?? p.build, median: p.timing?.median ?? null, skipped: p.skipped ?? null, error: p.error ?? null })),
     crossings: scaling.crossings.map((c) => ({ n: c.n, a: c.a.key, b: c.b.key })),
+    layout: scaling.layout,
   };
 }
 
@@ -37,10 +38,12 @@ function buildScalingControls() {
   builds.push('scalar');
   for (const b of builds) {
     const id = `sb-${b}`;
-    const cb = el('input', { type: 'checkbox', id, checked: b === 'simd' || b === 'scalar' || (b === 'relaxed' && !feats.simd), dataset: { build: b } });
+    // the build the page itself runs, and scalar to compare against
+    const cb = el('input', { type: 'checkbox', id, checked: b === lab.build || b === 'scalar', dataset: { build: b } });
     bbox.append(el('label', { class: 'check', for: id }, cb, ` ${BUILD_LABEL[b]}`));
   }
   $('#scale-run').addEventListener('click', startScaling);
+  for (const k of ['d', 'dv']) $(`#scale-${k}`).addEventListener('input', checkParams);
   $('#scale-cancel').addEventListener('click', cancelScaling);
   const chart = $('#scale-chart');
   chart.addEventListener('mousemove', (ev) => {
@@ -57,12 +60,36 @@ function buildScalingControls() {
     }
     if (!best) return hideTooltip(chart);
     const p = best.p;
-    showTooltip(chart, ev.clientX, ev.clientY, { title: `${best.s.label}: n = ${p.n}`, lines: [`median ${fmtMs(p.ms)} (spread ${fmtMs(p.point.timing.min)} – ${fmtMs(p.point.timing.max)})`, `${fmt(p.gflops, 3)} GFLOP/s`] });
+    const t = p.point.timing;
+    showTooltip(chart, ev.clientX, ev.clientY, { title: `${best.s.label}: n = ${p.n}`, lines: [`median ${fmtMs(p.ms)} (${t.samples > 1 ? `spread ${fmtMs(t.min)} – ${fmtMs(t.max)}` : 'one sample'})`, `${fmt(p.gflops, 3)} GFLOP/s`] });
   });
   chart.addEventListener('mouseleave', () => hideTooltip(chart));
   const unit = { n: 1, d: 1, dv: 1, h: 8, L: 1, a: 1, b: 1, rank: 4 };
   const f = lab.variants.map((v) => `${v.id}: ${flopCount(v.id, unit, effectiveOpts(v.id)).formula}`);
   $('#flop-note').textContent = `GFLOP/s = flop count / median time (a multiply-add is 2 flop; exp and the causal saving are not counted). Counts: ${f.join('; ')}.`;
+}
+
+/** d or dv of the chart: a whole number from 1 to MAX_WIDTH, or { error }. */
+function readWidth(name) {
+  const inp = $(`#scale-${name}`);
+  const t = inp.value.trim();
+  const x = Number(t);
+  let error = null;
+  if (inp.validity.badInput) error = `${name} is not a number`;
+  else if (t === '') error = `${name} is empty: enter a whole number from 1 to ${MAX_WIDTH}`;
+  else if (!Number.isInteger(x) || x < 1 || x > MAX_WIDTH) error = `${name} must be a whole number from 1 to ${MAX_WIDTH} (got ${t})`;
+  inp.setAttribute('aria-invalid', String(!!error));
+  return error ? { error } : { value: x };
+}
+
+/** Checks d and dv; shows what is wrong and keeps Run disabled until it is fixed. */
+function checkParams() {
+  const errors = ['d', 'dv'].map(readWidth).filter((r) => r.error).map((r) => r.error);
+  const box = $('#scale-params-error');
+  box.textContent = errors.length ? `${errors.join('; ')}. Fix it to run.` : '';
+  box.hidden = !errors.length;
+  $('#scale-run').disabled = scaling.running || errors.length > 0;
+  return !errors.length;
 }
 
 function scalePlan() {
@@ -71,18 +98,17 @@ function scalePlan() {
   const maxN = Number($('#scale-max').value);
   const ns = [];
   for (let n = 64; n <= maxN; n *= 2) ns.push(n);
-  const width = (sel) => Math.max(1, Math.min(MAX_WIDTH, Math.trunc(Number($(sel).value) || 32)));
-  return { variants, builds, ns, d: width('#scale-d'), dv: width('#scale-dv'), seed: store.state.seed, causal: $('#scale-causal').checked };
+  return { variants, builds, ns, d: readWidth('d').value, dv: readWidth('dv').value, seed: store.state.seed, causal: $('#scale-causal').checked };
 }
 
 function setRunning(running) {
   scaling.running = running;
-  $('#scale-run').disabled = running;
   $('#scale-cancel').disabled = !running;
+  checkParams();
 }
 
 async function startScaling() {
-  if (scaling.running) return;
+  if (scaling.running || !checkParams()) return;
   const plan = scalePlan();
   if (!plan.variants.length || !plan.builds.length) {
     $('#scale-status').textContent = 'Pick at least one variant and one build.';
@@ -166,7 +192,7 @@ function drawScaling() {
   for (const s of series) (byBuild[s.build] ??= []).push(s);
   const cross = Object.values(byBuild).flatMap((list) => crossings(list));
   scaling.crossings = cross;
-  scaling.hits = drawChart(canvas, series, range, { crossList: cross });
+  ({ hits: scaling.hits, layout: scaling.layout } = drawChart(canvas, series, range, { crossList: cross }));
   canvas.setAttribute('aria-label', series.length ? `Scaling chart: ${series.map((s) => `${s.label} ${s.points.length} points`).join('; ')}` : 'Scaling chart: no data yet');
   const lg = $('#scale-legend');
   lg.replaceChildren();
@@ -196,7 +222,7 @@ function renderTable() {
       const f = flopCount(p.variant, p.dims, p.options);
       tb.append(el('tr', { dataset: { n: String(p.n), variant: p.variant, build: p.actualBuild ?? p.build, median: String(p.timing.median) } },
         el('td', { text: fmtN(p.n) }), el('td', { text: p.variant }), el('td', { text: BUILD_LABEL[p.actualBuild ?? p.build] ?? p.build }),
-        el('td', { text: fmtMs(p.timing.median) }), el('td', { text: `${fmtMs(p.timing.min)} – ${fmtMs(p.timing.max)} (${p.timing.samples}×${p.timing.batch ?? 1})` }),
+        el('td', { text: fmtMs(p.timing.median) }), el('td', { text: p.timing.samples > 1 ? `${fmtMs(p.timing.min)} – ${fmtMs(p.timing.max)} (${p.timing.samples}×${p.timing.batch ?? 1})` : 'one sample' }),
         el('td', { text: fmt(gflops(f.flops, p.timing.median), 3) }), el('td', { text: `${f.formula} = ${f.flops.toExponential(2)}` })));
     } else {
       tb.append(el('tr', { dataset: { n: String(p.n), variant: p.variant, build: p.build } },

@@ -2,7 +2,7 @@
 // sizes, seed, preset, options of every variant, edited cells, compared variants), so a link
 // reproduces the numbers exactly. Example:
 //   #v=softmax&n=16&d=8&dv=8&seed=7&preset=random&causal=1&o.fixed.pattern=left&e.q=128~3:0.5,7:-1
-import { PRESETS, DEFAULT_PRESET, f32str } from './gen.js';
+import { PRESETS, DEFAULT_PRESET, DIM_LIMITS, f32str } from './gen.js';
 
 export const EXTRA_DIMS = ['h', 'L', 'a', 'b', 'rank'];
 
@@ -52,7 +52,8 @@ export function encodeHash(s) {
     }
   }
   for (const [name, e] of Object.entries(s.edits)) {
-    const cells = Object.entries(e.cells ?? {});
+    // Only finite values go into a link: a cell the user typed wrong stays out of it.
+    const cells = Object.entries(e.cells ?? {}).filter(([, v]) => Number.isFinite(v));
     if (!cells.length) continue;
     put(`e.${name}`, `${e.len}~${cells.map(([i, v]) => `${i}:${numStr(v)}`).join(',')}`);
   }
@@ -81,47 +82,84 @@ function parseOptionValue(name, t) {
   return t;
 }
 
-/** Parses a hash into a state (unknown keys are ignored; missing ones take defaults). */
-export function decodeHash(hash) {
+function safeDecode(t) {
+  try {
+    return decodeURIComponent(t);
+  } catch {
+    return null;
+  }
+}
+
+const shown = (t) => (t.length > 40 ? `${t.slice(0, 40)}…` : t);
+
+/**
+ * Parses a hash into a state; missing keys take defaults. What cannot be read (a cut-off %
+ * escape, a number that is not one, an unknown key or preset) is left at its default and listed
+ * in `ignored` as { key, text, why }. Whether a variant, option or build exists is the store's
+ * check (it knows `lab`).
+ */
+export function decodeHash(hash, ignored = []) {
   const s = defaultState();
   const h = hash.replace(/^#/, '');
   if (!h) return s;
+  const skip = (key, text, why) => ignored.push({ key, text: shown(text), why });
   for (const part of h.split('&')) {
     if (!part) continue;
     const eq = part.indexOf('=');
-    const k = decodeURIComponent(eq < 0 ? part : part.slice(0, eq));
-    const v = eq < 0 ? '' : decodeURIComponent(part.slice(eq + 1));
+    const rawK = eq < 0 ? part : part.slice(0, eq);
+    const rawV = eq < 0 ? '' : part.slice(eq + 1);
+    const k = safeDecode(rawK);
+    const v = safeDecode(rawV);
+    if (k == null || v == null) {
+      skip(k ?? rawK, rawV, 'a % escape is cut off or invalid (was the link truncated?)');
+      continue;
+    }
     if (k === 'v') s.variant = v;
     else if (k === 'n' || k === 'd' || k === 'dv' || EXTRA_DIMS.includes(k)) {
       const x = Number(v);
-      if (v !== '' && Number.isFinite(x)) s[k] = x;
+      if (v !== '' && Number.isInteger(x) && x >= 1 && x <= DIM_LIMITS[k]) s[k] = x;
+      else skip(k, v, `not a whole number from 1 to ${DIM_LIMITS[k]}`);
     } else if (k === 'seed') {
       const x = Number(v);
-      if (Number.isFinite(x)) s.seed = x;
+      if (v !== '' && Number.isFinite(x)) s.seed = Math.trunc(x);
+      else skip(k, v, 'not a number');
     } else if (k === 'preset') {
-      if (PRESETS[v]) {
-        s.preset = v;
-      }
-    } else if (k === 'causal') s.causal = v === '1' || v === 'true';
-    else if (k === 'build') s.build = v || 'auto';
+      if (Object.hasOwn(PRESETS, v)) s.preset = v;
+      else skip(k, v, `no such preset (${Object.keys(PRESETS).join(', ')})`);
+    } else if (k === 'causal') {
+      if (['1', 'true', '0', 'false', ''].includes(v)) s.causal = v === '1' || v === 'true';
+      else skip(k, v, 'expected 1 or 0');
+    } else if (k === 'build') s.build = v || 'auto';
     else if (k === 'cmp') s.compare = v ? v.split(',') : [];
     else if (k.startsWith('o.')) {
       const rest = k.slice(2);
       const dot = rest.lastIndexOf('.');
-      if (dot <= 0) continue;
+      if (dot <= 0) {
+        skip(k, v, 'not an option key (o.variant.option)');
+        continue;
+      }
       const id = rest.slice(0, dot), name = rest.slice(dot + 1);
       (s.opts[id] ??= {})[name] = parseOptionValue(name, v);
     } else if (k.startsWith('e.')) {
       const name = k.slice(2);
-      const [len, list] = v.split('~');
+      const [lenText, list] = v.split('~');
+      const len = Number(lenText);
+      if (!Number.isInteger(len) || len < 1) {
+        skip(k, v, 'the edited cells need the array length first (len~i:value,…)');
+        continue;
+      }
       const cells = {};
+      const bad = [];
       for (const c of (list ?? '').split(',')) {
         if (!c) continue;
         const [i, val] = c.split(':');
-        if (i !== '' && val != null) cells[Number(i)] = parseNum(val);
+        const idx = Number(i), x = val == null || val === '' ? NaN : Number(val);
+        if (i !== '' && Number.isInteger(idx) && idx >= 0 && idx < len && Number.isFinite(x)) cells[idx] = Math.fround(x);
+        else bad.push(c);
       }
-      s.edits[name] = { len: Number(len), cells };
-    }
+      if (bad.length) skip(k, bad.join(','), `cell${bad.length > 1 ? 's' : ''} without a finite number or a valid index`);
+      if (Object.keys(cells).length) s.edits[name] = { len, cells };
+    } else skip(k, v, 'unknown key');
   }
   return s;
 }

@@ -14,7 +14,7 @@ export const store = {
   lastError: null,
   stale: false,
   compare: {}, // { baseId, ids, results }
-  ui: { activeArray: null, editorRow: 0, lastHash: '' },
+  ui: { activeArray: null, editorRow: 0, lastHash: '', hashIgnored: [], rowNorm: false, sharedScale: true, compareCancels: 0 },
 };
 
 export function setLab(lab) {
@@ -77,11 +77,64 @@ export function writeHash() {
   history.replaceState(null, '', `#${h}`);
 }
 
+const BUILDS = ['auto', 'relaxed', 'simd', 'scalar'];
+
+/** Why `val` cannot be option `name` of variant `id` (lab.options says what it takes), or null. */
+function optionProblem(id, name, val) {
+  const v = store.byId[id];
+  if (!v) return `no variant '${id}'`;
+  if (!v.options.includes(name) || name === 'state' || name === 'weights' || name === 'causal') return `${id} has no option '${name}'`;
+  const m = store.lab.options?.[name];
+  if (!m) return null;
+  const num = (x) => typeof x === 'number' && Number.isFinite(x);
+  switch (m.type) {
+    case 'number':
+      return num(val) ? null : 'not a number';
+    case 'integer':
+      return Number.isInteger(val) ? null : 'not a whole number';
+    case 'boolean':
+      return typeof val === 'boolean' ? null : 'expected true or false';
+    case 'enum':
+      return m.values?.includes(val) ? null : `expected one of ${m.values?.join(', ')}`;
+    case 'list':
+      return Array.isArray(val) && val.every((x) => !m.values || m.values.includes(x)) ? null : `expected a list of ${m.values?.join(', ')}`;
+    case 'numbers':
+      return Array.isArray(val) && val.every(num) ? null : 'expected a list of numbers';
+    default:
+      return null;
+  }
+}
+
+/**
+ * Reads the URL hash into the store. Whatever it cannot use keeps its default and is listed in
+ * store.ui.hashIgnored ({ key, text, why }), which the page shows.
+ */
 export function loadHash() {
-  const s = decodeHash(location.hash);
-  if (!store.byId[s.variant]) s.variant = store.lab.variants[0].id;
+  const ignored = [];
+  const s = decodeHash(location.hash, ignored);
+  const first = store.lab.variants[0].id;
+  if (!store.byId[s.variant]) {
+    ignored.push({ key: 'v', text: s.variant, why: `no such variant; showing ${store.byId.softmax ? 'softmax' : first}` });
+    s.variant = store.byId.softmax ? 'softmax' : first;
+  }
+  const unknownCmp = s.compare.filter((x) => !store.byId[x]);
+  if (unknownCmp.length) ignored.push({ key: 'cmp', text: unknownCmp.join(','), why: 'no such variant' });
   s.compare = s.compare.filter((x) => store.byId[x]);
+  if (!BUILDS.includes(s.build)) {
+    ignored.push({ key: 'build', text: s.build, why: `expected ${BUILDS.join(', ')}` });
+    s.build = 'auto';
+  }
+  for (const [id, o] of Object.entries(s.opts)) {
+    for (const [name, val] of Object.entries(o)) {
+      const why = optionProblem(id, name, val);
+      if (!why) continue;
+      ignored.push({ key: `o.${id}.${name}`, text: Array.isArray(val) ? val.join(',') : String(val), why });
+      delete o[name];
+    }
+    if (!Object.keys(o).length) delete s.opts[id];
+  }
   store.state = s;
+  store.ui.hashIgnored = ignored;
   store.ui.lastHash = location.hash.replace(/^#/, '');
 }
 

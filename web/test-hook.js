@@ -3,6 +3,7 @@
 
 import { store } from './store.js';
 import { busy } from './run.js';
+import { compareBusy } from './compare.js';
 import { describeWeight, describeOutput } from './explain.js';
 import { scalingReport } from './scaling.js';
 import { codeSnippet } from './export.js';
@@ -62,6 +63,10 @@ export function installTestHook() {
       return { baseId: c.baseId, ids: c.ids, results: out };
     },
     scaling: scalingReport,
+    /** Small facts about the last result (no arrays: cheap at any n). */
+    status: () => ({ variant: store.last?.id ?? null, dims: store.last?.dims ?? null, samples: store.last?.timing?.samples ?? null, compareBusy: compareBusy(), error: store.lastError }),
+    /** Page-side state the browser tests check: ignored parts of the link, cancelled comparisons, toggles. */
+    ui: () => ({ hashIgnored: store.ui.hashIgnored, compareCancels: store.ui.compareCancels, rowNorm: store.ui.rowNorm, sharedScale: store.ui.sharedScale }),
     tooltip: tooltipState,
     unlockTooltip,
     codeSnippet: () => (store.last ? codeSnippet(store.last) : null),

@@ -1,6 +1,8 @@
 // The page's one tooltip, shared by the heatmaps and the scaling chart: hover shows it, a click
 // locks it to its owner until a second click or Esc. Its state stays in here; read it through
-// tooltipState(), tooltipLocked() and ownsTooltip().
+// tooltipState(), tooltipLocked() and ownsTooltip(). It never outlives what it describes: on a
+// scroll or resize a locked tooltip follows its cell (owner.anchorPoint()) or goes away, a hover
+// tooltip goes away; clearTooltip() is for the panels (new sizes, variant, an open dialog).
 
 const tip = { el: null, owner: null, locked: false };
 
@@ -18,6 +20,8 @@ function tipEl() {
         hideTooltip(null, true);
       }
     });
+    document.addEventListener('scroll', reanchor, { capture: true, passive: true });
+    window.addEventListener('resize', reanchor);
   }
   return tip.el;
 }
@@ -51,6 +55,11 @@ export function showTooltip(owner, x, y, content) {
   el.classList.toggle('locked', tip.locked);
   el.hidden = false;
   tip.owner = owner;
+  place(x, y);
+}
+
+function place(x, y) {
+  const el = tip.el;
   const pad = 14;
   const r = el.getBoundingClientRect();
   let left = x + pad, top = y + pad;
@@ -86,4 +95,19 @@ export function tooltipLocked() {
 
 export function ownsTooltip(owner) {
   return tip.owner === owner;
+}
+
+/** Unlocks and hides the tooltip, whoever owns it. */
+export function clearTooltip() {
+  if (!tip.el) return;
+  if (tip.locked) unlockTooltip();
+  hideTooltip(null, true);
+}
+
+/** After a scroll or resize: a locked tooltip moves with its cell (or goes when it is out of view). */
+function reanchor() {
+  if (!tip.el || tip.el.hidden) return;
+  const at = tip.locked ? tip.owner?.anchorPoint?.() : null;
+  if (at) place(at.x, at.y);
+  else clearTooltip();
 }

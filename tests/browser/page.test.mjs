@@ -4,137 +4,27 @@
 //
 // Starts scripts/serve.mjs on port 0, drives the page, and checks what it shows against the
 // binding run in Node on the same inputs (read back from the page's window.__attnlab hook).
-// Screenshots go to test-artifacts/ (git-ignored). No timing assertions.
-// Env: CHROMIUM (default /usr/bin/chromium); ATTNLAB_ROOT serves another tree that has web/ and
-// dist/ (for developing the page against a stand-in binding).
+// Screenshots go to test-artifacts/ (git-ignored). No timing assertions. The shared set-up is
+// harness.mjs; page-fixes.test.mjs covers the page's edge cases (bad links, layouts, cancelling).
 
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { startServer } from '../../scripts/serve.mjs';
+import { pathToFileURL } from 'node:url';
+import {
+  ROOT, ARTIFACTS, BINDING, startEnv, stopEnv, assertClose, toF32Inputs, newPage, rawGet, idle, snapshot, assertNoProblems, checkAgainstBinding, chooseVariant, cellColour,
+} from './harness.mjs';
 
-const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const ROOT = process.env.ATTNLAB_ROOT ? path.resolve(process.env.ATTNLAB_ROOT) : REPO;
-const ARTIFACTS = path.join(REPO, 'test-artifacts');
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const BINDING = path.join(ROOT, 'dist', 'attnlab.js');
-const LAUNCH_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
-
-const haveChromium = fs.existsSync(CHROMIUM);
-const haveBinding = fs.existsSync(BINDING);
-
-let chromium, browser, server, nodeLab, AttnError, binding;
-
-/** Within the accuracy bar of each other (each build is within 1e-5 + 1e-4·|ref| of float64; docs/contract.md). */
-function assertClose(actual, expected, what, abs = 3e-5, rel = 3e-4) {
-  assert.equal(actual.length, expected.length, `${what}: length`);
-  let worst = 0, at = -1;
-  for (let i = 0; i < expected.length; i++) {
-    const err = Math.abs(actual[i] - expected[i]) - (abs + rel * Math.abs(expected[i]));
-    if (!(err <= 0) && (at < 0 || err > worst)) {
-      worst = err;
-      at = i;
-    }
-  }
-  assert.ok(at < 0, `${what}: element ${at} is ${actual[at]}, expected ${expected[at]}`);
-}
-
-function toF32Inputs(inputs) {
-  const out = {};
-  for (const [k, v] of Object.entries(inputs)) out[k] = Array.isArray(v) ? Float32Array.from(v) : v;
-  return out;
-}
-
-async function newPage(t, { hash = '', viewport = { width: 1280, height: 900 }, colorScheme = 'light' } = {}) {
-  const context = await browser.newContext({ viewport, colorScheme, acceptDownloads: true });
-  const page = await context.newPage();
-  const problems = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(`console.error: ${m.text()}`);
-  });
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} ${r.failure()?.errorText ?? ''}`));
-  await page.goto(server.url + hash);
-  await page.waitForFunction(() => window.__attnlab?.ready || window.__attnlab?.loadError, null, { timeout: 30000 });
-  const loadError = await page.evaluate(() => window.__attnlab.loadError ?? null);
-  assert.equal(loadError, null, `the binding did not load in the page: ${JSON.stringify(loadError)}`);
-  await idle(page);
-  t.after(async () => {
-    await context.close();
-  });
-  page.problems = problems;
-  return page;
-}
-
-function rawGet(port, rawPath) {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path: rawPath, method: 'GET' }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode, body }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-const idle = (page) => page.evaluate(() => window.__attnlab.idle());
-const snapshot = (page) => page.evaluate(() => window.__attnlab.snapshot());
-
-function assertNoProblems(page) {
-  assert.deepEqual(page.problems, [], 'console errors / page errors / failed requests');
-}
-
-/** Runs the binding in Node on the page's inputs and compares output (and weights). */
-function checkAgainstBinding(snap, label) {
-  const opts = { ...snap.options, weights: !!snap.weights };
-  const ref = nodeLab.attention(snap.variant, toF32Inputs(snap.inputs), opts);
-  assertClose(snap.output, Array.from(ref.output), `${label}: y`);
-  if (snap.weights) assertClose(snap.weights, Array.from(ref.weights), `${label}: A`);
-  return ref;
-}
-
-async function chooseVariant(page, id) {
-  await page.selectOption('#variant', id);
-  await idle(page);
-  const snap = await snapshot(page);
-  assert.equal(snap.variant, id, `page shows ${id}`);
-  return snap;
-}
-
-/** Colour of the centre of heatmap cell (i, j), in device pixels. */
-async function cellColour(page, canvasSelector, i, j) {
-  return page.evaluate(([sel, i, j]) => {
-    const c = document.querySelector(sel);
-    const rows = Number(c.dataset.rows), cols = Number(c.dataset.cols);
-    const x = Math.floor(((j + 0.5) / cols) * c.width), y = Math.floor(((i + 0.5) / rows) * c.height);
-    const d = c.getContext('2d').getImageData(x, y, 1, 1).data;
-    return { rgb: `rgb(${d[0]},${d[1]},${d[2]})`, mask: c.dataset.maskColor };
-  }, [canvasSelector, i, j]);
-}
+let server, nodeLab, AttnError, binding;
 
 describe('attnlab page', () => {
   before(async () => {
-    assert.ok(haveChromium, `no Chromium at ${CHROMIUM}: npm test installs it (apt-get install chromium)`);
-    assert.ok(haveBinding, `${BINDING} is missing: run \`npm run build\` first`);
-    ({ chromium } = await import('playwright-core'));
-    binding = await import(pathToFileURL(BINDING).href);
-    AttnError = binding.AttnError;
-    nodeLab = await binding.init();
-    server = await startServer({ port: 0, root: ROOT, quiet: true, followSymlinks: !!process.env.ATTNLAB_ROOT });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
-    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    ({ server, nodeLab, AttnError, binding } = await startEnv());
   });
 
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  after(stopEnv);
 
   test('serves the page, the binding and wasm with the right types, and nothing outside the root', async () => {
     const base = server.url.replace(/\/web\/$/, '');
@@ -249,6 +139,16 @@ describe('attnlab page', () => {
         if (name === 'state' || name === 'alphaLogits') {
           assert.equal(byName[name], undefined, `${v.id}: ${name} has no field of its own`);
           continue;
+        }
+        // a mixture's option that belongs to its components has a field only while a chosen
+        // component takes it (page-fixes.test.mjs checks it appears when one is chosen)
+        const owners = v.options.includes('components') ? (m.appliesTo ?? []).filter((id) => id !== v.id && nodeLab.variants.find((x) => x.id === id)?.mixable) : [];
+        if (owners.length) {
+          const chosen = await page.$$eval('#variant-options [data-option="components"] input:checked', (cs) => cs.map((c) => c.dataset.value));
+          if (!owners.some((c) => chosen.includes(c))) {
+            assert.equal(byName[name], undefined, `${v.id}: no ${name} field while none of ${owners} is a component`);
+            continue;
+          }
         }
         const f = byName[name];
         assert.ok(f, `${v.id}: a field for option ${name}`);
