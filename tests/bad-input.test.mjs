@@ -7,7 +7,7 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { reference } from '../src/js/reference.js';
-import { binding, builds, loadBuild, makeInputs, closeTo, VARIANTS, isMixable, isMixture } from './helpers.mjs';
+import { binding, builds, loadBuild, makeInputs, closeTo, VARIANTS, isMixable, isMixture, withArray, without } from './helpers.mjs';
 
 const { AttnError } = await binding();
 const buildList = await builds();
@@ -26,16 +26,6 @@ const MIX = { components: ['softmax', 'random'], alpha: [0.5, 0.5] };
 /** A variant a mixture may not combine (the first in lab.variants that is neither mixable nor a mixture). */
 const NOT_MIXABLE = VARIANTS.find((v) => !isMixable(v) && !isMixture(v)).id;
 const mixInputs = () => makeInputs('mixture', MIX_DIMS, 5, { components: MIX.components });
-const withArray = (inputs, name, f) => {
-  const a = Float32Array.from(inputs[name]);
-  f(a);
-  return { ...inputs, [name]: a };
-};
-const without = (obj, key) => {
-  const o = { ...obj };
-  delete o[key];
-  return o;
-};
 
 // A problem bigger than any before it in the instance, so that it needs WebAssembly memory to grow,
 // with one value that is finite as a float64 but overflows float32: it must fail before memory grows.

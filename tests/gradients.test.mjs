@@ -22,6 +22,7 @@ import { reference, referenceGrad, definitions, logits } from '../src/js/referen
 import {
   binding, builds, loadBuild, makeInputs, randomArray, closeTo, describeDims, describeOptions,
   ARRAY_SHAPES, VARIANTS, OPTIONS, MIXTURE_COMPONENTS, isMixable, isMixture, causalPatterns, dimsFor,
+  withArray, without, oneHotMixtureCases,
 } from './helpers.mjs';
 
 const { AttnError } = await binding();
@@ -372,49 +373,37 @@ for (const build of buildList) {
 
     for (const mix of VARIANTS.filter(isMixture)) {
       describe(`${mix.id}: α's gradient with one-hot α is Σ dB ⊙ B_c over every component c`, () => {
-        let seed = 41000;
-        for (const comp of MIXTURE_COMPONENTS) {
-          for (const causal of [false, true]) {
-            for (const form of ['alpha', 'alphaLogits']) {
-              const s = seed++;
-              const dims = { n: 11, d: 5, dv: 4, h: 6, L: 15, a: 3, b: 5, rank: 2 };
-              const onehot = MIXTURE_COMPONENTS.map((x) => (x === comp ? 1 : 0));
-              // alphaLogits: one-hot up to float64 rounding (e^-800 underflows to 0), so dz = α ⊙ (dα − α·dα) = 0
-              const options = form === 'alpha'
-                ? { causal, components: [...MIXTURE_COMPONENTS], alpha: onehot }
-                : { causal, components: [...MIXTURE_COMPONENTS], alphaLogits: onehot.map((x) => (x ? 0 : -800)) };
-              const ctx = { variant: mix.id, dims, seed: s, options, build, extra: `one-hot ${comp}` };
-              test(where(ctx), () => {
-                const inputs = makeInputs(mix.id, dims, s);
-                const dO = dOutputFor(dims, s);
-                // dB = A ⊙ (dP − rowsum(dP ⊙ A)), dP = dO·vᵀ, A the component's own (float64)
-                const { n, dv } = dims;
-                const A = reference(comp, inputs, { causal }).weights;
-                const dB = new Float64Array(n * n);
-                for (let i = 0; i < n; i++) {
-                  const dP = new Float64Array(n);
-                  let g = 0;
-                  for (let j = 0; j < n; j++) {
-                    for (let c = 0; c < dv; c++) dP[j] += dO[i * dv + c] * inputs.v[j * dv + c];
-                    g += dP[j] * A[i * n + j];
-                  }
-                  for (let j = 0; j < n; j++) dB[i * n + j] = A[i * n + j] * (dP[j] - g);
-                }
-                const expected = MIXTURE_COMPONENTS.map((c) => {
-                  const B = logits(c, inputs, { causal });
-                  let t = 0;
-                  for (let x = 0; x < n * n; x++) t += dB[x] * B[x];
-                  return t;
-                });
-                const wanted = form === 'alpha' ? Float64Array.from(expected) : new Float64Array(expected.length);
-                // the reference agrees (a check of the oracle), then the build
-                const ref = referenceGrad(mix.id, inputs, dO, options).grads[form];
-                gradClose(ref, wanted, { ...ctx, build: 'float64 reference', array: form, cols: wanted.length, against: 'Σ dB ⊙ B_c' }, 1e-12, 1e-9);
-                const { grads } = lab.attentionGrad(mix.id, inputs, dO, options);
-                gradClose(grads[form], wanted, { ...ctx, array: form, cols: wanted.length, against: 'Σ dB ⊙ B_c' });
-              });
+        for (const { comp, causal, form, seed: s, dims, options } of oneHotMixtureCases(41000)) {
+          const ctx = { variant: mix.id, dims, seed: s, options, build, extra: `one-hot ${comp}` };
+          test(where(ctx), () => {
+            const inputs = makeInputs(mix.id, dims, s);
+            const dO = dOutputFor(dims, s);
+            // dB = A ⊙ (dP − rowsum(dP ⊙ A)), dP = dO·vᵀ, A the component's own (float64)
+            const { n, dv } = dims;
+            const A = reference(comp, inputs, { causal }).weights;
+            const dB = new Float64Array(n * n);
+            for (let i = 0; i < n; i++) {
+              const dP = new Float64Array(n);
+              let g = 0;
+              for (let j = 0; j < n; j++) {
+                for (let c = 0; c < dv; c++) dP[j] += dO[i * dv + c] * inputs.v[j * dv + c];
+                g += dP[j] * A[i * n + j];
+              }
+              for (let j = 0; j < n; j++) dB[i * n + j] = A[i * n + j] * (dP[j] - g);
             }
-          }
+            const expected = MIXTURE_COMPONENTS.map((c) => {
+              const B = logits(c, inputs, { causal });
+              let t = 0;
+              for (let x = 0; x < n * n; x++) t += dB[x] * B[x];
+              return t;
+            });
+            const wanted = form === 'alpha' ? Float64Array.from(expected) : new Float64Array(expected.length);
+            // the reference agrees (a check of the oracle), then the build
+            const ref = referenceGrad(mix.id, inputs, dO, options).grads[form];
+            gradClose(ref, wanted, { ...ctx, build: 'float64 reference', array: form, cols: wanted.length, against: 'Σ dB ⊙ B_c' }, 1e-12, 1e-9);
+            const { grads } = lab.attentionGrad(mix.id, inputs, dO, options);
+            gradClose(grads[form], wanted, { ...ctx, array: form, cols: wanted.length, against: 'Σ dB ⊙ B_c' });
+          });
         }
       });
     }
@@ -482,16 +471,6 @@ const good = {
 };
 const dO43 = () => dOutputFor(SOFTMAX_DIMS, 1); // n×dv = 12
 const dO63 = () => dOutputFor({ n: 6, dv: 3 }, 2); // 18
-const withArray = (inputs, name, f) => {
-  const a = Float32Array.from(inputs[name]);
-  f(a);
-  return { ...inputs, [name]: a };
-};
-const without = (obj, key) => {
-  const o = { ...obj };
-  delete o[key];
-  return o;
-};
 
 // A call bigger than any before it, so that it would need memory to grow, whose dOutput holds a value
 // finite in float64 that overflows float32 (or a NaN): it must fail before memory grows.

@@ -327,3 +327,39 @@ export function devDependencyDir(name) {
   }
   return dir;
 }
+
+/** A copy of inputs whose array `name` is a fresh Float32Array that f may change. */
+export const withArray = (inputs, name, f) => {
+  const a = Float32Array.from(inputs[name]);
+  f(a);
+  return { ...inputs, [name]: a };
+};
+
+/** A copy of obj without key. */
+export const without = (obj, key) => {
+  const o = { ...obj };
+  delete o[key];
+  return o;
+};
+
+/**
+ * The one-hot mixtures over every mixable component, causal or not, with the weights given as
+ * alpha or as alphaLogits (one-hot up to float64 rounding: e^-800 underflows to 0), seeds from seed0.
+ */
+export function oneHotMixtureCases(seed0) {
+  const cases = [];
+  let seed = seed0;
+  const dims = { n: 11, d: 5, dv: 4, h: 6, L: 15, a: 3, b: 5, rank: 2 };
+  for (const comp of MIXTURE_COMPONENTS) {
+    for (const causal of [false, true]) {
+      for (const form of ['alpha', 'alphaLogits']) {
+        const onehot = MIXTURE_COMPONENTS.map((x) => (x === comp ? 1 : 0));
+        const options = form === 'alpha'
+          ? { causal, components: [...MIXTURE_COMPONENTS], alpha: onehot }
+          : { causal, components: [...MIXTURE_COMPONENTS], alphaLogits: onehot.map((x) => (x ? 0 : -800)) };
+        cases.push({ comp, causal, form, seed: seed++, dims: { ...dims }, options });
+      }
+    }
+  }
+  return cases;
+}

@@ -13,6 +13,7 @@ import { reference, referenceRows, definitions } from '../src/js/reference.js';
 import {
   builds, loadBuild, makeInputs, closeTo, caseName, matVec, describeDims, MIXTURE_COMPONENTS,
   ARRAY_SHAPES, VARIANTS, OPTIONS, isMixable, isMixture, causalPatterns, dimsFor, variantInfo,
+  oneHotMixtureCases,
 } from './helpers.mjs';
 
 const buildList = await builds();
@@ -155,28 +156,16 @@ for (const build of buildList) {
     });
 
     for (const mixtureId of VARIANTS.filter(isMixture).map((v) => v.id)) describe(`${mixtureId} with one-hot alpha equals its component`, () => {
-      let seed = 3000;
-      for (const comp of MIXTURE_COMPONENTS) {
-        for (const causal of [false, true]) {
-          for (const form of ['alpha', 'alphaLogits']) {
-            const s = seed++;
-            const dims = { n: 11, d: 5, dv: 4, h: 6, L: 15, a: 3, b: 5, rank: 2 };
-            const onehot = MIXTURE_COMPONENTS.map((x) => (x === comp ? 1 : 0));
-            // alphaLogits: a one-hot softmax up to float64 rounding (e^-800 underflows to 0)
-            const options = form === 'alpha'
-              ? { causal, components: [...MIXTURE_COMPONENTS], alpha: onehot }
-              : { causal, components: [...MIXTURE_COMPONENTS], alphaLogits: onehot.map((x) => (x ? 0 : -800)) };
-            const name = `${mixtureId} ${describeDims(dims)} ${form} one-hot ${comp}${causal ? ' causal' : ''} seed=${s} [${build}]`;
-            test(name, () => {
-              const mix = lab.attention(mixtureId, makeInputs(mixtureId, dims, s), { ...options, weights: true });
-              const compInputs = makeInputs(comp, dims, s); // same per-array streams: identical arrays
-              const one = lab.attention(comp, compInputs, { causal, weights: true });
-              const ctx = { variant: mixtureId, build, dims, seed: s, options, cols: dims.dv, extra: `vs ${comp}` };
-              closeTo(mix.output, Float64Array.from(one.output), ctx);
-              closeTo(mix.weights, Float64Array.from(one.weights), { ...ctx, what: 'weights', cols: dims.n });
-            });
-          }
-        }
+      for (const { comp, causal, form, seed: s, dims, options } of oneHotMixtureCases(3000)) {
+        const name = `${mixtureId} ${describeDims(dims)} ${form} one-hot ${comp}${causal ? ' causal' : ''} seed=${s} [${build}]`;
+        test(name, () => {
+          const mix = lab.attention(mixtureId, makeInputs(mixtureId, dims, s), { ...options, weights: true });
+          const compInputs = makeInputs(comp, dims, s); // same per-array streams: identical arrays
+          const one = lab.attention(comp, compInputs, { causal, weights: true });
+          const ctx = { variant: mixtureId, build, dims, seed: s, options, cols: dims.dv, extra: `vs ${comp}` };
+          closeTo(mix.output, Float64Array.from(one.output), ctx);
+          closeTo(mix.weights, Float64Array.from(one.weights), { ...ctx, what: 'weights', cols: dims.n });
+        });
       }
     });
 

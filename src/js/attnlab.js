@@ -320,27 +320,7 @@ class Instance {
    * @returns {{ output: Float32Array, weights?: Float32Array, state?: Float32Array, normalizer?: Float32Array }}
    */
   attention(id, inputs, options = {}) {
-    this.#alive();
-    const variant = this.#byId.get(id);
-    if (!variant) {
-      throw new AttnError('UNKNOWN', `unknown variant ${describe(id)}; expected one of ` +
-        `${this.#meta.variants.map((v) => v.id).join(', ')}`);
-    }
-    if (inputs === null || typeof inputs !== 'object' || Array.isArray(inputs)) {
-      throw new AttnError('SHAPE', `inputs must be an object like { n, d, dv, q, k, v }, got ${describe(inputs)}`);
-    }
-    if (options === undefined || options === null) options = {};
-    if (typeof options !== 'object' || Array.isArray(options)) {
-      throw new AttnError('VALUE', `options must be an object, got ${describe(options)}`);
-    }
-    // Every input is read exactly once, into the binding's own copies, before anything shared is
-    // written: a getter or proxy that runs meanwhile (even one that calls attention() again) can
-    // neither change this call nor be changed by it.
-    const opt = this.#readOptions(variant, options);
-    const parts = opt.components ? opt.components.map((c) => this.#byId.get(c)) : [variant];
-    const names = this.#inputNames(inputs);
-    const dims = readDims(parts, inputs, this.#meta);
-    const arrays = readArrays(arraySpecs(parts), inputs, dims, names, parts);
+    const { variant, opt, dims, arrays } = this.#read(id, inputs, options);
     this.#writeControl(dims, opt);
     const flags = (opt.weights ? WANT_WEIGHTS : 0) | (opt.state ? WANT_STATE : 0);
     const { wsBytes, stateWidth } = this.#plan(variant, dims, opt, flags);
@@ -360,30 +340,12 @@ class Instance {
    * @returns {{ output: Float32Array, grads: Record<string, Float32Array> }}
    */
   attentionGrad(id, inputs, dOutput, options = {}) {
-    this.#alive();
-    const variant = this.#byId.get(id);
-    if (!variant) {
-      throw new AttnError('UNKNOWN', `unknown variant ${describe(id)}; expected one of ` +
-        `${this.#meta.variants.map((v) => v.id).join(', ')}`);
-    }
-    if (inputs === null || typeof inputs !== 'object' || Array.isArray(inputs)) {
-      throw new AttnError('SHAPE', `inputs must be an object like { n, d, dv, q, k, v }, got ${describe(inputs)}`);
-    }
-    if (options === undefined || options === null) options = {};
-    if (typeof options !== 'object' || Array.isArray(options)) {
-      throw new AttnError('VALUE', `options must be an object, got ${describe(options)}`);
-    }
+    const { variant, opt, parts, dims, arrays } = this.#read(id, inputs, options);
     for (const flag of ['weights', 'state']) {
-      if (options[flag] !== undefined && options[flag] !== null && options[flag] !== false) {
+      if (opt[flag]) {
         throw new AttnError('UNSUPPORTED', `option "${flag}" does not apply to attentionGrad, which returns output and grads; call attention() for ${flag}`);
       }
     }
-    const opt = this.#readOptions(variant, options);
-    const parts = opt.components ? opt.components.map((c) => this.#byId.get(c)) : [variant];
-    const names = this.#inputNames(inputs);
-    const dims = readDims(parts, inputs, this.#meta);
-    const specs = arraySpecs(parts);
-    const arrays = readArrays(specs, inputs, dims, names, parts);
     const [dout] = readArrays([{ name: 'dOutput', shape: ['n', 'dv'] }], { dOutput }, dims, new Set(['dOutput']), parts);
     this.#writeControl(dims, opt);
     const { wsBytes } = this.#plan(variant, dims, opt, WANT_GRADS);
@@ -418,6 +380,32 @@ class Instance {
       }
     }
     return new Set(keys);
+  }
+
+  // The variant, the options, the dimensions and the arrays of one call, each read exactly once
+  // into the binding's own copies before anything shared is written: a getter or proxy that runs
+  // meanwhile (even one that calls attention() again) can neither change this call nor be
+  // changed by it.
+  #read(id, inputs, options) {
+    this.#alive();
+    const variant = this.#byId.get(id);
+    if (!variant) {
+      throw new AttnError('UNKNOWN', `unknown variant ${describe(id)}; expected one of ` +
+        `${this.#meta.variants.map((v) => v.id).join(', ')}`);
+    }
+    if (inputs === null || typeof inputs !== 'object' || Array.isArray(inputs)) {
+      throw new AttnError('SHAPE', `inputs must be an object like { n, d, dv, q, k, v }, got ${describe(inputs)}`);
+    }
+    if (options === undefined || options === null) options = {};
+    if (typeof options !== 'object' || Array.isArray(options)) {
+      throw new AttnError('VALUE', `options must be an object, got ${describe(options)}`);
+    }
+    const opt = this.#readOptions(variant, options);
+    const parts = opt.components ? opt.components.map((c) => this.#byId.get(c)) : [variant];
+    const names = this.#inputNames(inputs);
+    const dims = readDims(parts, inputs, this.#meta);
+    const arrays = readArrays(arraySpecs(parts), inputs, dims, names, parts);
+    return { variant, opt, parts, dims, arrays };
   }
 
   #alive() {
