@@ -22,7 +22,7 @@ import { reference, referenceGrad, definitions, logits } from '../src/js/referen
 import {
   binding, builds, loadBuild, makeInputs, randomArray, closeTo, describeDims, describeOptions,
   ARRAY_SHAPES, VARIANTS, OPTIONS, MIXTURE_COMPONENTS, isMixable, isMixture, causalPatterns, dimsFor,
-  withArray, without, oneHotMixtureCases,
+  withArray, without, oneHotMixtureCases, sameBits,
 } from './helpers.mjs';
 
 const { AttnError } = await binding();
@@ -149,14 +149,6 @@ function gradsClose(got, expected, ctx) {
     assert.ok(g instanceof Float32Array, `${where(ctx)}: grads.${name} is not a Float32Array`);
     gradClose(g, expected[name], { ...ctx, array: name, cols: colsOf(name, ctx.dims, ctx.options) });
   }
-}
-
-function sameBits(a, b) {
-  if (a.length !== b.length) return false;
-  const ua = new Uint32Array(a.buffer, a.byteOffset, a.length);
-  const ub = new Uint32Array(b.buffer, b.byteOffset, b.length);
-  for (let i = 0; i < ua.length; i++) if (ua[i] !== ub[i]) return false;
-  return true;
 }
 
 /** The first index where two Float32Arrays differ in bits, or -1. */

@@ -363,3 +363,12 @@ export function oneHotMixtureCases(seed0) {
   }
   return cases;
 }
+
+/** Whether two Float32Arrays hold the same bits (NaNs and signed zeros included). */
+export function sameBits(a, b) {
+  if (a.length !== b.length) return false;
+  const ua = new Uint32Array(a.buffer, a.byteOffset, a.length);
+  const ub = new Uint32Array(b.buffer, b.byteOffset, b.length);
+  for (let i = 0; i < ua.length; i++) if (ua[i] !== ub[i]) return false;
+  return true;
+}

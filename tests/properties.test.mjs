@@ -13,7 +13,7 @@ import { reference, referenceRows, definitions } from '../src/js/reference.js';
 import {
   builds, loadBuild, makeInputs, closeTo, caseName, matVec, describeDims, MIXTURE_COMPONENTS,
   ARRAY_SHAPES, VARIANTS, OPTIONS, isMixable, isMixture, causalPatterns, dimsFor, variantInfo,
-  oneHotMixtureCases,
+  oneHotMixtureCases, sameBits,
 } from './helpers.mjs';
 
 const buildList = await builds();
@@ -66,14 +66,6 @@ function configs(ALL_DIMS = DIMS_13) {
 
 const inputsOf = (c, seed, magnitude = 1) => makeInputs(c.id, c.dims, seed, { magnitude, components: c.options.components });
 const ctxOf = (c, build, seed, extra = {}) => ({ variant: c.id, build, dims: c.dims, seed, options: c.options, cols: c.dims.dv, ...extra });
-
-function sameBits(a, b) {
-  if (a.length !== b.length) return false;
-  const ua = new Uint32Array(a.buffer, a.byteOffset, a.length);
-  const ub = new Uint32Array(b.buffer, b.byteOffset, b.length);
-  for (let i = 0; i < ua.length; i++) if (ua[i] !== ub[i]) return false;
-  return true;
-}
 
 test('lab.variants is consistent: one shape per array, dims cover the shapes, a mixture reads its components\' arrays', () => {
   for (const build of buildList) {
