@@ -168,6 +168,65 @@ void attn_mask_tile(int n, int causal, int i0, int bi, int j0, int bj, float *T)
 void attn_linear_family(attn_variant v, const attn_dims *dims, const attn_inputs *in,
                         const attn_options *opt, float *out, float *weights, arena *ws);
 
+/* The pieces of the forward pass that linear_backward.c reruns, so that its y is the forward's
+ * to the bit. Kernelised form (linear, taylor; F = attn_state_width): */
+/* phi of `rows` rows of x [rows, d] into dst [rows, F]. */
+void attn_feature_map(attn_variant v, int rows, int d, const float *x, float *dst);
+/* |x| of a taylor row, as the feature map computes it (before the 1e-12 floor). */
+float attn_taylor_norm(const float *x, int d);
+/* S += sum_j phi(k_j) v_j^T and z += sum_j phi(k_j) over all n keys, BT rows at a time. */
+void attn_absorb_keys(attn_variant v, const attn_dims *dims, const attn_inputs *in, float *phi_k,
+                      float *S, float *z);
+typedef struct attn_kernel_buffers {
+    float *phi_q, *phi_k;   /* [BT, F]; the forward shares one buffer */
+    float *phi_qt, *phi_kt; /* [F, BT] */
+    float *PT;              /* [key, query]: phi(k_j)·phi(q_i), zero for j > i (causal) */
+    float *S, *z;           /* the state [F, dv], [F] */
+    float *den;             /* [BT]: phi(q_i)·z (+ the chunk's own keys), eps not added */
+} attn_kernel_buffers;
+/* y [bt, dv] of rows t0..t0+bt against the state (plus, causal, the chunk's own keys j <= i);
+ * leaves phi(q) (and, causal, phi(k)), their transposes, PT and den in b. */
+void attn_kernel_chunk(attn_variant v, const attn_dims *dims, const attn_inputs *in, int t0,
+                       int bt, float eps, int causal, float *y, const attn_kernel_buffers *b);
+/* The state absorbs the chunk's keys (b->phi_k, as attn_kernel_chunk left it when causal). */
+void attn_kernel_absorb(attn_variant v, const attn_dims *dims, const attn_inputs *in, int t0,
+                        int bt, const attn_kernel_buffers *b);
+/* Efficient attention: e[r, c] = exp(k[r, c] - m[c]); rows of x softmaxed over features. */
+void attn_exp_minus_columns(int rows, int d, const float *k, const float *m, float *e);
+void attn_softmax_rows(int rows, int d, const float *x, float *dst);
+/* The context rho_k(k)^T v [d, dv] into S, m = the column maxima of k, z = the column sums of
+ * exp(k - m): one pass, with a running maximum. */
+void attn_efficient_context(const attn_dims *dims, const attn_inputs *in, float *m,
+                            float *chunk_max, float *e, float *S, float *z);
+/* Non-causal y of bt rows: rho [bt, d] = rho_q(q), rho_t its transpose [d, BT], y = rho context. */
+void attn_efficient_full_chunk(int d, int dv, int bt, const float *qb, const float *context,
+                               float *rho, float *rho_t, float *y);
+/* Causal: the running state m, z [d], S [d, dv] (relative to m) and one chunk's buffers. */
+typedef struct attn_efficient_buffers {
+    float *m, *z, *S;
+    float *chunk_max; /* the chunk's new running maximum */
+    float *zs;        /* z rescaled to it */
+    float *E, *Zq;    /* [BT, d]: exp(k - chunk_max), and zs + its prefix sums (Z of each row) */
+    float *Et, *Qt;   /* [d, BT]: E^T and (rho_q / Z)^T */
+    float *PT;        /* [key, query] */
+    float *rho;       /* [d]: one row of rho_q */
+    float *rho_rows;  /* [BT, d] or NULL: every row of rho_q of the chunk */
+} attn_efficient_buffers;
+/* Row-by-row update of the state over rows i0..i1 (absorb, then y_i = sum_c rho_c S_c / z_c). */
+void attn_efficient_absorb(int d, int dv, const float *k_row, const float *v_row, float *m,
+                           float *z, float *S);
+void attn_efficient_rows(int d, int dv, const attn_inputs *in, int i0, int i1, float *out,
+                         const attn_efficient_buffers *b);
+/* chunk_max, zs, E and Zq of a chunk; nonzero when some Z underflows (the chunk must then go
+ * row by row). */
+int attn_efficient_chunk_start(int d, int bt, const float *kb, const attn_efficient_buffers *b);
+/* Rescales S to chunk_max (m becomes it), then y = Q' S + tril(Q' E^T) V, Q' = rho_q / Z. */
+void attn_efficient_chunk_out(int d, int dv, int bt, const float *qb, const float *vb, float *y,
+                              const attn_efficient_buffers *b);
+/* S += E^T V, z = zs + the column sums of E. */
+void attn_efficient_chunk_absorb(int d, int dv, int bt, const float *vb,
+                                 const attn_efficient_buffers *b);
+
 /* The state of a linear-family variant after all n keys (see attn_state in attnlab.h). */
 void attn_linear_state(attn_variant v, const attn_dims *dims, const attn_inputs *in, float *state,
                        float *normalizer, arena *ws);

@@ -15,8 +15,15 @@
 
 static int feature_width(attn_variant v, int d) { return v == ATTN_TAYLOR ? d + 1 : d; }
 
-/* phi of `rows` rows of x [rows, d] into dst [rows, F]. */
-static void feature_map(attn_variant v, int rows, int d, const float *x, float *dst) {
+float attn_taylor_norm(const float *x, int d) {
+    /* |x| as max|x_c| * |x / max|x_c||, so squares cannot overflow (|x_c| up to 3.4e38) */
+    float big = 0.0f, ss = 0.0f;
+    for (int c = 0; c < d; c++) big = __builtin_fabsf(x[c]) > big ? __builtin_fabsf(x[c]) : big;
+    for (int c = 0; c < d && big > 0.0f; c++) ss += (x[c] / big) * (x[c] / big);
+    return big * __builtin_sqrtf(ss);
+}
+
+void attn_feature_map(attn_variant v, int rows, int d, const float *x, float *dst) {
     int F = feature_width(v, d);
     for (int r = 0; r < rows; r++) {
         const float *xr = x + (size_t)r * d;
@@ -30,11 +37,7 @@ static void feature_map(attn_variant v, int rows, int d, const float *x, float *
             }
             for (; c < d; c++) out[c] = xr[c] > 0.0f ? xr[c] + 1.0f : attn_expf(xr[c]);
         } else { /* taylor */
-            /* |x| as max|x_c| * |x / max|x_c||, so squares cannot overflow (|x_c| up to 3.4e38) */
-            float big = 0.0f, ss = 0.0f;
-            for (int c = 0; c < d; c++) big = __builtin_fabsf(xr[c]) > big ? __builtin_fabsf(xr[c]) : big;
-            for (int c = 0; c < d && big > 0.0f; c++) ss += (xr[c] / big) * (xr[c] / big);
-            float norm = big * __builtin_sqrtf(ss);
+            float norm = attn_taylor_norm(xr, d);
             out[0] = 1.0f;
             /* divide rather than multiply by 1/norm: for d = 1, x / sqrt(x*x) is exactly +-1,
              * so opposite unit vectors give a similarity of exactly 0 */
@@ -55,28 +58,50 @@ static void transposed_dot(int F, int bt, const float *xt, const float *z, float
     for (int f = 0; f < F; f++) attn_axpy(den, xt + (size_t)f * BT, bt, z[f]);
 }
 
-/* S += sum_j phi(k_j) v_j^T and z += sum_j phi(k_j) over all n keys, BT rows at a time. */
-static void absorb_keys(attn_variant v, const attn_dims *dims, const attn_inputs *in, float *phi_k,
-                        float *S, float *z) {
+void attn_absorb_keys(attn_variant v, const attn_dims *dims, const attn_inputs *in, float *phi_k,
+                      float *S, float *z) {
     int n = dims->n, d = dims->d, dv = dims->dv, F = feature_width(v, d);
     for (int t0 = 0; t0 < n; t0 += BT) {
         int bt = imin(BT, n - t0);
-        feature_map(v, bt, d, in->k + (size_t)t0 * d, phi_k);
+        attn_feature_map(v, bt, d, in->k + (size_t)t0 * d, phi_k);
         attn_gemm_tn(F, dv, bt, phi_k, F, in->v + (size_t)t0 * dv, dv, S, dv, 1);
         add_column_sums(bt, F, phi_k, z);
         if (v == ATTN_TAYLOR) z[0] = (float)(t0 + bt); /* a count; float sums stall at 2^24 */
     }
 }
 
-typedef struct chunk_buffers {
-    float *phi_k, *phi_kt, *phi_qt, *PT, *S, *z, *den;
-} chunk_buffers;
+void attn_kernel_chunk(attn_variant v, const attn_dims *dims, const attn_inputs *in, int t0,
+                       int bt, float eps, int causal, float *y, const attn_kernel_buffers *b) {
+    int d = dims->d, dv = dims->dv, F = feature_width(v, d);
+    attn_feature_map(v, bt, d, in->q + (size_t)t0 * d, b->phi_q);
+    attn_transpose(bt, F, b->phi_q, F, b->phi_qt, BT, 1.0f);
+    attn_gemm_tn(bt, dv, F, b->phi_qt, BT, b->S, dv, y, dv, 0);
+    transposed_dot(F, bt, b->phi_qt, b->z, b->den);
+    if (causal) { /* the chunk's own keys, j <= i */
+        attn_feature_map(v, bt, d, in->k + (size_t)t0 * d, b->phi_k);
+        attn_transpose(bt, F, b->phi_k, F, b->phi_kt, BT, 1.0f);
+        attn_gemm_tn(bt, bt, F, b->phi_kt, BT, b->phi_qt, BT, b->PT, BT, 0);
+        for (int key = 1; key < bt; key++) attn_fill(b->PT + (size_t)key * BT, (size_t)key, 0.0f);
+        for (int key = 0; key < bt; key++) attn_axpy(b->den, b->PT + (size_t)key * BT, bt, 1.0f);
+        attn_gemm_tn(bt, dv, bt, b->PT, BT, in->v + (size_t)t0 * dv, dv, y, dv, 1);
+    }
+    for (int r = 0; r < bt; r++) attn_scale(y + (size_t)r * dv, dv, 1.0f / (b->den[r] + eps));
+}
+
+void attn_kernel_absorb(attn_variant v, const attn_dims *dims, const attn_inputs *in, int t0,
+                        int bt, const attn_kernel_buffers *b) {
+    int dv = dims->dv, F = feature_width(v, dims->d);
+    attn_gemm_tn(F, dv, bt, b->phi_k, F, in->v + (size_t)t0 * dv, dv, b->S, dv, 1);
+    add_column_sums(bt, F, b->phi_k, b->z);
+    if (v == ATTN_TAYLOR) b->z[0] = (float)(t0 + bt); /* a count; float sums stall at 2^24 */
+}
 
 static void kernelized(attn_variant v, const attn_dims *dims, const attn_inputs *in, float eps,
                        int causal, float *out, arena *ws) {
     int n = dims->n, d = dims->d, dv = dims->dv, F = feature_width(v, d);
-    chunk_buffers b;
+    attn_kernel_buffers b;
     b.phi_k = arena_floats(ws, (uint64_t)BT * F);  /* [bt, F]: also phi(q) before its transpose */
+    b.phi_q = b.phi_k;
     b.phi_kt = arena_floats(ws, (uint64_t)F * BT); /* [F, BT] */
     b.phi_qt = arena_floats(ws, (uint64_t)F * BT); /* [F, BT] */
     b.PT = arena_floats(ws, (uint64_t)BT * BT);    /* [key, query] within a chunk */
@@ -86,29 +111,11 @@ static void kernelized(attn_variant v, const attn_dims *dims, const attn_inputs 
     if (arena_measuring(ws)) return;
     attn_fill(b.S, (size_t)F * dv, 0.0f);
     attn_fill(b.z, (size_t)F, 0.0f);
-    if (!causal) absorb_keys(v, dims, in, b.phi_k, b.S, b.z); /* then every query against the totals */
+    if (!causal) attn_absorb_keys(v, dims, in, b.phi_k, b.S, b.z); /* then every query against the totals */
     for (int t0 = 0; t0 < n; t0 += BT) {
         int bt = imin(BT, n - t0);
-        float *y = out + (size_t)t0 * dv;
-        const float *vb = in->v + (size_t)t0 * dv;
-        feature_map(v, bt, d, in->q + (size_t)t0 * d, b.phi_k);
-        attn_transpose(bt, F, b.phi_k, F, b.phi_qt, BT, 1.0f);
-        attn_gemm_tn(bt, dv, F, b.phi_qt, BT, b.S, dv, y, dv, 0);
-        transposed_dot(F, bt, b.phi_qt, b.z, b.den);
-        if (causal) { /* the chunk's own keys, j <= i */
-            feature_map(v, bt, d, in->k + (size_t)t0 * d, b.phi_k);
-            attn_transpose(bt, F, b.phi_k, F, b.phi_kt, BT, 1.0f);
-            attn_gemm_tn(bt, bt, F, b.phi_kt, BT, b.phi_qt, BT, b.PT, BT, 0);
-            for (int key = 1; key < bt; key++) attn_fill(b.PT + (size_t)key * BT, (size_t)key, 0.0f);
-            for (int key = 0; key < bt; key++) attn_axpy(b.den, b.PT + (size_t)key * BT, bt, 1.0f);
-            attn_gemm_tn(bt, dv, bt, b.PT, BT, vb, dv, y, dv, 1);
-        }
-        for (int r = 0; r < bt; r++) attn_scale(y + (size_t)r * dv, dv, 1.0f / (b.den[r] + eps));
-        if (causal) {
-            attn_gemm_tn(F, dv, bt, b.phi_k, F, vb, dv, b.S, dv, 1);
-            add_column_sums(bt, F, b.phi_k, b.z);
-            if (v == ATTN_TAYLOR) b.z[0] = (float)(t0 + bt); /* a count; float sums stall at 2^24 */
-        }
+        attn_kernel_chunk(v, dims, in, t0, bt, eps, causal, out + (size_t)t0 * dv, &b);
+        if (causal) attn_kernel_absorb(v, dims, in, t0, bt, &b);
     }
 }
 
@@ -120,8 +127,8 @@ static void kernelized_weights(attn_variant v, const attn_dims *dims, const attn
     float *phi_k = arena_floats(ws, (uint64_t)n * F);
     float *phi_kt = arena_floats(ws, (uint64_t)n * F);
     if (arena_measuring(ws)) return;
-    feature_map(v, n, d, in->q, phi_q);
-    feature_map(v, n, d, in->k, phi_k);
+    attn_feature_map(v, n, d, in->q, phi_q);
+    attn_feature_map(v, n, d, in->k, phi_k);
     attn_transpose(n, F, phi_k, F, phi_kt, n, 1.0f);
     attn_gemm(n, n, F, phi_q, F, phi_kt, n, weights, n, 0);
     for (int i = 0; i < n; i++) {
@@ -145,8 +152,7 @@ static void column_max(int n, int d, const float *k, float *m) {
     }
 }
 
-/* e[r, c] = exp(k[r, c] - m[c]). */
-static void exp_minus_columns(int rows, int d, const float *k, const float *m, float *e) {
+void attn_exp_minus_columns(int rows, int d, const float *k, const float *m, float *e) {
     for (int r = 0; r < rows; r++) {
         const float *kr = k + (size_t)r * d;
         float *er = e + (size_t)r * d;
@@ -156,8 +162,7 @@ static void exp_minus_columns(int rows, int d, const float *k, const float *m, f
     }
 }
 
-/* Rows of x [rows, d] softmaxed over features into dst. */
-static void softmax_rows(int rows, int d, const float *x, float *dst) {
+void attn_softmax_rows(int rows, int d, const float *x, float *dst) {
     for (int r = 0; r < rows; r++) {
         attn_copy(dst + (size_t)r * d, x + (size_t)r * d, d);
         attn_softmax_row(dst + (size_t)r * d, d);
@@ -165,12 +170,11 @@ static void softmax_rows(int rows, int d, const float *x, float *dst) {
 }
 
 /* Non-causal efficient attention: y = rho_q(q) (rho_k(k)^T v), rho_k normalised over positions.
- * S = sum_j exp(k_j - m) v_j^T is divided row by row by z = sum_j exp(k_j - m). */
-/* The context rho_k(k)^T v [d, dv] into S, with m = the column maxima of k and z the column sums of
- * exp(k - m). One pass over k and v: the column maximum is a running one, and S and z are
- * rescaled (per feature) whenever a chunk raises it, as the streaming softmax does for rows. */
-static void efficient_context(const attn_dims *dims, const attn_inputs *in, float *m,
-                              float *chunk_max, float *e, float *S, float *z) {
+ * S = sum_j exp(k_j - m) v_j^T is divided row by row by z = sum_j exp(k_j - m). The column
+ * maximum is a running one: S and z are rescaled (per feature) whenever a chunk raises it, as the
+ * streaming softmax does for rows. */
+void attn_efficient_context(const attn_dims *dims, const attn_inputs *in, float *m,
+                            float *chunk_max, float *e, float *S, float *z) {
     int n = dims->n, d = dims->d, dv = dims->dv;
     attn_fill(m, (size_t)d, -ATTN_INF);
     attn_fill(S, (size_t)d * dv, 0.0f);
@@ -186,11 +190,18 @@ static void efficient_context(const attn_dims *dims, const attn_inputs *in, floa
                 attn_scale(S + (size_t)c * dv, dv, shrink);
                 m[c] = chunk_max[c];
             }
-        exp_minus_columns(bt, d, kb, m, e);
+        attn_exp_minus_columns(bt, d, kb, m, e);
         attn_gemm_tn(d, dv, bt, e, d, in->v + (size_t)t0 * dv, dv, S, dv, 1);
         add_column_sums(bt, d, e, z);
     }
     for (int c = 0; c < d; c++) attn_scale(S + (size_t)c * dv, dv, 1.0f / z[c]);
+}
+
+void attn_efficient_full_chunk(int d, int dv, int bt, const float *qb, const float *context,
+                               float *rho, float *rho_t, float *y) {
+    attn_softmax_rows(bt, d, qb, rho);
+    attn_transpose(bt, d, rho, d, rho_t, BT, 1.0f);
+    attn_gemm_tn(bt, dv, d, rho_t, BT, context, dv, y, dv, 0);
 }
 
 static void efficient_full(const attn_dims *dims, const attn_inputs *in, float *out, arena *ws) {
@@ -202,12 +213,10 @@ static void efficient_full(const attn_dims *dims, const attn_inputs *in, float *
     float *S = arena_floats(ws, (uint64_t)d * dv);
     float *z = arena_floats(ws, (uint64_t)d);
     if (arena_measuring(ws)) return;
-    efficient_context(dims, in, m, chunk_max, e, S, z);
+    attn_efficient_context(dims, in, m, chunk_max, e, S, z);
     for (int t0 = 0; t0 < n; t0 += BT) {
         int bt = imin(BT, n - t0);
-        softmax_rows(bt, d, in->q + (size_t)t0 * d, e);
-        attn_transpose(bt, d, e, d, et, BT, 1.0f);
-        attn_gemm_tn(bt, dv, d, et, BT, S, dv, out + (size_t)t0 * dv, dv, 0);
+        attn_efficient_full_chunk(d, dv, bt, in->q + (size_t)t0 * d, S, e, et, out + (size_t)t0 * dv);
     }
 }
 
@@ -215,8 +224,8 @@ static void efficient_full(const attn_dims *dims, const attn_inputs *in, float *
  * m_c = max_{j<=i} k_jc, z_c = sum_{j<=i} exp(k_jc - m_c), S_c = sum_{j<=i} exp(k_jc - m_c) v_j
  * (S may be NULL: weights only need m and z). When m_c grows, z_c and S_c are rescaled, so no
  * exponent is ever positive and none underflows relative to its row's largest term. */
-static void efficient_absorb(int d, int dv, const float *k_row, const float *v_row, float *m,
-                             float *z, float *S) {
+void attn_efficient_absorb(int d, int dv, const float *k_row, const float *v_row, float *m,
+                           float *z, float *S) {
     for (int c = 0; c < d; c++) {
         float kc = k_row[c];
         if (kc > m[c]) {
@@ -231,30 +240,71 @@ static void efficient_absorb(int d, int dv, const float *k_row, const float *v_r
     }
 }
 
-/* Causal efficient attention (docs/contract.md, "The variants"): y_i = sum_c rho_q(q_i)_c S_c(i) / z_c(i), with the
- * state after rows 0..i. Chunks of BT rows: the running maximum m jumps to the chunk's column
- * maximum, E = exp(k - m) for the chunk, Z(i) = z + the prefix sums of E, Q' = rho_q / Z, and
- *   y = Q' S + tril(Q' E^T) V        (the chunk's own rows j <= i)
- * as in the kernelised form. A row whose prefix sum would underflow (a column whose values span
- * more than exp's range inside one chunk) sends that chunk through the exact row-by-row update. */
-typedef struct efficient_buffers {
-    float *m, *chunk_max, *zs, *z, *S, *E, *Et, *Zq, *Qt, *PT, *rho;
-} efficient_buffers;
-
-static void efficient_rows(int d, int dv, const attn_inputs *in, int i0, int i1, float *out,
-                           efficient_buffers *b) {
+void attn_efficient_rows(int d, int dv, const attn_inputs *in, int i0, int i1, float *out,
+                         const attn_efficient_buffers *b) {
     for (int i = i0; i < i1; i++) {
-        efficient_absorb(d, dv, in->k + (size_t)i * d, in->v + (size_t)i * dv, b->m, b->z, b->S);
-        softmax_rows(1, d, in->q + (size_t)i * d, b->rho);
+        attn_efficient_absorb(d, dv, in->k + (size_t)i * d, in->v + (size_t)i * dv, b->m, b->z, b->S);
+        attn_softmax_rows(1, d, in->q + (size_t)i * d, b->rho);
         float *y = out + (size_t)i * dv;
         attn_fill(y, (size_t)dv, 0.0f);
         for (int c = 0; c < d; c++) attn_axpy(y, b->S + (size_t)c * dv, dv, b->rho[c] / b->z[c]);
     }
 }
 
+/* Causal efficient attention (docs/contract.md, "The variants"): y_i = sum_c rho_q(q_i)_c S_c(i) / z_c(i), with the
+ * state after rows 0..i. Chunks of BT rows: the running maximum m jumps to the chunk's column
+ * maximum, E = exp(k - m) for the chunk, Z(i) = z + the prefix sums of E, Q' = rho_q / Z, and
+ *   y = Q' S + tril(Q' E^T) V        (the chunk's own rows j <= i)
+ * as in the kernelised form. A row whose prefix sum would underflow (a column whose values span
+ * more than exp's range inside one chunk) sends that chunk through the exact row-by-row update. */
+int attn_efficient_chunk_start(int d, int bt, const float *kb, const attn_efficient_buffers *b) {
+    column_max(bt, d, kb, b->chunk_max);
+    for (int c = 0; c < d; c++) { /* the new maximum, and z rescaled to it (not yet stored) */
+        float m_new = b->chunk_max[c] > b->m[c] ? b->chunk_max[c] : b->m[c];
+        b->zs[c] = b->m[c] == -ATTN_INF ? 0.0f : b->z[c] * attn_expf(b->m[c] - m_new);
+        b->chunk_max[c] = m_new;
+    }
+    attn_exp_minus_columns(bt, d, kb, b->chunk_max, b->E);
+    int underflow = 0;
+    for (int r = 0; r < bt; r++) { /* Zq[r] = zs + E[0] + ... + E[r] */
+        float *zr = b->Zq + (size_t)r * d;
+        attn_copy(zr, r ? zr - d : b->zs, d);
+        attn_axpy(zr, b->E + (size_t)r * d, d, 1.0f);
+        for (int c = 0; c < d; c++) underflow |= !(zr[c] > 1e-30f);
+    }
+    return underflow;
+}
+
+void attn_efficient_chunk_out(int d, int dv, int bt, const float *qb, const float *vb, float *y,
+                              const attn_efficient_buffers *b) {
+    for (int c = 0; c < d; c++) {
+        if (b->chunk_max[c] > b->m[c])
+            attn_scale(b->S + (size_t)c * dv, dv, b->m[c] == -ATTN_INF ? 0.0f : attn_expf(b->m[c] - b->chunk_max[c]));
+        b->m[c] = b->chunk_max[c];
+    }
+    for (int r = 0; r < bt; r++) { /* Qt = (rho_q / Z)^T, row by row */
+        float *rho = b->rho_rows ? b->rho_rows + (size_t)r * d : b->rho;
+        const float *zr = b->Zq + (size_t)r * d;
+        attn_softmax_rows(1, d, qb + (size_t)r * d, rho);
+        for (int c = 0; c < d; c++) b->Qt[(size_t)c * BT + r] = rho[c] / zr[c];
+    }
+    attn_transpose(bt, d, b->E, d, b->Et, BT, 1.0f);
+    attn_gemm_tn(bt, dv, d, b->Qt, BT, b->S, dv, y, dv, 0);
+    attn_gemm_tn(bt, bt, d, b->Et, BT, b->Qt, BT, b->PT, BT, 0);
+    for (int key = 1; key < bt; key++) attn_fill(b->PT + (size_t)key * BT, (size_t)key, 0.0f);
+    attn_gemm_tn(bt, dv, bt, b->PT, BT, vb, dv, y, dv, 1);
+}
+
+void attn_efficient_chunk_absorb(int d, int dv, int bt, const float *vb,
+                                 const attn_efficient_buffers *b) {
+    attn_gemm_tn(d, dv, bt, b->E, d, vb, dv, b->S, dv, 1);
+    attn_copy(b->z, b->zs, d);
+    add_column_sums(bt, d, b->E, b->z);
+}
+
 static void efficient_causal(const attn_dims *dims, const attn_inputs *in, float *out, arena *ws) {
     int n = dims->n, d = dims->d, dv = dims->dv;
-    efficient_buffers b;
+    attn_efficient_buffers b;
     b.m = arena_floats(ws, (uint64_t)d);
     b.chunk_max = arena_floats(ws, (uint64_t)d);
     b.zs = arena_floats(ws, (uint64_t)d);
@@ -266,51 +316,20 @@ static void efficient_causal(const attn_dims *dims, const attn_inputs *in, float
     b.Qt = arena_floats(ws, (uint64_t)d * BT);
     b.PT = arena_floats(ws, (uint64_t)BT * BT);
     b.rho = arena_floats(ws, (uint64_t)d);
+    b.rho_rows = 0;
     if (arena_measuring(ws)) return;
     attn_fill(b.m, (size_t)d, -ATTN_INF);
     attn_fill(b.z, (size_t)d, 0.0f);
     attn_fill(b.S, (size_t)d * dv, 0.0f);
     for (int t0 = 0; t0 < n; t0 += BT) {
         int bt = imin(BT, n - t0);
-        const float *kb = in->k + (size_t)t0 * d, *vb = in->v + (size_t)t0 * dv;
-        column_max(bt, d, kb, b.chunk_max);
-        for (int c = 0; c < d; c++) { /* the new maximum, and z rescaled to it (not yet stored) */
-            float m_new = b.chunk_max[c] > b.m[c] ? b.chunk_max[c] : b.m[c];
-            b.zs[c] = b.m[c] == -ATTN_INF ? 0.0f : b.z[c] * attn_expf(b.m[c] - m_new);
-            b.chunk_max[c] = m_new;
-        }
-        exp_minus_columns(bt, d, kb, b.chunk_max, b.E);
-        int underflow = 0;
-        for (int r = 0; r < bt; r++) { /* Zq[r] = zs + E[0] + ... + E[r] */
-            float *zr = b.Zq + (size_t)r * d;
-            attn_copy(zr, r ? zr - d : b.zs, d);
-            attn_axpy(zr, b.E + (size_t)r * d, d, 1.0f);
-            for (int c = 0; c < d; c++) underflow |= !(zr[c] > 1e-30f);
-        }
-        if (underflow) {
-            efficient_rows(d, dv, in, t0, t0 + bt, out, &b);
+        const float *vb = in->v + (size_t)t0 * dv;
+        if (attn_efficient_chunk_start(d, bt, in->k + (size_t)t0 * d, &b)) {
+            attn_efficient_rows(d, dv, in, t0, t0 + bt, out, &b);
             continue;
         }
-        for (int c = 0; c < d; c++) {
-            if (b.chunk_max[c] > b.m[c])
-                attn_scale(b.S + (size_t)c * dv, dv, b.m[c] == -ATTN_INF ? 0.0f : attn_expf(b.m[c] - b.chunk_max[c]));
-            b.m[c] = b.chunk_max[c];
-        }
-        for (int r = 0; r < bt; r++) { /* Zq becomes Q' = rho_q / Z, row by row */
-            float *zr = b.Zq + (size_t)r * d;
-            softmax_rows(1, d, in->q + (size_t)(t0 + r) * d, b.rho);
-            for (int c = 0; c < d; c++) zr[c] = b.rho[c] / zr[c];
-        }
-        attn_transpose(bt, d, b.Zq, d, b.Qt, BT, 1.0f);
-        attn_transpose(bt, d, b.E, d, b.Et, BT, 1.0f);
-        float *y = out + (size_t)t0 * dv;
-        attn_gemm_tn(bt, dv, d, b.Qt, BT, b.S, dv, y, dv, 0);
-        attn_gemm_tn(bt, bt, d, b.Et, BT, b.Qt, BT, b.PT, BT, 0);
-        for (int key = 1; key < bt; key++) attn_fill(b.PT + (size_t)key * BT, (size_t)key, 0.0f);
-        attn_gemm_tn(bt, dv, bt, b.PT, BT, vb, dv, y, dv, 1);
-        attn_gemm_tn(d, dv, bt, b.E, d, vb, dv, b.S, dv, 1);
-        attn_copy(b.z, b.zs, d);
-        add_column_sums(bt, d, b.E, b.z);
+        attn_efficient_chunk_out(d, dv, bt, in->q + (size_t)t0 * d, vb, out + (size_t)t0 * dv, &b);
+        attn_efficient_chunk_absorb(d, dv, bt, vb, &b);
     }
 }
 
@@ -324,7 +343,7 @@ static void efficient_weights(const attn_dims *dims, const attn_inputs *in, int 
     float *z = arena_floats(ws, (uint64_t)d);
     float *e = arena_floats(ws, (uint64_t)n);
     if (arena_measuring(ws)) return;
-    softmax_rows(n, d, in->q, rho_q);
+    attn_softmax_rows(n, d, in->q, rho_q);
     attn_transpose(n, d, in->k, d, kt, n, 1.0f);
     if (!causal) {
         column_max(n, d, in->k, m);
@@ -339,7 +358,7 @@ static void efficient_weights(const attn_dims *dims, const attn_inputs *in, int 
     attn_fill(m, (size_t)d, -ATTN_INF);
     attn_fill(z, (size_t)d, 0.0f);
     for (int i = 0; i < n; i++) {
-        efficient_absorb(d, 0, in->k + (size_t)i * d, 0, m, z, 0);
+        attn_efficient_absorb(d, 0, in->k + (size_t)i * d, 0, m, z, 0);
         float *row = weights + (size_t)i * n;
         attn_fill(row, (size_t)n, 0.0f);
         for (int c = 0; c < d; c++) {
@@ -376,7 +395,7 @@ void attn_linear_state(attn_variant v, const attn_dims *dims, const attn_inputs 
         float *e = arena_floats(ws, (uint64_t)BT * d);
         float *z = arena_floats(ws, (uint64_t)d);
         if (arena_measuring(ws)) return;
-        efficient_context(dims, in, m, chunk_max, e, state, z);
+        attn_efficient_context(dims, in, m, chunk_max, e, state, z);
         for (int c = 0; c < d; c++) normalizer[c] = m[c] + attn_logf(z[c]); /* log sum_j exp(k_jc) */
         return;
     }
@@ -384,5 +403,5 @@ void attn_linear_state(attn_variant v, const attn_dims *dims, const attn_inputs 
     if (arena_measuring(ws)) return;
     attn_fill(state, (size_t)F * dv, 0.0f);
     attn_fill(normalizer, (size_t)F, 0.0f);
-    absorb_keys(v, dims, in, phi_k, state, normalizer);
+    attn_absorb_keys(v, dims, in, phi_k, state, normalizer);
 }
