@@ -11,29 +11,13 @@
 
 #include "../../src/c/attnlab.h"
 
-static int failures = 0;
-static unsigned rng_state = 12345u;
-static float rnd(void) { /* uniform in [-1, 1) */
-    rng_state = rng_state * 1664525u + 1013904223u;
-    return (float)((rng_state >> 8) & 0xFFFFFF) / 8388608.0f - 1.0f;
-}
+#include "check.h"
+
 static float *rand_array(size_t count) {
     float *p = malloc((count ? count : 1) * sizeof *p);
     for (size_t i = 0; i < count; i++) p[i] = rnd();
     return p;
 }
-
-#define CHECK(cond, ...)                                   \
-    do {                                                   \
-        if (!(cond)) {                                     \
-            failures++;                                    \
-            if (failures < 20) {                           \
-                fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-                fprintf(stderr, __VA_ARGS__);              \
-                fprintf(stderr, "\n");                     \
-            }                                              \
-        }                                                  \
-    } while (0)
 
 static const char *variant_name(attn_variant v) {
     static const char *names[] = {
