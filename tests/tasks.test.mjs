@@ -1,0 +1,554 @@
+// The training tasks (src/js/tasks.js) and the float64 reference of the small transformer
+// (src/js/reference-model.js): determinism, layouts, solvability, argument checks; the parameter
+// table against lab.variants, the initialisation against the contract, the loss, and the
+// central-difference gradients.
+
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { tasks, DEFAULT_TEXT } from '../src/js/tasks.js';
+import {
+  parameterTable, initParameters, forwardLoss, gradients, adamwStep, resolveConfig, initRule, headPattern, HEAD_PARAMETERS,
+} from '../src/js/reference-model.js';
+import { mulberry32, streamSeed } from '../src/js/prng.js';
+import { VARIANTS, VARIANT_IDS, ARRAY_SHAPES, MIXTURE_COMPONENTS, arraysFor, isMixture } from './helpers.mjs';
+
+const TASK_NAMES = ['recall', 'copy', 'reverse', 'sort', 'text'];
+const DEFAULT_KEYS = ['dModel', 'heads', 'layers', 'dFF', 'steps', 'batch', 'lr', 'warmup'];
+
+/** Small instances of every task (and the defaults). */
+const INSTANCES = [
+  () => tasks.recall(),
+  () => tasks.recall({ pairs: 3, vocab: 9, seqLen: 10, queries: 2 }),
+  () => tasks.recall({ pairs: 1, vocab: 5, seqLen: 4, queries: 1 }),
+  () => tasks.copy(),
+  () => tasks.copy({ seqLen: 6, vocab: 3 }),
+  () => tasks.reverse(),
+  () => tasks.reverse({ seqLen: 10, vocab: 5 }),
+  () => tasks.sort(),
+  () => tasks.sort({ seqLen: 2, vocab: 40 }),
+  () => tasks.text(),
+  () => tasks.text({ text: 'abcabcabdabcabcabdabcabcabd', seqLen: 2 }),
+];
+
+const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
+
+describe('tasks: every task', () => {
+  test('the export holds exactly the five tasks, each with numeric defaults', () => {
+    assert.deepEqual(Object.keys(tasks).sort(), [...TASK_NAMES].sort());
+    for (const name of TASK_NAMES) {
+      const t = tasks[name]();
+      assert.equal(t.name, name);
+      assert.equal(typeof t.causal, 'boolean');
+      assert.deepEqual(Object.keys(t.defaults).sort(), [...DEFAULT_KEYS].sort(), name);
+      for (const k of DEFAULT_KEYS) assert.ok(Number.isFinite(t.defaults[k]) && t.defaults[k] > 0, `${name}.defaults.${k}`);
+      assert.equal(t.defaults.dModel % t.defaults.heads, 0, `${name}: heads divide dModel`);
+    }
+  });
+
+  for (const make of INSTANCES) {
+    const t = make();
+    const label = `${t.name} ${JSON.stringify({ ...t.options, text: undefined })}`;
+    test(`${label}: deterministic for a seed, shapes and ranges`, () => {
+      for (const split of ['train', 'heldout']) {
+        const a = t.sample(5, 7, split);
+        const b = t.sample(5, 7, split);
+        const c = t.sample(5, 8, split);
+        assert.ok(a.tokens instanceof Int32Array && a.targets instanceof Int32Array);
+        assert.equal(a.tokens.length, 5 * t.seqLen);
+        assert.equal(a.targets.length, 5 * t.seqLen);
+        assert.ok(same(a.tokens, b.tokens) && same(a.targets, b.targets), `${split}: same seed, same arrays`);
+        // tiny instances have few distinct sequences; five of them all equal is still unlikely
+        assert.ok(!(same(a.tokens, c.tokens) && same(a.targets, c.targets)), `${split}: another seed, other arrays`);
+        for (const x of a.tokens) assert.ok(x >= 0 && x < t.vocab, `token ${x} in [0, ${t.vocab})`);
+        for (const x of a.targets) assert.ok(x >= -1 && x < t.vocab, `target ${x} in [-1, ${t.vocab})`);
+        for (let s = 0; s < 5; s++) {
+          assert.ok(a.targets.subarray(s * t.seqLen, (s + 1) * t.seqLen).some((x) => x >= 0), 'each sequence has a target');
+          assert.equal(typeof t.describe(a.tokens, s), 'string');
+        }
+      }
+      const tr = t.sample(5, 7, 'train');
+      const ho = t.sample(5, 7, 'heldout');
+      assert.ok(!(same(tr.tokens, ho.tokens) && same(tr.targets, ho.targets)), 'train and heldout are different streams');
+      // a prefix of a larger batch is not required, but a batch of 1 must be valid
+      assert.equal(t.sample(1, 0).tokens.length, t.seqLen);
+    });
+  }
+
+  test('sample() rejects bad batch, seed and split, naming them', () => {
+    for (const name of TASK_NAMES) {
+      const t = tasks[name]();
+      assert.throws(() => t.sample(0, 1), /batch/);
+      assert.throws(() => t.sample(1.5, 1), /batch/);
+      assert.throws(() => t.sample(2, -1), /seed/);
+      assert.throws(() => t.sample(2, 2 ** 32), /seed/);
+      assert.throws(() => t.sample(2, 0.5), /seed/);
+      assert.throws(() => t.sample(2, 1, 'test'), /split/);
+      assert.throws(() => t.describe(t.sample(2, 1).tokens, 2), /\bi\b/);
+    }
+  });
+
+  test('unknown options are rejected by name', () => {
+    for (const name of TASK_NAMES) assert.throws(() => tasks[name]({ seqlen: 8 }), /seqlen/);
+  });
+});
+
+describe('tasks.recall', () => {
+  /** The lookup solver: read the pairs, answer each query. */
+  function solve(t, tokens, s) {
+    const { pairs } = t.options;
+    const seq = tokens.subarray(s * t.seqLen, (s + 1) * t.seqLen);
+    const map = new Map();
+    for (let p = 0; p < pairs; p++) map.set(seq[2 * p], seq[2 * p + 1]);
+    const answer = new Int32Array(t.seqLen).fill(-1);
+    for (let i = 2 * pairs; i < t.seqLen; i++) if (seq[i] !== 0) answer[i] = map.get(seq[i]);
+    return answer;
+  }
+
+  for (const opts of [{}, { pairs: 3, vocab: 9, seqLen: 10, queries: 2 }, { pairs: 16, vocab: 64, seqLen: 64, queries: 16 }]) {
+    test(`the targets are what a lookup of the pairs gives ${JSON.stringify(opts)}`, () => {
+      const t = tasks.recall(opts);
+      const { pairs, queries } = t.options;
+      const [k0, k1] = t.layout.keys;
+      const [v0, v1] = t.layout.values;
+      assert.ok(k1 < v0, 'keys and values are disjoint token ranges');
+      for (const split of ['train', 'heldout']) {
+        const { tokens, targets } = t.sample(50, 3, split);
+        for (let s = 0; s < 50; s++) {
+          const seq = tokens.subarray(s * t.seqLen, (s + 1) * t.seqLen);
+          const tg = targets.subarray(s * t.seqLen, (s + 1) * t.seqLen);
+          const keys = new Set();
+          const vals = new Set();
+          for (let p = 0; p < pairs; p++) {
+            assert.ok(seq[2 * p] >= k0 && seq[2 * p] <= k1, 'a key at an even position');
+            assert.ok(seq[2 * p + 1] >= v0 && seq[2 * p + 1] <= v1, 'a value after it');
+            keys.add(seq[2 * p]);
+            vals.add(seq[2 * p + 1]);
+          }
+          assert.equal(keys.size, pairs, 'distinct keys');
+          assert.equal(vals.size, pairs, 'distinct values');
+          assert.deepEqual(Array.from(solve(t, tokens, s)), Array.from(tg), 'the lookup solves it');
+          const asked = [];
+          for (let i = 2 * pairs; i < t.seqLen; i++) if (seq[i] !== 0) asked.push(seq[i]);
+          assert.equal(asked.length, queries, 'the number of queries');
+          assert.equal(new Set(asked).size, queries, 'each key asked at most once');
+          for (let i = 0; i < 2 * pairs; i++) assert.equal(tg[i], -1, 'no loss on the pairs');
+        }
+      }
+    });
+  }
+
+  test('queries land at varying positions of the query region', () => {
+    const t = tasks.recall({ pairs: 4, vocab: 20, seqLen: 20, queries: 2 });
+    const { tokens } = t.sample(200, 1);
+    const seen = new Set();
+    for (let i = 0; i < tokens.length; i++) if (i % t.seqLen >= 8 && tokens[i] !== 0) seen.add(i % t.seqLen);
+    assert.equal(seen.size, 12, 'every position of the query region holds a query sometimes');
+  });
+
+  test('bad arguments throw, naming the argument', () => {
+    assert.throws(() => tasks.recall({ pairs: 5, vocab: 10 }), /pairs.*too many for vocab 10/);
+    assert.throws(() => tasks.recall({ pairs: 4, seqLen: 10, queries: 4 }), /seqLen.*too short/);
+    assert.throws(() => tasks.recall({ pairs: 4, queries: 5 }), /queries/);
+    assert.throws(() => tasks.recall({ pairs: 0 }), /pairs/);
+    assert.throws(() => tasks.recall({ vocab: 2 }), /vocab/);
+    assert.throws(() => tasks.recall({ queries: 0 }), /queries/);
+    assert.throws(() => tasks.recall({ seqLen: 'long' }), /seqLen/);
+  });
+});
+
+describe('tasks.copy, reverse, sort', () => {
+  const expect = {
+    copy: (x) => x.slice(),
+    reverse: (x) => x.slice().reverse(),
+    sort: (x) => x.slice().sort((p, q) => p - q),
+  };
+  for (const name of ['copy', 'reverse', 'sort']) {
+    for (const opts of [{}, { seqLen: 8, vocab: 4 }, { seqLen: 2, vocab: 3 }]) {
+      test(`${name} ${JSON.stringify(opts)}: the targets are the transformation, next-token style`, () => {
+        const t = tasks[name](opts);
+        const N = t.seqLen / 2;
+        const { tokens, targets } = t.sample(40, 11);
+        for (let s = 0; s < 40; s++) {
+          const seq = Array.from(tokens.subarray(s * t.seqLen, (s + 1) * t.seqLen));
+          const tg = Array.from(targets.subarray(s * t.seqLen, (s + 1) * t.seqLen));
+          const x = seq.slice(0, N);
+          for (const v of x) assert.ok(v >= 1 && v < t.vocab, 'content tokens are 1..vocab-1');
+          assert.equal(seq[N], 0, 'the separator');
+          const y = expect[name](x);
+          assert.deepEqual(tg.slice(0, N), new Array(N).fill(-1), 'no loss on the first half');
+          assert.deepEqual(tg.slice(N), y, 'the target at N + i is y_i');
+          assert.deepEqual(seq.slice(N + 1), y.slice(0, N - 1), 'the model reads y_i where it must output y_(i+1)');
+          assert.deepEqual(t.transform(x), y);
+        }
+      });
+    }
+    test(`${name}: bad arguments throw, naming the argument`, () => {
+      assert.throws(() => tasks[name]({ seqLen: 7 }), /seqLen.*even/);
+      assert.throws(() => tasks[name]({ seqLen: 0 }), /seqLen/);
+      assert.throws(() => tasks[name]({ vocab: 2 }), /vocab/);
+      assert.throws(() => tasks[name]({ vocab: 3.5 }), /vocab/);
+    });
+  }
+  test('copy and reverse are position-based: the target at N + i is a fixed earlier position', () => {
+    for (const name of ['copy', 'reverse']) {
+      const t = tasks[name]({ seqLen: 12, vocab: 30 });
+      const N = 6;
+      const { tokens, targets } = t.sample(20, 5);
+      for (let s = 0; s < 20; s++) {
+        for (let i = 0; i < N; i++) {
+          const from = name === 'copy' ? i : N - 1 - i;
+          assert.ok(from <= N + i);
+          assert.equal(targets[s * 12 + N + i], tokens[s * 12 + from]);
+        }
+      }
+    }
+  });
+});
+
+describe('tasks.text', () => {
+  test('the default text: a few hundred plain characters; the vocabulary is its sorted set', () => {
+    assert.ok(DEFAULT_TEXT.length >= 300 && DEFAULT_TEXT.length <= 1000, `${DEFAULT_TEXT.length} characters`);
+    assert.match(DEFAULT_TEXT, /^[A-Za-z ,.]+$/);
+    const t = tasks.text();
+    assert.deepEqual(t.chars, [...new Set(DEFAULT_TEXT)].sort());
+    assert.equal(t.vocab, t.chars.length);
+    assert.equal(t.split, DEFAULT_TEXT.length - Math.floor(DEFAULT_TEXT.length / 10));
+  });
+
+  for (const opts of [{}, { text: 'the cat sat on the mat and the dog sat on the log', seqLen: 5 }]) {
+    test(`windows read the string; train and held-out are disjoint ${opts.seqLen ?? ''}`, () => {
+      const t = tasks.text(opts);
+      const str = t.options.text;
+      const L = t.seqLen;
+      const decode = (arr) => Array.from(arr, (x) => t.chars[x]).join('');
+      const train = t.sample(200, 2, 'train');
+      for (let s = 0; s < 200; s++) {
+        const start = train.starts[s];
+        assert.equal(decode(train.tokens.subarray(s * L, (s + 1) * L)), str.slice(start, start + L));
+        assert.equal(decode(train.targets.subarray(s * L, (s + 1) * L)), str.slice(start + 1, start + L + 1));
+        assert.ok(start + L < t.split, 'a training window never reads nor predicts a held-out character');
+        assert.equal(t.describe(train.tokens, s), str.slice(start, start + L));
+      }
+      const held = t.sample(200, 2, 'heldout');
+      for (let s = 0; s < 200; s++) {
+        const start = held.starts[s];
+        assert.equal(decode(held.tokens.subarray(s * L, (s + 1) * L)), str.slice(start, start + L));
+        let counted = 0;
+        for (let i = 0; i < L; i++) {
+          const at = start + i + 1;
+          const tg = held.targets[s * L + i];
+          if (at < t.split) assert.equal(tg, -1, 'no loss on a training character');
+          else { assert.equal(t.chars[tg], str[at]); counted++; }
+        }
+        assert.ok(counted > 0, 'each held-out window predicts a held-out character');
+      }
+      const ev = t.heldOutWindows();
+      const hits = new Map();
+      for (let s = 0; s < ev.starts.length; s++) {
+        for (let i = 0; i < L; i++) {
+          const tg = ev.targets[s * L + i];
+          if (tg < 0) continue;
+          const at = ev.starts[s] + i + 1;
+          assert.equal(t.chars[tg], str[at]);
+          hits.set(at, (hits.get(at) ?? 0) + 1);
+        }
+      }
+      assert.equal(hits.size, str.length - t.split, 'every held-out character is evaluated');
+      for (const [at, k] of hits) {
+        assert.ok(at >= t.split, 'only held-out characters');
+        assert.equal(k, 1, 'each exactly once');
+      }
+    });
+  }
+
+  test('bad arguments throw, naming the argument', () => {
+    assert.throws(() => tasks.text({ text: '' }), /text.*empty/);
+    assert.throws(() => tasks.text({ text: 'aaaa' }), /text/);
+    assert.throws(() => tasks.text({ text: 42 }), /text/);
+    assert.throws(() => tasks.text({ text: 'abcdefghijkl', seqLen: 11 }), /seqLen.*too long/);
+    assert.throws(() => tasks.text({ seqLen: 1 }), /seqLen/);
+    assert.throws(() => tasks.text().encode('Z!'), /vocabulary/);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// The reference model.
+
+const PARAM_OF_ARRAY = Object.fromEntries(HEAD_PARAMETERS.filter((p) => p.array).map((p) => [p.array, p.name]));
+
+function configFor(id, extra = {}) {
+  const v = VARIANTS.find((x) => x.id === id);
+  return {
+    variant: id, vocab: 7, seqLen: 6, dModel: 8, heads: 2, layers: 2, dFF: 12, causal: true, seed: 5,
+    options: v && isMixture(v) ? { components: ['softmax', 'random'] } : {},
+    ...extra,
+  };
+}
+
+describe('reference model: the parameter table', () => {
+  for (const id of VARIANT_IDS) {
+    test(`${id}: names, order, count and shapes follow the contract and lab.variants`, () => {
+      const config = configFor(id);
+      const c = resolveConfig(config);
+      const table = parameterTable(config);
+      const names = table.map((p) => p.name);
+      assert.equal(new Set(names).size, names.length, 'names are unique');
+      const comps = isMixture(VARIANTS.find((x) => x.id === id)) ? config.options.components : MIXTURE_COMPONENTS;
+      const arrays = arraysFor(id, comps);
+      const headNames = HEAD_PARAMETERS
+        .filter((p) => (p.name === 'alpha' ? id === 'mixture' : arrays.includes(p.array)))
+        .map((p) => p.name);
+      const expected = ['tok_emb', 'pos_emb'];
+      for (let l = 0; l < c.layers; l++) {
+        expected.push(`l${l}.ln1.g`, `l${l}.ln1.b`);
+        for (let h = 0; h < c.heads; h++) for (const n of headNames) expected.push(`l${l}.h${h}.${n}`);
+        expected.push(`l${l}.wo`, `l${l}.ln2.g`, `l${l}.ln2.b`, `l${l}.fc1`, `l${l}.fc1b`, `l${l}.fc2`, `l${l}.fc2b`);
+      }
+      expected.push('lnf.g', 'lnf.b', 'out', 'outb');
+      assert.deepEqual(names, expected);
+      // every array the variant reads has its parameter (or projection), and only those
+      const fromTable = new Set(table.filter((p) => p.name.startsWith('l0.h0.') && !p.name.endsWith('.alpha'))
+        .map((p) => HEAD_PARAMETERS.find((h) => `l0.h0.${h.name}` === p.name).array));
+      assert.deepEqual([...fromTable].sort(), [...arrays].sort());
+      const dims = { n: c.seqLen, d: c.dh, dv: c.dh, h: c.hidden, L: c.seqLen, a: c.a, b: c.b, rank: c.rank };
+      for (const p of table) {
+        assert.equal(p.size, p.shape.reduce((s, t) => s * t, 1));
+        assert.equal(p.matrix, p.shape.length === 2);
+        const m = /^l\d+\.h\d+\.(\w+)$/.exec(p.name);
+        if (!m) continue;
+        const hp = HEAD_PARAMETERS.find((h) => h.name === m[1]);
+        if (hp.name === 'alpha') { assert.deepEqual(p.shape, [config.options.components.length]); continue; }
+        if (hp.projection) { assert.deepEqual(p.shape, [c.dModel, c.dh]); continue; }
+        assert.deepEqual(p.shape, ARRAY_SHAPES[hp.array].map((d) => dims[d]), `${p.name} has the shape lab.variants gives ${hp.array}`);
+      }
+      assert.equal(PARAM_OF_ARRAY.v, 'wv');
+    });
+  }
+
+  test('derived sizes: dh, a, b, rank, hidden', () => {
+    const c = resolveConfig(configFor('factorized-dense', { seqLen: 12, dModel: 12, heads: 3 }));
+    assert.equal(c.dh, 4);
+    assert.equal(c.a, 3);
+    assert.equal(c.b, 4);
+    assert.equal(c.rank, 8);
+    assert.equal(c.hidden, 4);
+    assert.equal(resolveConfig(configFor('factorized-random', { seqLen: 5 })).rank, 5);
+    assert.equal(resolveConfig(configFor('factorized-dense', { seqLen: 7 })).a, 1);
+  });
+
+  test('fixed: head h takes the h-th pattern of the cycle; causal models skip the look-ahead ones', () => {
+    const causal = resolveConfig(configFor('fixed', { heads: 8, dModel: 8 }));
+    assert.deepEqual([0, 1, 2, 3, 4, 5].map((h) => headPattern(causal, h)), ['previous', 'current', 'left', 'first', 'previous', 'current']);
+    const full = resolveConfig(configFor('fixed', { heads: 8, dModel: 8, causal: false }));
+    assert.deepEqual([0, 1, 2, 3, 4, 5, 6, 7].map((h) => headPattern(full, h)),
+      ['previous', 'current', 'next', 'left', 'right', 'first', 'last', 'previous']);
+  });
+
+  test('bad configs throw, naming the problem', () => {
+    assert.throws(() => resolveConfig(configFor('softmax', { heads: 3 })), /heads.*divide/);
+    assert.throws(() => resolveConfig(configFor('nope')), /variant/);
+    assert.throws(() => resolveConfig(configFor('softmax', { freeze: ['l0.h0.r'] })), /freeze.*l0\.h0\.r/);
+    assert.throws(() => resolveConfig(configFor('mixture', { options: {} })), /components/);
+    assert.throws(() => resolveConfig(configFor('mixture', { options: { components: ['linear'] } })), /linear/);
+    assert.throws(() => resolveConfig(configFor('fixed', { options: { pattern: 'next' } })), /pattern/);
+    const config = configFor('softmax');
+    const p = initParameters(config);
+    const ok = new Int32Array(6);
+    assert.throws(() => forwardLoss(config, p, Int32Array.of(0, 1, 2, 3, 4, 7), ok, 1), /tokens\[5\]/);
+    assert.throws(() => forwardLoss(config, p, ok, new Int32Array(5), 1), /targets/);
+    assert.throws(() => forwardLoss(config, p, ok, Int32Array.of(0, 0, 0, 0, 0, -2), 1), /targets\[5\]/);
+  });
+});
+
+describe('reference model: initialisation', () => {
+  test('deterministic for a seed; another seed gives other values', () => {
+    const config = configFor('mixture');
+    const a = initParameters(config);
+    const b = initParameters(config);
+    const c = initParameters({ ...config, seed: 6 });
+    for (const { name } of parameterTable(config)) {
+      assert.ok(same(a[name], b[name]), name);
+      const rule = initRule(name, config);
+      if (rule.std !== undefined) assert.ok(!same(a[name], c[name]), `${name} depends on the seed`);
+      for (const x of a[name]) assert.equal(x, Math.fround(x), `${name} holds float32 values`);
+    }
+  });
+
+  test('values are fround(Irwin–Hall normal · std) from the stream (seed, name)', () => {
+    const config = configFor('dense', { layers: 3 });
+    const p = initParameters(config);
+    for (const { name, size } of parameterTable(config)) {
+      const rule = initRule(name, config);
+      if (rule.std === undefined) continue;
+      const u = mulberry32(streamSeed(5, name));
+      for (let i = 0; i < Math.min(size, 20); i++) {
+        const normal = (u() + u() + u() + u() - 2) * Math.sqrt(3);
+        assert.equal(p[name][i], Math.fround(normal * rule.std), `${name}[${i}]`);
+      }
+    }
+    assert.equal(initRule('l2.wo', config).std, 0.02 / Math.sqrt(6));
+    assert.equal(initRule('l0.fc2', config).std, 0.02 / Math.sqrt(6));
+  });
+
+  test('means and stds of large tensors match the contract', () => {
+    const config = {
+      variant: 'mixture', vocab: 64, seqLen: 64, dModel: 64, heads: 1, layers: 2, dFF: 128, seed: 99,
+      options: { components: ['softmax', 'dense', 'random', 'factorized-random'] }, hidden: 64,
+    };
+    const p = initParameters(config);
+    const expectStd = {
+      tok_emb: 0.02, pos_emb: 0.02, 'l0.h0.wq': 0.02, 'l0.h0.wk': 0.02, 'l0.h0.wx': 0.02, 'l0.h0.wv': 0.02,
+      'l0.h0.w1': 0.02, 'l0.h0.w2': 0.02, 'l0.h0.r': 0.2, 'l1.h0.r1': 0.2, 'l1.h0.r2': 0.2,
+      'l0.wo': 0.01, 'l1.fc1': 0.02, 'l1.fc2': 0.01, out: 0.02,
+    };
+    for (const [name, std] of Object.entries(expectStd)) {
+      const a = p[name];
+      assert.ok(a.length >= 512, `${name} is large enough (${a.length})`);
+      const mean = a.reduce((s, x) => s + x, 0) / a.length;
+      const sd = Math.sqrt(a.reduce((s, x) => s + (x - mean) ** 2, 0) / a.length);
+      assert.ok(Math.abs(mean) < 4 * std / Math.sqrt(a.length), `${name}: mean ${mean}`);
+      assert.ok(Math.abs(sd / std - 1) < 0.08, `${name}: std ${sd}, expected ${std}`);
+      assert.ok(Math.max(...a.map(Math.abs)) <= Math.sqrt(12) * std * (1 + 1e-6), `${name}: bounded by √12·std`);
+    }
+    for (const name of ['l0.ln1.g', 'l1.ln2.g', 'lnf.g']) assert.ok(p[name].every((x) => x === 1), name);
+    for (const name of ['l0.ln1.b', 'l0.h0.b1', 'l0.h0.b2', 'l0.h0.alpha', 'l0.fc1b', 'l1.fc2b', 'lnf.b', 'outb']) {
+      assert.ok(p[name].every((x) => x === 0), name);
+    }
+    assert.deepEqual(Array.from(initParameters({ ...config, options: { ...config.options, alphaLogits: [1, 0, 0, 0.5] } })['l1.h0.alpha']), [1, 0, 0, 0.5]);
+  });
+});
+
+describe('reference model: forward and loss', () => {
+  test('uniform logits give loss log(vocab); an untrained model is close to it, for every variant', () => {
+    const t = tasks.copy({ seqLen: 6, vocab: 7 });
+    const { tokens, targets } = t.sample(3, 1);
+    for (const id of VARIANT_IDS) {
+      const config = configFor(id);
+      const p = initParameters(config);
+      const r = forwardLoss(config, p, tokens, targets, 3);
+      assert.equal(r.logits.length, 3 * 6 * 7);
+      assert.equal(r.count, 9);
+      assert.ok(r.logits.every(Number.isFinite), id);
+      assert.ok(Math.abs(r.loss - Math.log(7)) < 0.02, `${id}: untrained loss ${r.loss}, log(vocab) ${Math.log(7)}`);
+      p.out.fill(0);
+      const u = forwardLoss(config, p, tokens, targets, 3);
+      assert.ok(Math.abs(u.loss - Math.log(7)) < 1e-12, `${id}: uniform logits`);
+      assert.equal(u.accuracy, 0, 'argmax of a uniform row is token 0, which is never a copy target');
+    }
+  });
+
+  test('loss and accuracy count only targets >= 0; batch sequences are independent', () => {
+    const config = configFor('softmax');
+    const p = initParameters(config);
+    const t = tasks.reverse({ seqLen: 6, vocab: 7 });
+    const { tokens, targets } = t.sample(2, 4);
+    const both = forwardLoss(config, p, tokens, targets, 2);
+    const one = forwardLoss(config, p, tokens.subarray(6), targets.subarray(6), 1);
+    assert.deepEqual(Array.from(both.logits.subarray(42)), Array.from(one.logits));
+    const none = forwardLoss(config, p, tokens, new Int32Array(12).fill(-1), 2);
+    assert.equal(none.loss, 0);
+    assert.equal(none.count, 0);
+    // the loss at one position, by hand
+    const tg = new Int32Array(12).fill(-1);
+    tg[7] = 3;
+    const r = forwardLoss(config, p, tokens, tg, 2);
+    const row = Array.from(r.logits.subarray(7 * 7, 8 * 7));
+    const lse = Math.log(row.reduce((s, x) => s + Math.exp(x), 0));
+    assert.ok(Math.abs(r.loss - (lse - row[3])) < 1e-12);
+    assert.equal(r.accuracy, row.indexOf(Math.max(...row)) === 3 ? 1 : 0);
+  });
+
+  test('causal: a later token does not change earlier logits', () => {
+    for (const id of VARIANT_IDS) {
+      const config = configFor(id);
+      const p = initParameters(config);
+      const a = Int32Array.of(1, 2, 3, 4, 5, 6);
+      const b = Int32Array.of(1, 2, 3, 4, 5, 0);
+      const tg = new Int32Array(6).fill(-1);
+      const la = forwardLoss(config, p, a, tg, 1).logits;
+      const lb = forwardLoss(config, p, b, tg, 1).logits;
+      assert.deepEqual(Array.from(la.subarray(0, 35)), Array.from(lb.subarray(0, 35)), id);
+      assert.notDeepEqual(Array.from(la.subarray(35)), Array.from(lb.subarray(35)), id);
+    }
+  });
+});
+
+describe('reference model: central-difference gradients', () => {
+  const tiny = { variant: 'softmax', vocab: 5, seqLen: 4, dModel: 4, heads: 2, layers: 1, dFF: 8, causal: true, seed: 3 };
+  const tokens = Int32Array.of(1, 2, 3, 0, 4, 4, 1, 2);
+  const targets = Int32Array.of(2, 3, -1, 1, 4, 1, 2, 0);
+
+  test('tiny softmax model: a gradient step lowers the loss; directional derivatives agree', () => {
+    const p = initParameters(tiny);
+    // make the model less trivial than its init so the gradients are not all tiny
+    for (const [name, arr] of Object.entries(p)) {
+      const u = mulberry32(streamSeed(1, name));
+      for (let i = 0; i < arr.length; i++) arr[i] += 0.3 * (u() - 0.5);
+    }
+    const g = gradients(tiny, p, tokens, targets, 2);
+    assert.deepEqual(Object.keys(g), parameterTable(tiny).map((q) => q.name));
+    const loss0 = forwardLoss(tiny, p, tokens, targets, 2).loss;
+    let norm2 = 0;
+    for (const a of Object.values(g)) for (const x of a) norm2 += x * x;
+    assert.ok(norm2 > 1e-6, 'non-trivial gradient');
+    // directional derivative along a random direction d: (L(p + e d) − L(p − e d)) / 2e ≈ g·d
+    const d = {};
+    let gd = 0;
+    for (const [name, arr] of Object.entries(p)) {
+      const u = mulberry32(streamSeed(2, name));
+      d[name] = Float64Array.from(arr, () => u() - 0.5);
+      for (let i = 0; i < arr.length; i++) gd += g[name][i] * d[name][i];
+    }
+    const moved = (e) => Object.fromEntries(Object.entries(p).map(([n, a]) => [n, Float64Array.from(a, (x, i) => x + e * d[n][i])]));
+    const e = 1e-4;
+    const dd = (forwardLoss(tiny, moved(e), tokens, targets, 2).loss - forwardLoss(tiny, moved(-e), tokens, targets, 2).loss) / (2 * e);
+    assert.ok(Math.abs(dd - gd) < 1e-6 * (1 + Math.abs(gd)), `directional ${dd} vs g·d ${gd}`);
+    // a small step against the gradient lowers the loss by about lr·|g|²
+    const lr = 0.05 / Math.sqrt(norm2);
+    const stepped = Object.fromEntries(Object.entries(p).map(([n, a]) => [n, Float64Array.from(a, (x, i) => x - lr * g[n][i])]));
+    const loss1 = forwardLoss(tiny, stepped, tokens, targets, 2).loss;
+    assert.ok(loss1 < loss0, `loss ${loss0} -> ${loss1}`);
+    assert.ok(Math.abs((loss0 - loss1) / (lr * norm2) - 1) < 0.05, 'first-order decrease');
+    // step-size independence: a coarser step gives the same gradient to O(h²)
+    const g2 = gradients(tiny, p, tokens, targets, 2, { step: 1e-3, names: ['l0.h1.wq', 'out'] });
+    for (const n of ['l0.h1.wq', 'out']) for (let i = 0; i < g2[n].length; i++) assert.ok(Math.abs(g2[n][i] - g[n][i]) < 1e-6, `${n}[${i}]`);
+  });
+
+  test('every variant: central differences agree with a directional derivative; frozen parameters get none', () => {
+    for (const id of VARIANT_IDS) {
+      const config = { ...configFor(id, { layers: 1, seqLen: 4, dModel: 4, dFF: 4, vocab: 5 }), freeze: ['pos_emb'] };
+      const p = initParameters(config);
+      for (const [name, arr] of Object.entries(p)) {
+        const u = mulberry32(streamSeed(4, name));
+        for (let i = 0; i < arr.length; i++) arr[i] += 0.3 * (u() - 0.5);
+      }
+      const g = gradients(config, p, tokens, targets, 2);
+      assert.ok(!('pos_emb' in g), `${id}: a frozen parameter has no gradient`);
+      let gd = 0;
+      const d = {};
+      for (const [name, arr] of Object.entries(p)) {
+        d[name] = name in g ? Float64Array.from(arr, (_, i) => (i % 3) - 1) : new Float64Array(arr.length);
+        if (name in g) for (let i = 0; i < arr.length; i++) gd += g[name][i] * d[name][i];
+      }
+      const e = 1e-6; // the step of the central differences is 1e-5 per element; along d all move
+      const at = (s) => forwardLoss(config, Object.fromEntries(Object.entries(p).map(([n, a]) => [n, Float64Array.from(a, (x, i) => x + s * d[n][i])])), tokens, targets, 2).loss;
+      const dd = (at(e) - at(-e)) / (2 * e);
+      assert.ok(Math.abs(dd - gd) < 1e-6 * (1 + Math.abs(gd)), `${id}: directional ${dd} vs g·d ${gd}`);
+    }
+  });
+
+  test('AdamW from the reference gradients lowers the loss of a fixed batch', () => {
+    const p = initParameters(tiny);
+    const first = forwardLoss(tiny, p, tokens, targets, 2).loss;
+    let state = {};
+    let norm = 0;
+    for (let s = 0; s < 8; s++) {
+      const g = gradients(tiny, p, tokens, targets, 2);
+      ({ state, norm } = adamwStep(tiny, p, g, state, { lr: 0.02 }));
+      assert.ok(Number.isFinite(norm));
+    }
+    assert.equal(state.t, 8);
+    const last = forwardLoss(tiny, p, tokens, targets, 2).loss;
+    assert.ok(last < first - 0.1, `loss ${first} -> ${last}`);
+  });
+});
