@@ -18,12 +18,16 @@ export const USAGE = `attnlab benchmark: \`npm run bench\` (node bench/run.mjs a
   node bench/run.mjs --only softmax,linear      only these variants
   node bench/run.mjs --out DIR          where results*.json / .md / scaling*.svg go (default bench/)
   node bench/run.mjs --sizes 64,256     other sizes (development)
-  node bench/run.mjs --skip native,onnxruntime-web,...   leave contenders out (development)
+  node bench/run.mjs --skip native,onnxruntime-web,...   leave contenders out (development);
+                                        also backward (the backward pass) and tfjs-wasm-grad
 
 One thread, d = dv = 64. Contenders: the attnlab builds (scalar, SIMD128, relaxed-SIMD), a plain-JS
 implementation (softmax, linear), the same C compiled natively with gcc -O3 -march=native (a
 reference, not a competitor), onnxruntime-web and @tensorflow/tfjs-backend-wasm (softmax only), and
-a micro-kernel that measures this machine's WebAssembly SIMD128 peak. See bench/README.md.`;
+a micro-kernel that measures this machine's WebAssembly SIMD128 peak. Then the backward pass:
+lab.attentionGrad against lab.attention (SIMD and relaxed builds, n = 1024 and 4096; 256 and 1024
+when --quick), the tfjs-wasm gradient of softmax attention, and softmax's backward memory at
+n = 32768 (8192 when --quick). See bench/README.md.`;
 
 /**
  * Node 20 runs the relaxed build only with --experimental-wasm-relaxed-simd: re-runs `script` in a
@@ -88,10 +92,20 @@ function cpuInfo() {
   return { cpu, mhz };
 }
 
-/** The machine and the Node the run uses, for results.json's meta. */
+/** The commit the run measured, and the source files (src/, build.sh) that differ from it. */
+function gitInfo() {
+  const git = (...args) => spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' });
+  const head = git('rev-parse', '--short=12', 'HEAD');
+  if (head.status !== 0) return { commit: null, uncommitted: [] };
+  const dirty = git('status', '--porcelain', '--', 'src', 'build.sh').stdout.split('\n').filter(Boolean).map((l) => l.slice(3));
+  return { commit: head.stdout.trim(), uncommitted: dirty };
+}
+
+/** The machine, the Node and the commit the run uses, for results.json's meta. */
 export function machineInfo() {
   const { cpu, mhz } = cpuInfo();
   return {
+    ...gitInfo(),
     cpu, cpu_mhz: mhz, cores: os.cpus().length, memory_bytes: os.totalmem(), platform: `${os.platform()} ${os.release()} ${os.arch()}`,
     node: process.version, v8: process.versions.v8, loadavg_start: os.loadavg()[0], node_flags: process.execArgv, date: new Date().toISOString(),
   };

@@ -93,11 +93,13 @@ export async function measureRobust(fn, policy, o = {}) {
 /**
  * Round-robin timing: every round calls each entry once (batched to >= 1 ms when tiny), starting
  * from a different entry each round, so a burst of load from other processes hits all alike.
- * entries: [{ key, fn }] (fn may be async). Returns { [key]: statistics }.
+ * entries: [{ key, fn, warmed }] (fn may be async; warmed: the caller has run it already and one
+ * call takes long, so no warm-up calls and no batching). Returns { [key]: statistics }.
  */
 export async function roundRobin(entries, rounds) {
   const batch = new Map();
   for (const e of entries) { // warm-up and batch size
+    if (e.warmed) { batch.set(e.key, 1); continue; }
     await call(e.fn);
     const t = now();
     await call(e.fn);

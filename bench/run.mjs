@@ -8,11 +8,13 @@
 //   contenders   attnlab.mjs (the three builds), plain-js.mjs, native.mjs (+ native.c),
 //                onnxruntime-web.mjs and tfjs-wasm.mjs (through external.mjs), peak.mjs
 //   paired.mjs   the interleaved pass behind the headline ratios
+//   backward.mjs the backward pass (attentionGrad against attention; tfjs-grad.mjs: tfjs's gradient)
 //   report.mjs   results.json, results.md (targets.mjs) and scaling.svg (svg.mjs)
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadBuilds, REFERENCE } from './attnlab.mjs';
+import { backwardPhase } from './backward.mjs';
 import { configure, machineInfo, parseArgs, respawnWithFlags, USAGE } from './cli.mjs';
 import { native } from './native.mjs';
 import { onnxruntimeWeb } from './onnxruntime-web.mjs';
@@ -128,6 +130,7 @@ async function main() {
 
   const results = record.results;
   results.paired = await pairedPhase({ builds, externals: externals.filter((c) => !c.error), registry, variants, sizes: cfg.sizes, quick: cfg.quick, peakCfg: before.simd128.best });
+  results.backward = cfg.want('backward') ? await backwardPhase({ builds, registry, variants, quick: cfg.quick, want: cfg.want }) : null;
   for (const c of all) await c.dispose();
   results.peak = peaksAfter(before, cfg.quick);
   log(`\nSIMD128 peak: before ${before.simd128.gflops.toFixed(1)}, after ${results.peak.simd128.after.toFixed(1)} GFLOP/s (the higher is used)`);

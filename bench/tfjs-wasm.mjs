@@ -23,6 +23,7 @@ export async function loadTfjs() {
   await tf.ready();
   const simd = await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT');
   return {
+    tf,
     name: 'tfjs-backend-wasm',
     version: require('@tensorflow/tfjs-backend-wasm/package.json').version,
     simd,
