@@ -267,6 +267,114 @@ const char *attn_metadata_json(void);
  * binding, which lays out each call's buffers there). */
 size_t attn_heap_base(void);
 
+/* ---- models: small transformers (model.c) ----
+ * A decoder-style transformer whose attention is any variant: token + learned position
+ * embeddings; per layer, pre-LayerNorm multi-head attention (each head through attn_plan_run and
+ * attn_plan_backward) with an output projection and a residual, then a pre-LayerNorm GELU MLP with
+ * a residual; a final LayerNorm, the output projection and a masked cross-entropy; AdamW.
+ * The model's math, parameter names, shapes, order and initialisation: docs/model.md.
+ *
+ * Memory: one caller-allocated model block (attn_model_size) of P floats four times over:
+ * parameters [0, P), gradients [P, 2P), AdamW m [2P, 3P), AdamW v [3P, 4P), each section laid out in
+ * the parameter table's order (attn_model_param_info). Every call also takes a workspace
+ * (attn_model_workspace_size, 16-byte aligned) that holds the activations of one batch; nothing is
+ * allocated. Results depend only on the inputs, the seed and the build (fixed summation order). */
+
+/* The configuration. The field order is part of the ABI (every field is 4 bytes wide; frozen is a
+ * pointer). attn_model_config_default fills the defaults. */
+typedef struct attn_model_config {
+    int32_t variant;      /* attn_variant of every head */
+    int32_t vocab;        /* tokens are 0 .. vocab-1 */
+    int32_t seq_len;      /* tokens per sequence; also L of the Synthesizer parameters */
+    int32_t d_model;
+    int32_t heads;        /* must divide d_model; each head has width dh = d_model / heads */
+    int32_t layers;
+    int32_t d_ff;         /* hidden width of the MLP */
+    int32_t causal;       /* nonzero: position i attends to positions <= i only */
+    int32_t hidden;       /* dense: the hidden width h; 0: dh */
+    int32_t rank;         /* factorized-random: the rank; 0: min(8, seq_len) */
+    float weight_decay;   /* AdamW decay of the matrices (default 0.01) */
+    uint32_t seed;        /* initialisation */
+    /* The attention options of every head: scale, eps, tiling, window, and for a mixture
+     * n_components + component. causal comes from the field above; fixed heads take their pattern
+     * from their head index (docs/model.md); a mixture's weights are the learned logits of each
+     * head's `alpha` parameter (options.alpha is ignored). */
+    attn_options options;
+    /* NULL, or one flag per parameter index (attn_model_param_count entries): nonzero = frozen,
+     * i.e. no gradient (it stays 0), no update, no moments, not counted in the clipping norm.
+     * Caller-owned; read by loss_backward and adamw. */
+    const int32_t *frozen;
+} attn_model_config;
+
+/* One entry of the parameter table. Field order and offsets are part of the ABI (80 bytes:
+ * name 0, index 32, offset 36, count 40, ndim 44, rows 48, cols 52, is_matrix 56, init_kind 60,
+ * init_std 64, init_value 72). */
+typedef struct attn_model_param {
+    char name[32];       /* NUL-terminated: "tok_emb", "l0.h1.wq", "lnf.g", ... */
+    int32_t index;
+    int32_t offset;      /* first float of the parameter within each section of the model block */
+    int32_t count;       /* floats */
+    int32_t ndim;        /* 1 or 2 */
+    int32_t rows, cols;  /* ndim 2: [rows, cols], row-major; ndim 1: [count, 1] */
+    int32_t is_matrix;   /* ndim 2: AdamW decays it */
+    int32_t init_kind;   /* 0: every value is init_value; 1: fround(normal() * init_std) */
+    double init_std;
+    double init_value;
+} attn_model_param;
+
+/* Defaults: softmax, not causal, hidden and rank 0 (their defaults), weight_decay 0.01, seed 0,
+ * attn_options_default, no frozen parameters; the sizes are 0 and must be set. */
+void attn_model_config_default(attn_model_config *cfg);
+
+/* The configuration's checks: sizes positive, heads dividing d_model, and each head's attention
+ * dims and options through attn_check (a Synthesizer's a*b, mixture components, option values). */
+attn_status attn_model_check(const attn_model_config *cfg, const char **detail);
+
+/* The parameter table: its length, one entry, or the index of a name (ATTN_ERR_UNKNOWN if none). */
+attn_status attn_model_param_count(const attn_model_config *cfg, int32_t *count, const char **detail);
+attn_status attn_model_param_info(const attn_model_config *cfg, int32_t index, attn_model_param *info,
+                                  const char **detail);
+attn_status attn_model_param_find(const attn_model_config *cfg, const char *name, int32_t *index,
+                                  const char **detail);
+
+/* Bytes of the model block: 16 * P (four float32 sections of P floats). */
+attn_status attn_model_size(const attn_model_config *cfg, size_t *bytes);
+
+/* Writes the initial parameters from cfg->seed and zeroes the gradients and moments. Parameter i
+ * draws from its own stream: mulberry32 seeded with fnv1a(name) ^ (seed * 0x9e3779b1) (32-bit), a
+ * normal number is (u1 + u2 + u3 + u4 - 2) * sqrt(3) in float64, and the value is
+ * float32(normal * init_std): the same bits on every build and in JavaScript. */
+attn_status attn_model_init(const attn_model_config *cfg, float *memory, size_t bytes,
+                            const char **detail);
+
+/* Workspace bytes of every call below for batches of up to `batch` sequences. */
+attn_status attn_model_workspace_size(const attn_model_config *cfg, int32_t batch, size_t *bytes);
+
+/* logits [batch * seq_len, vocab] of tokens [batch * seq_len] (each in [0, vocab)). */
+attn_status attn_model_forward(const attn_model_config *cfg, const float *memory, size_t bytes,
+                               const int32_t *tokens, int32_t batch, float *logits,
+                               void *workspace, size_t ws_bytes, const char **detail);
+
+/* The mean cross-entropy over the positions whose target (in [-1, vocab)) is not -1 (0 when there
+ * are none), *correct = how many of them have the target as their argmax (the first index of the
+ * maximum), *counted = how many there are. attn_model_loss leaves the model block alone;
+ * attn_model_loss_backward also overwrites the gradient section with the gradient of that mean
+ * (0 for frozen parameters). loss, correct and counted may be NULL. */
+attn_status attn_model_loss(const attn_model_config *cfg, const float *memory, size_t bytes,
+                            const int32_t *tokens, const int32_t *targets, int32_t batch,
+                            float *loss, int32_t *correct, int32_t *counted, void *workspace,
+                            size_t ws_bytes, const char **detail);
+attn_status attn_model_loss_backward(const attn_model_config *cfg, float *memory, size_t bytes,
+                                     const int32_t *tokens, const int32_t *targets, int32_t batch,
+                                     float *loss, int32_t *correct, int32_t *counted,
+                                     void *workspace, size_t ws_bytes, const char **detail);
+
+/* One AdamW step (beta1 0.9, beta2 0.98, eps 1e-8, step >= 1 counting from 1) over the gradient
+ * section, after clipping the non-frozen gradients to global L2 norm 1. Matrices decay by
+ * lr * weight_decay * p; vectors do not. *grad_norm (if not NULL) receives the norm before clipping. */
+attn_status attn_model_adamw(const attn_model_config *cfg, float *memory, size_t bytes, float lr,
+                             int32_t step, float *grad_norm, const char **detail);
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,7 +8,7 @@ static int failures = 0, checks = 0;
 static unsigned rng_state = 12345u;
 
 /* Uniform in [-1, 1), from a linear congruential generator: the same numbers on every machine. */
-static float rnd(void) {
+static inline float rnd(void) {
     rng_state = rng_state * 1664525u + 1013904223u;
     return (float)((rng_state >> 8) & 0xFFFFFF) / 8388608.0f - 1.0f;
 }

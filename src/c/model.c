@@ -1,0 +1,996 @@
+/* model.c — small transformers over any attention variant: the parameter table, the seeded
+ * initialisation, the forward pass, the masked cross-entropy and its full backward pass, AdamW.
+ *
+ * Activations are [NR, width] row-major with NR = batch * seq_len rows (sequence-major). Every
+ * matrix product is attn_gemm / attn_gemm_tn (the packed micro-kernel), including the transposed
+ * products of the backward pass, whose transposed weights go through a small scratch. Each head's
+ * attention runs per sequence through the public plan API, so the model sees exactly what
+ * attn_plan_run and attn_plan_backward give. Per head the projections live head-major
+ * ([head][rows][dh]), the layout attn_plan_run reads in place; concat(y) wo is then a sum over heads
+ * of y_h wo[h*dh.., :], accumulated in head order, which is the k order of one product over the
+ * concatenation.
+ *
+ * Determinism: every reduction (bias and LayerNorm sums over rows, parameter gradients of the
+ * heads over the sequences of a batch, the loss, the clipping norm) runs in one fixed order.
+ */
+#include "internal.h"
+
+#define LN_EPS 1e-5f
+#define ADAM_B1 0.9f
+#define ADAM_B2 0.98f
+#define ADAM_EPS 1e-8f
+#define GELU_C 0.7978845608f
+#define GELU_K 0.044715f
+
+#define FAIL(status, text)          \
+    do {                            \
+        if (detail) *detail = text; \
+        return status;              \
+    } while (0)
+
+/* ---- the registry, read here: which arrays a variant reads and their shapes ---- */
+
+enum {
+#define X(name) IN_##name,
+    ATTN_INPUT_LIST(X)
+#undef X
+    IN_COUNT
+};
+#define SLOT_ALPHA IN_COUNT
+#define MAX_SLOTS (IN_COUNT + 1)
+
+static const char *const input_names[IN_COUNT] = {
+#define X(name) #name,
+    ATTN_INPUT_LIST(X)
+#undef X
+};
+static const char *const variant_inputs[ATTN_VARIANT_COUNT] = {
+#define X(ENUM, id, label, family, mixable, dims, inputs, ...) inputs,
+#include "variants.def"
+#undef X
+};
+
+static int str_eq(const char *a, const char *b) {
+    while (*a && *a == *b) a++, b++;
+    return *a == *b;
+}
+static int str_eq_n(const char *a, int len, const char *b) {
+    for (int i = 0; i < len; i++)
+        if (!b[i] || a[i] != b[i]) return 0;
+    return b[len] == '\0';
+}
+
+/* The shape ("d*h") of input `name` in a variants.def inputs list, or NULL if it is not read.
+ * The shape runs to the next space. */
+static const char *input_shape(const char *list, const char *name) {
+    const char *p = list;
+    for (;;) {
+        while (*p == ' ') p++;
+        if (!*p) return 0;
+        const char *start = p;
+        while (*p && *p != ':') p++;
+        if (!*p) return 0;
+        int match = str_eq_n(start, (int)(p - start), name);
+        const char *shape = ++p;
+        while (*p && *p != ' ') p++;
+        if (match) return shape;
+    }
+}
+
+/* ---- sizes, saturating so that a huge configuration is refused instead of wrapping ---- */
+
+#define SAT_LIMIT ((int64_t)1 << 62)
+static int64_t smul(int64_t a, int64_t b) {
+    if (a == 0 || b == 0) return 0;
+    return a > SAT_LIMIT / b ? SAT_LIMIT : a * b;
+}
+static int64_t sadd(int64_t a, int64_t b) { return a + b > SAT_LIMIT ? SAT_LIMIT : a + b; }
+
+/* ---- the model's shape: every offset of the parameter table, derived from the config ---- */
+
+typedef struct slot {
+    int input;            /* IN_* or SLOT_ALPHA */
+    int ndim, rows, cols;
+    int64_t count, offset; /* offset: floats from the head's first parameter */
+    double init_std;       /* 0: constant zero */
+} slot;
+
+typedef struct model_shape {
+    int V, T, D, H, layers, F, dh;
+    attn_dims dims;            /* of every head's attention */
+    int nslots;
+    slot slots[MAX_SLOTS];     /* one head's parameters in table order */
+    int nproj;                 /* of wq, wk, wx, wv: those the variant reads */
+    int proj_slot[4];          /* their slot indices, in slot order */
+    int alpha_slot;            /* -1 unless mixture */
+    int npatterns;
+    int patterns[ATTN_PATTERN_COUNT];
+    int64_t head_floats;
+    int head_params;
+    /* floats from the layer's first parameter */
+    int64_t ln1g, ln1b, heads, wo, ln2g, ln2b, fc1, fc1b, fc2, fc2b, layer_floats;
+    int layer_params;
+    int64_t layers_off;        /* first float of layer 0 */
+    int64_t lnfg, lnfb, out, outb, total;
+    int params;
+} model_shape;
+
+/* Layer-level parameters after the heads, in table order. */
+enum { LP_WO, LP_LN2G, LP_LN2B, LP_FC1, LP_FC1B, LP_FC2, LP_FC2B, LP_COUNT };
+
+static int is_projection(int input) {
+    return input == IN_q || input == IN_k || input == IN_x || input == IN_v;
+}
+
+/* The options of head h: the config's, with causal, the fixed pattern of the head and the mixture
+ * weights as logits (from alpha, or 0 while only checking). */
+static void head_options(const attn_model_config *cfg, const model_shape *s, int h,
+                         const float *alpha, attn_options *opt) {
+    *opt = cfg->options;
+    opt->causal = cfg->causal != 0;
+    if (cfg->variant == ATTN_FIXED) opt->pattern = s->patterns[h % s->npatterns];
+    if (cfg->variant == ATTN_MIXTURE) {
+        opt->alpha_is_logits = 1;
+        for (int c = 0; c < ATTN_MAX_COMPONENTS; c++) opt->alpha[c] = alpha && c < opt->n_components ? alpha[c] : 0.0f;
+    }
+}
+
+static int64_t dim_of(const model_shape *s, const char *name, int len) {
+    if (str_eq_n(name, len, "n") || str_eq_n(name, len, "L")) return s->T;
+    if (str_eq_n(name, len, "d") || str_eq_n(name, len, "dv")) return s->dh;
+    if (str_eq_n(name, len, "h")) return s->dims.h;
+    if (str_eq_n(name, len, "a")) return s->dims.a;
+    if (str_eq_n(name, len, "b")) return s->dims.b;
+    if (str_eq_n(name, len, "rank")) return s->dims.rank;
+    return 0;
+}
+
+/* The initial standard deviation of a head parameter (docs/model.md's table); 0 = zeros. */
+static double head_std(int input) {
+    switch (input) {
+    case IN_q: case IN_k: case IN_x: case IN_v: case IN_w1: case IN_w: case IN_wa: case IN_wb:
+    case IN_w2: return 0.02;
+    case IN_r: case IN_r1: case IN_r2: return 0.2;
+    default: return 0.0; /* b1, b2, ba, bb, alpha */
+    }
+}
+
+static attn_status make_shape(const attn_model_config *cfg, model_shape *s, const char **detail) {
+    if (!cfg) FAIL(ATTN_ERR_SHAPE, "config is required");
+    *s = (model_shape){0};
+    if ((uint32_t)cfg->variant >= ATTN_VARIANT_COUNT) FAIL(ATTN_ERR_UNKNOWN, "variant is not known");
+    if (cfg->vocab < 1) FAIL(ATTN_ERR_SHAPE, "vocab must be a positive integer");
+    if (cfg->seq_len < 1) FAIL(ATTN_ERR_SHAPE, "seqLen must be a positive integer");
+    if (cfg->d_model < 1) FAIL(ATTN_ERR_SHAPE, "dModel must be a positive integer");
+    if (cfg->heads < 1) FAIL(ATTN_ERR_SHAPE, "heads must be a positive integer");
+    if (cfg->layers < 1) FAIL(ATTN_ERR_SHAPE, "layers must be a positive integer");
+    if (cfg->d_ff < 1) FAIL(ATTN_ERR_SHAPE, "dFF must be a positive integer");
+    if (cfg->hidden < 0) FAIL(ATTN_ERR_SHAPE, "hidden must be a positive integer (0: dModel / heads)");
+    if (cfg->rank < 0) FAIL(ATTN_ERR_SHAPE, "rank must be a positive integer (0: min(8, seqLen))");
+    if (cfg->d_model % cfg->heads != 0) FAIL(ATTN_ERR_SHAPE, "heads must divide dModel");
+    if (!(cfg->weight_decay - cfg->weight_decay == 0.0f) || cfg->weight_decay < 0.0f)
+        FAIL(ATTN_ERR_VALUE, "weightDecay must be a finite number >= 0");
+    int32_t big = ATTN_MAX_DIM;
+    if (cfg->vocab > big || cfg->seq_len > big || cfg->d_model > big || cfg->heads > big ||
+        cfg->layers > big || cfg->d_ff > big || cfg->hidden > big || cfg->rank > big)
+        FAIL(ATTN_ERR_MEMORY, "a dimension is larger than 2^30");
+
+    s->V = cfg->vocab, s->T = cfg->seq_len, s->D = cfg->d_model, s->H = cfg->heads;
+    s->layers = cfg->layers, s->F = cfg->d_ff, s->dh = cfg->d_model / cfg->heads;
+    int a = 1;
+    for (int f = 1; (int64_t)f * f <= s->T; f++)
+        if (s->T % f == 0) a = f;
+    s->dims = (attn_dims){.n = s->T, .d = s->dh, .dv = s->dh, .h = cfg->hidden ? cfg->hidden : s->dh,
+                          .L = s->T, .a = a, .b = s->T / a,
+                          .rank = cfg->rank ? cfg->rank : imin(8, s->T)};
+
+    /* Fixed heads cycle through the patterns a causal model may use. */
+    static const int every[] = {ATTN_PATTERN_PREVIOUS, ATTN_PATTERN_CURRENT, ATTN_PATTERN_NEXT, ATTN_PATTERN_LEFT,
+                                ATTN_PATTERN_RIGHT, ATTN_PATTERN_FIRST, ATTN_PATTERN_LAST};
+    for (int i = 0; i < (int)(sizeof every / sizeof *every); i++) {
+        int ahead = every[i] == ATTN_PATTERN_NEXT || every[i] == ATTN_PATTERN_RIGHT || every[i] == ATTN_PATTERN_LAST;
+        if (!(cfg->causal && ahead)) s->patterns[s->npatterns++] = every[i];
+    }
+
+    /* The attention's own checks, for every distinct head (they differ only in the fixed pattern). */
+    for (int h = 0; h < s->H && h < s->npatterns; h++) {
+        attn_options opt;
+        head_options(cfg, s, h, 0, &opt);
+        attn_status st = attn_check((attn_variant)cfg->variant, &s->dims, &opt, detail);
+        if (st != ATTN_OK) return st;
+    }
+
+    /* One head's parameters: the arrays the variant (a mixture: its components) reads, in
+     * ATTN_INPUT_LIST order with wv moved last and the mixture logits before it. */
+    int reads[IN_COUNT] = {0};
+    const char *shapes[IN_COUNT] = {0};
+    int ncomp = cfg->variant == ATTN_MIXTURE ? cfg->options.n_components : 1;
+    for (int c = 0; c < ncomp; c++) {
+        int v = cfg->variant == ATTN_MIXTURE ? cfg->options.component[c] : cfg->variant;
+        for (int i = 0; i < IN_COUNT; i++) {
+            const char *shape = input_shape(variant_inputs[v], input_names[i]);
+            if (shape) reads[i] = 1, shapes[i] = shape;
+        }
+    }
+    reads[IN_v] = 1;
+    int order[MAX_SLOTS], norder = 0;
+    for (int i = 0; i < IN_COUNT; i++)
+        if (reads[i] && i != IN_v) order[norder++] = i;
+    if (cfg->variant == ATTN_MIXTURE) order[norder++] = SLOT_ALPHA;
+    order[norder++] = IN_v;
+    s->alpha_slot = -1;
+    int64_t off = 0;
+    for (int k = 0; k < norder; k++) {
+        slot *sl = &s->slots[s->nslots];
+        sl->input = order[k];
+        if (order[k] == SLOT_ALPHA) {
+            sl->ndim = 1, sl->rows = ncomp, sl->cols = 1;
+            s->alpha_slot = s->nslots;
+        } else if (is_projection(order[k])) {
+            sl->ndim = 2, sl->rows = s->D, sl->cols = s->dh;
+            s->proj_slot[s->nproj++] = s->nslots;
+        } else { /* "r*c" or "c" of variants.def, over the head's dims */
+            const char *shape = shapes[order[k]], *p = shape;
+            while (*p && *p != '*' && *p != ' ') p++;
+            int64_t first = dim_of(s, shape, (int)(p - shape));
+            if (*p == '*') {
+                const char *q = ++p;
+                while (*p && *p != ' ') p++;
+                sl->ndim = 2, sl->rows = (int)first, sl->cols = (int)dim_of(s, q, (int)(p - q));
+            } else {
+                sl->ndim = 1, sl->rows = (int)first, sl->cols = 1;
+            }
+        }
+        sl->count = (int64_t)sl->rows * sl->cols;
+        sl->offset = off;
+        sl->init_std = order[k] == SLOT_ALPHA ? 0.0 : head_std(order[k]);
+        off = sadd(off, sl->count);
+        s->nslots++;
+    }
+    s->head_floats = off;
+    s->head_params = s->nslots;
+
+    int64_t D = s->D, F = s->F;
+    s->ln1g = 0, s->ln1b = D, s->heads = 2 * D;
+    s->wo = sadd(s->heads, smul(s->H, s->head_floats));
+    s->ln2g = sadd(s->wo, smul(D, D)), s->ln2b = sadd(s->ln2g, D);
+    s->fc1 = sadd(s->ln2b, D), s->fc1b = sadd(s->fc1, smul(D, F));
+    s->fc2 = sadd(s->fc1b, F), s->fc2b = sadd(s->fc2, smul(F, D));
+    s->layer_floats = sadd(s->fc2b, D);
+    s->layer_params = 2 + s->H * s->head_params + LP_COUNT;
+    s->layers_off = smul(sadd(s->V, s->T), D);
+    s->lnfg = sadd(s->layers_off, smul(s->layers, s->layer_floats));
+    s->lnfb = sadd(s->lnfg, D), s->out = sadd(s->lnfb, D), s->outb = sadd(s->out, smul(D, s->V));
+    s->total = sadd(s->outb, s->V);
+    int64_t nparams = 2 + (int64_t)s->layers * s->layer_params + 4;
+    /* int32 offsets in the table, and 16 bytes per parameter in a block below half the address space */
+    if (s->total >= ((int64_t)1 << 31) || nparams >= ((int64_t)1 << 31) ||
+        (uint64_t)s->total > (uint64_t)(SIZE_MAX / 2) / 16u)
+        FAIL(ATTN_ERR_MEMORY, "the model does not fit in the address space");
+    s->params = (int)nparams;
+    if (detail) *detail = "";
+    return ATTN_OK;
+}
+
+/* ---- the parameter table ---- */
+
+static char *put_str(char *p, const char *s) {
+    while (*s) *p++ = *s++;
+    *p = '\0';
+    return p;
+}
+static char *put_int(char *p, int v) {
+    char digits[12];
+    int n = 0;
+    do digits[n++] = (char)('0' + v % 10), v /= 10; while (v);
+    while (n) *p++ = digits[--n];
+    *p = '\0';
+    return p;
+}
+
+/* attnlab.h promises these offsets to the binding. */
+_Static_assert(sizeof(attn_model_param) == 80 && offsetof(attn_model_param, index) == 32 &&
+                   offsetof(attn_model_param, init_kind) == 60 && offsetof(attn_model_param, init_std) == 64,
+               "attn_model_param layout");
+
+static void set_info(attn_model_param *info, int index, int64_t offset, int ndim, int rows, int cols,
+                     double std, double value) {
+    info->index = index;
+    info->offset = (int32_t)offset;
+    info->count = (int32_t)((int64_t)rows * cols);
+    info->ndim = ndim;
+    info->rows = rows, info->cols = cols;
+    info->is_matrix = ndim == 2;
+    info->init_kind = std > 0.0;
+    info->init_std = std;
+    info->init_value = value;
+}
+
+/* Entry `index` (< s->params) of the table. */
+static void describe(const model_shape *s, int index, attn_model_param *info) {
+    char *p = info->name;
+    int D = s->D;
+    double proj_std = 0.02 / __builtin_sqrt(2.0 * s->layers); /* wo, fc2: residual branches */
+    if (index == 0) { put_str(p, "tok_emb"), set_info(info, index, 0, 2, s->V, D, 0.02, 0); return; }
+    if (index == 1) { put_str(p, "pos_emb"), set_info(info, index, (int64_t)s->V * D, 2, s->T, D, 0.02, 0); return; }
+    int j = index - 2;
+    if (j >= s->layers * s->layer_params) {
+        j -= s->layers * s->layer_params;
+        static const char *const names[] = {"lnf.g", "lnf.b", "out", "outb"};
+        put_str(p, names[j]);
+        if (j == 0) set_info(info, index, s->lnfg, 1, D, 1, 0, 1);
+        else if (j == 1) set_info(info, index, s->lnfb, 1, D, 1, 0, 0);
+        else if (j == 2) set_info(info, index, s->out, 2, D, s->V, 0.02, 0);
+        else set_info(info, index, s->outb, 1, s->V, 1, 0, 0);
+        return;
+    }
+    int l = j / s->layer_params;
+    j %= s->layer_params;
+    int64_t base = s->layers_off + (int64_t)l * s->layer_floats;
+    p = put_str(p, "l"), p = put_int(p, l), p = put_str(p, ".");
+    if (j < 2) {
+        put_str(p, j == 0 ? "ln1.g" : "ln1.b");
+        set_info(info, index, base + (j == 0 ? s->ln1g : s->ln1b), 1, D, 1, 0, j == 0);
+        return;
+    }
+    j -= 2;
+    if (j < s->H * s->head_params) {
+        int h = j / s->head_params;
+        const slot *sl = &s->slots[j % s->head_params];
+        p = put_str(p, "h"), p = put_int(p, h), p = put_str(p, ".");
+        if (sl->input == SLOT_ALPHA) put_str(p, "alpha");
+        else if (is_projection(sl->input)) p = put_str(p, "w"), put_str(p, input_names[sl->input]);
+        else put_str(p, input_names[sl->input]);
+        set_info(info, index, base + s->heads + (int64_t)h * s->head_floats + sl->offset, sl->ndim, sl->rows,
+                 sl->cols, sl->init_std, 0);
+        return;
+    }
+    j -= s->H * s->head_params;
+    static const char *const names[LP_COUNT] = {"wo", "ln2.g", "ln2.b", "fc1", "fc1b", "fc2", "fc2b"};
+    put_str(p, names[j]);
+    switch (j) {
+    case LP_WO: set_info(info, index, base + s->wo, 2, D, D, proj_std, 0); break;
+    case LP_LN2G: set_info(info, index, base + s->ln2g, 1, D, 1, 0, 1); break;
+    case LP_LN2B: set_info(info, index, base + s->ln2b, 1, D, 1, 0, 0); break;
+    case LP_FC1: set_info(info, index, base + s->fc1, 2, D, s->F, 0.02, 0); break;
+    case LP_FC1B: set_info(info, index, base + s->fc1b, 1, s->F, 1, 0, 0); break;
+    case LP_FC2: set_info(info, index, base + s->fc2, 2, s->F, D, proj_std, 0); break;
+    default: set_info(info, index, base + s->fc2b, 1, D, 1, 0, 0); break;
+    }
+}
+
+/* Parameter indices of the pieces the passes address directly. */
+static int idx_layer(const model_shape *s, int l) { return 2 + l * s->layer_params; }
+static int idx_head(const model_shape *s, int l, int h, int slot_index) {
+    return idx_layer(s, l) + 2 + h * s->head_params + slot_index;
+}
+static int idx_after_heads(const model_shape *s, int l, int which) {
+    return idx_layer(s, l) + 2 + s->H * s->head_params + which;
+}
+static int idx_final(const model_shape *s, int which) { return 2 + s->layers * s->layer_params + which; }
+static int frozen(const attn_model_config *cfg, int index) { return cfg->frozen && cfg->frozen[index]; }
+
+void attn_model_config_default(attn_model_config *cfg) {
+    *cfg = (attn_model_config){0};
+    cfg->variant = ATTN_SOFTMAX;
+    cfg->weight_decay = 0.01f;
+    attn_options_default(&cfg->options);
+}
+
+attn_status attn_model_check(const attn_model_config *cfg, const char **detail) {
+    model_shape s;
+    return make_shape(cfg, &s, detail);
+}
+
+attn_status attn_model_param_count(const attn_model_config *cfg, int32_t *count, const char **detail) {
+    model_shape s;
+    attn_status st = make_shape(cfg, &s, detail);
+    if (st == ATTN_OK && count) *count = s.params;
+    return st;
+}
+
+attn_status attn_model_param_info(const attn_model_config *cfg, int32_t index, attn_model_param *info,
+                                  const char **detail) {
+    model_shape s;
+    attn_status st = make_shape(cfg, &s, detail);
+    if (st != ATTN_OK) return st;
+    if (!info) FAIL(ATTN_ERR_SHAPE, "info is required");
+    if (index < 0 || index >= s.params) FAIL(ATTN_ERR_SHAPE, "index is outside the parameter table");
+    describe(&s, index, info);
+    return ATTN_OK;
+}
+
+attn_status attn_model_param_find(const attn_model_config *cfg, const char *name, int32_t *index,
+                                  const char **detail) {
+    model_shape s;
+    attn_status st = make_shape(cfg, &s, detail);
+    if (st != ATTN_OK) return st;
+    if (!name) FAIL(ATTN_ERR_SHAPE, "name is required");
+    for (int i = 0; i < s.params; i++) {
+        attn_model_param info;
+        describe(&s, i, &info);
+        if (str_eq(info.name, name)) {
+            if (index) *index = i;
+            return ATTN_OK;
+        }
+    }
+    FAIL(ATTN_ERR_UNKNOWN, "no parameter has this name");
+}
+
+attn_status attn_model_size(const attn_model_config *cfg, size_t *bytes) {
+    model_shape s;
+    attn_status st = make_shape(cfg, &s, 0);
+    if (st == ATTN_OK && bytes) *bytes = (size_t)s.total * 16u;
+    return st;
+}
+
+/* ---- initialisation: the same integers and float64 operations as src/js/prng.js ---- */
+
+static uint32_t fnv1a(const char *s) {
+    uint32_t h = 0x811c9dc5u;
+    for (; *s; s++) h = (h ^ (uint32_t)(unsigned char)*s) * 0x01000193u;
+    return h;
+}
+static double mulberry32(uint32_t *state) {
+    uint32_t t = *state += 0x6d2b79f5u;
+    t = (t ^ (t >> 15)) * (t | 1u);
+    t ^= t + (t ^ (t >> 7)) * (t | 61u);
+    return (double)(t ^ (t >> 14)) / 4294967296.0;
+}
+
+attn_status attn_model_init(const attn_model_config *cfg, float *memory, size_t bytes,
+                            const char **detail) {
+    model_shape s;
+    attn_status st = make_shape(cfg, &s, detail);
+    if (st != ATTN_OK) return st;
+    if (!memory || bytes < (size_t)s.total * 16u) FAIL(ATTN_ERR_MEMORY, "the model block is smaller than attn_model_size");
+    const double sqrt3 = __builtin_sqrt(3.0);
+    for (int i = 0; i < s.params; i++) {
+        attn_model_param info;
+        describe(&s, i, &info);
+        float *p = memory + info.offset;
+        if (!info.init_kind) {
+            attn_fill(p, (size_t)info.count, (float)info.init_value);
+            continue;
+        }
+        uint32_t state = fnv1a(info.name) ^ (cfg->seed * 0x9e3779b1u);
+        for (int e = 0; e < info.count; e++) {
+            double u1 = mulberry32(&state), u2 = mulberry32(&state);
+            double u3 = mulberry32(&state), u4 = mulberry32(&state);
+            double normal = (u1 + u2 + u3 + u4 - 2.0) * sqrt3;
+            p[e] = (float)(normal * info.init_std);
+        }
+    }
+    attn_fill(memory + s.total, (size_t)s.total * 3u, 0.0f);
+    if (detail) *detail = "";
+    return ATTN_OK;
+}
+
+/* ---- the workspace ---- */
+
+typedef struct bufs {
+    int B, NR;
+    float *res;        /* (2 layers + 1) x [NR, D]: each layer's input, after attention, ..., final */
+    float *acts;       /* layers x layer_floats: see layer_view */
+    int64_t act_floats;
+    float *lnf, *lnf_stats, *logits;
+    float *dres, *dtmp, *dy, *dproj, *dpre, *wt, *head_grads, *attn_out;
+    void *plan_ws;
+    size_t plan_bytes;
+} bufs;
+
+typedef struct layer_view {
+    float *ln1, *ln1_stats; /* stats: mean [NR], then 1/std [NR] */
+    float *proj;            /* [H][nproj][NR, dh] */
+    float *y;               /* [H][NR, dh] */
+    float *ln2, *ln2_stats;
+    float *pre, *act;       /* [NR, F]: fc1 output, GELU of it */
+} layer_view;
+
+static void layer_view_of(const model_shape *s, const bufs *w, int l, layer_view *v) {
+    int64_t BD = (int64_t)w->NR * s->D, BF = (int64_t)w->NR * s->F;
+    float *p = w->acts + l * w->act_floats;
+    v->ln1 = p, p += BD;
+    v->ln1_stats = p, p += 2 * w->NR;
+    v->proj = p, p += s->nproj * BD;
+    v->y = p, p += BD;
+    v->ln2 = p, p += BD;
+    v->ln2_stats = p, p += 2 * w->NR;
+    v->pre = p, p += BF;
+    v->act = p;
+}
+
+/* The largest attention workspace of any head (patterns differ, nothing else does). */
+static attn_status plan_bytes(const attn_model_config *cfg, const model_shape *s, size_t *bytes,
+                              const char **detail) {
+    *bytes = 0;
+    for (int h = 0; h < s->H && h < s->npatterns; h++) {
+        attn_options opt;
+        attn_plan plan;
+        head_options(cfg, s, h, 0, &opt);
+        attn_status st = attn_plan_make((attn_variant)cfg->variant, &s->dims, &opt, ATTN_WANT_GRADS, &plan, detail);
+        if (st != ATTN_OK) return st;
+        if (plan.workspace_bytes > *bytes) *bytes = plan.workspace_bytes;
+    }
+    return ATTN_OK;
+}
+
+/* Carves (or, measuring, counts) the workspace of a batch. */
+static void layout(const model_shape *s, int B, size_t pbytes, arena *ws, bufs *w) {
+    int64_t NR = smul(B, s->T), D = s->D, F = s->F, V = s->V;
+    int64_t BD = smul(NR, D), BF = smul(NR, F);
+    w->B = B, w->NR = (int)(NR < SAT_LIMIT ? NR : 0);
+    w->plan_ws = arena_floats(ws, (pbytes + 3u) / 4u), w->plan_bytes = pbytes;
+    w->res = arena_floats(ws, (uint64_t)smul(2 * (int64_t)s->layers + 1, BD));
+    w->act_floats = sadd(sadd(smul(3 + s->nproj, BD), smul(2, BF)), 4 * NR);
+    w->act_floats = (w->act_floats + 3) & ~(int64_t)3; /* keep every layer 16-byte aligned */
+    w->acts = arena_floats(ws, (uint64_t)smul(s->layers, w->act_floats));
+    w->lnf = arena_floats(ws, (uint64_t)BD);
+    w->lnf_stats = arena_floats(ws, (uint64_t)smul(2, NR));
+    w->logits = arena_floats(ws, (uint64_t)smul(NR, V));
+    w->dres = arena_floats(ws, (uint64_t)BD);
+    w->dtmp = arena_floats(ws, (uint64_t)BD);
+    w->dy = arena_floats(ws, (uint64_t)BD);
+    w->dproj = arena_floats(ws, (uint64_t)smul(s->nproj, BD));
+    w->dpre = arena_floats(ws, (uint64_t)BF);
+    int64_t wt = smul(V, D);
+    if (smul(F, D) > wt) wt = smul(F, D);
+    if (smul(D, D) > wt) wt = smul(D, D);
+    w->wt = arena_floats(ws, (uint64_t)wt);
+    w->head_grads = arena_floats(ws, (uint64_t)s->head_floats);
+    w->attn_out = arena_floats(ws, (uint64_t)smul(s->T, s->dh));
+}
+
+/* The workspace size, with the checks every pass needs on batch. */
+static attn_status workspace_bytes(const attn_model_config *cfg, const model_shape *s, int32_t batch,
+                                   size_t *bytes, size_t *pbytes, const char **detail) {
+    if (batch < 1) FAIL(ATTN_ERR_SHAPE, "batch must be a positive integer");
+    int64_t NR = smul(batch, s->T);
+    int64_t widest = s->D > s->F ? s->D : s->F;
+    if (s->V > widest) widest = s->V;
+    if (smul(NR, widest) >= ((int64_t)1 << 31) || smul(s->nproj, smul(NR, s->D)) >= ((int64_t)1 << 31))
+        FAIL(ATTN_ERR_MEMORY, "batch * seqLen * width exceeds 2^31");
+    attn_status st = plan_bytes(cfg, s, pbytes, detail);
+    if (st != ATTN_OK) return st;
+    arena measure = {0, 0, 1};
+    bufs w;
+    layout(s, batch, *pbytes, &measure, &w);
+    uint64_t need = (measure.used + 15u) & ~(uint64_t)15u;
+    if (need >= ARENA_LIMIT || need > (uint64_t)(SIZE_MAX / 2)) FAIL(ATTN_ERR_MEMORY, "the workspace does not fit in the address space");
+    *bytes = (size_t)need;
+    return ATTN_OK;
+}
+
+attn_status attn_model_workspace_size(const attn_model_config *cfg, int32_t batch, size_t *bytes) {
+    model_shape s;
+    size_t need, pbytes;
+    attn_status st = make_shape(cfg, &s, 0);
+    if (st == ATTN_OK) st = workspace_bytes(cfg, &s, batch, &need, &pbytes, 0);
+    if (st == ATTN_OK && bytes) *bytes = need;
+    return st;
+}
+
+/* ---- the pieces of a layer ---- */
+
+/* y = g * (x - mean) / sqrt(var + eps) + b per row (biased variance); keeps mean and 1/std. */
+static void layernorm(int rows, int D, const float *x, const float *g, const float *b, float *y,
+                      float *stats) {
+    for (int i = 0; i < rows; i++) {
+        const float *xr = x + (size_t)i * D;
+        float *yr = y + (size_t)i * D;
+        float sum = 0.0f, var = 0.0f;
+        for (int c = 0; c < D; c++) sum += xr[c];
+        float mean = sum / (float)D;
+        for (int c = 0; c < D; c++) var += (xr[c] - mean) * (xr[c] - mean);
+        float rstd = 1.0f / __builtin_sqrtf(var / (float)D + LN_EPS);
+        for (int c = 0; c < D; c++) yr[c] = (xr[c] - mean) * rstd * g[c] + b[c];
+        stats[i] = mean, stats[rows + i] = rstd;
+    }
+}
+
+/* dx += the gradient through the LayerNorm of x for the output gradient dy; dg, db (if not NULL)
+ * accumulate the gain and bias gradients, rows in order. */
+static void layernorm_backward(int rows, int D, const float *x, const float *stats, const float *g,
+                               const float *dy, float *dx, float *dg, float *db) {
+    for (int i = 0; i < rows; i++) {
+        const float *xr = x + (size_t)i * D, *dyr = dy + (size_t)i * D;
+        float *dxr = dx + (size_t)i * D;
+        float mean = stats[i], rstd = stats[rows + i], s1 = 0.0f, s2 = 0.0f;
+        for (int c = 0; c < D; c++) {
+            float xhat = (xr[c] - mean) * rstd, dxhat = dyr[c] * g[c];
+            s1 += dxhat, s2 += dxhat * xhat;
+            if (dg) dg[c] += dyr[c] * xhat;
+            if (db) db[c] += dyr[c];
+        }
+        s1 /= (float)D, s2 /= (float)D;
+        for (int c = 0; c < D; c++) {
+            float xhat = (xr[c] - mean) * rstd;
+            dxr[c] += rstd * (dyr[c] * g[c] - s1 - xhat * s2);
+        }
+    }
+}
+
+/* tanh(u) = 1 - 2 / (exp(2u) + 1) with the library's exp, so every build computes the same GELU;
+ * exp saturates at both ends, giving exactly +-1 there. */
+static inline vf gelu_tanh(vf t) {
+    vf t3 = vf_mul(vf_mul(t, t), t);
+    vf u = vf_mul(vf_splat(GELU_C), vf_add(t, vf_mul(vf_splat(GELU_K), t3)));
+    vf e = vf_exp(vf_add(u, u));
+    return vf_sub(vf_splat(1.0f), vf_div(vf_splat(2.0f), vf_add(e, vf_splat(1.0f))));
+}
+static inline vf gelu4(vf t) {
+    return vf_mul(vf_mul(vf_splat(0.5f), t), vf_add(vf_splat(1.0f), gelu_tanh(t)));
+}
+/* d gelu / dt = 0.5 (1 + th) + 0.5 t (1 - th^2) c (1 + 3k t^2) */
+static inline vf gelu_grad4(vf t) {
+    vf th = gelu_tanh(t), one = vf_splat(1.0f), half = vf_splat(0.5f);
+    vf inner = vf_mul(vf_splat(GELU_C), vf_add(one, vf_mul(vf_splat(3.0f * GELU_K), vf_mul(t, t))));
+    vf sech2 = vf_sub(one, vf_mul(th, th));
+    return vf_add(vf_mul(half, vf_add(one, th)), vf_mul(vf_mul(vf_mul(half, t), sech2), inner));
+}
+
+/* The tail goes through a padded vector, so every element sees the same instructions. */
+static void gelu_forward(size_t count, const float *x, float *y) {
+    size_t i = 0;
+    for (; i + VW <= count; i += VW) vf_store(y + i, gelu4(vf_load(x + i)));
+    if (i < count) {
+        float t[VW] = {0};
+        for (size_t j = i; j < count; j++) t[j - i] = x[j];
+        vf_store(t, gelu4(vf_load(t)));
+        for (size_t j = i; j < count; j++) y[j] = t[j - i];
+    }
+}
+/* dx[i] *= gelu'(x[i]) */
+static void gelu_backward(size_t count, const float *x, float *dx) {
+    size_t i = 0;
+    for (; i + VW <= count; i += VW) vf_store(dx + i, vf_mul(vf_load(dx + i), gelu_grad4(vf_load(x + i))));
+    if (i < count) {
+        float t[VW] = {0};
+        for (size_t j = i; j < count; j++) t[j - i] = x[j];
+        vf_store(t, gelu_grad4(vf_load(t)));
+        for (size_t j = i; j < count; j++) dx[j] *= t[j - i];
+    }
+}
+
+/* Every row of x [rows, cols] set to b. */
+static void broadcast_rows(int rows, int cols, const float *b, float *x) {
+    for (int i = 0; i < rows; i++) attn_copy(x + (size_t)i * cols, b, cols);
+}
+/* out += the column sums of x [rows, cols], rows in order. */
+static void column_sums(int rows, int cols, const float *x, float *out) {
+    for (int i = 0; i < rows; i++) attn_axpy(out, x + (size_t)i * cols, cols, 1.0f);
+}
+static void add_into(size_t count, const float *a, const float *b, float *out) {
+    for (size_t i = 0; i < count; i++) out[i] = a[i] + b[i];
+}
+
+/* C[m, N] = At^T B with At [K, m], B [K, N], K = the batch's rows: K in chunks so that the slices of
+ * At and B a chunk reads stay in cache across the micro-kernel's column blocks. attn_gemm_tn with
+ * accumulate continues each element's sum in the same k order, so the chunks change no rounding. */
+#define WG_CHUNK 128
+static void weight_grad(int m, int N, int K, const float *At, int lda, const float *B, int ldb, float *C, int ldc) {
+    for (int k0 = 0; k0 < K; k0 += WG_CHUNK)
+        attn_gemm_tn(m, N, imin(WG_CHUNK, K - k0), At + (size_t)k0 * lda, lda, B + (size_t)k0 * ldb, ldb, C, ldc, k0 > 0);
+}
+
+/* Attention inputs of head h (parameters at hp) for sequence b: the projections from `proj`. */
+static void head_inputs(const model_shape *s, const float *hp, const float *proj, int h, int b,
+                        int NR, attn_inputs *in) {
+    *in = (attn_inputs){0};
+    const float **field = (const float **)(void *)in;
+    int k = 0;
+    for (int i = 0; i < s->nslots; i++) {
+        const slot *sl = &s->slots[i];
+        if (sl->input == SLOT_ALPHA) continue;
+        if (is_projection(sl->input))
+            field[sl->input] = proj + ((size_t)(h * s->nproj + k++) * NR + (size_t)b * s->T) * s->dh;
+        else
+            field[sl->input] = hp + sl->offset;
+    }
+}
+
+static attn_status head_plan(const attn_model_config *cfg, const model_shape *s, const float *hp, int h,
+                             attn_plan *plan, const char **detail) {
+    attn_options opt;
+    head_options(cfg, s, h, s->alpha_slot >= 0 ? hp + s->slots[s->alpha_slot].offset : 0, &opt);
+    return attn_plan_make((attn_variant)cfg->variant, &s->dims, &opt, ATTN_WANT_GRADS, plan, detail);
+}
+
+/* ---- the passes ---- */
+
+static attn_status forward(const attn_model_config *cfg, const model_shape *s, const float *P,
+                           const int32_t *tokens, const bufs *w, float *logits, const char **detail) {
+    int NR = w->NR, T = s->T, D = s->D, F = s->F, dh = s->dh;
+    size_t BD = (size_t)NR * D;
+    for (int i = 0; i < NR; i++)
+        add_into((size_t)D, P + (size_t)tokens[i] * D, P + (size_t)s->V * D + (size_t)(i % T) * D,
+                 w->res + (size_t)i * D);
+    for (int l = 0; l < s->layers; l++) {
+        const float *Pl = P + s->layers_off + l * s->layer_floats;
+        float *hin = w->res + 2 * (size_t)l * BD, *hmid = hin + BD, *hout = hmid + BD;
+        layer_view v;
+        layer_view_of(s, w, l, &v);
+        layernorm(NR, D, hin, Pl + s->ln1g, Pl + s->ln1b, v.ln1, v.ln1_stats);
+        for (int h = 0; h < s->H; h++) {
+            const float *hp = Pl + s->heads + h * s->head_floats;
+            for (int k = 0; k < s->nproj; k++)
+                attn_gemm(NR, dh, D, v.ln1, D, hp + s->slots[s->proj_slot[k]].offset, dh,
+                          v.proj + (size_t)(h * s->nproj + k) * NR * dh, dh, 0);
+            attn_plan plan;
+            attn_status st = head_plan(cfg, s, hp, h, &plan, detail);
+            if (st != ATTN_OK) return st;
+            for (int b = 0; b < w->B; b++) {
+                attn_inputs in;
+                head_inputs(s, hp, v.proj, h, b, NR, &in);
+                float *y = v.y + ((size_t)h * NR + (size_t)b * T) * dh;
+                st = attn_plan_run(&plan, &in, y, 0, 0, 0, w->plan_ws, w->plan_bytes, detail);
+                if (st != ATTN_OK) return st;
+            }
+        }
+        for (int h = 0; h < s->H; h++)
+            attn_gemm(NR, D, dh, v.y + (size_t)h * NR * dh, dh, Pl + s->wo + (size_t)h * dh * D, D, w->dtmp, D, h > 0);
+        add_into(BD, hin, w->dtmp, hmid);
+        layernorm(NR, D, hmid, Pl + s->ln2g, Pl + s->ln2b, v.ln2, v.ln2_stats);
+        broadcast_rows(NR, F, Pl + s->fc1b, v.pre);
+        attn_gemm(NR, F, D, v.ln2, D, Pl + s->fc1, F, v.pre, F, 1);
+        gelu_forward((size_t)NR * F, v.pre, v.act);
+        broadcast_rows(NR, D, Pl + s->fc2b, w->dtmp);
+        attn_gemm(NR, D, F, v.act, F, Pl + s->fc2, D, w->dtmp, D, 1);
+        add_into(BD, hmid, w->dtmp, hout);
+    }
+    layernorm(NR, D, w->res + 2 * (size_t)s->layers * BD, P + s->lnfg, P + s->lnfb, w->lnf, w->lnf_stats);
+    broadcast_rows(NR, s->V, P + s->outb, logits);
+    attn_gemm(NR, s->V, D, w->lnf, D, P + s->out, s->V, logits, s->V, 1);
+    return ATTN_OK;
+}
+
+/* Loss and accuracy over the logits in w; with `grads`, the logits become d(mean loss)/d logits. */
+static void cross_entropy(const model_shape *s, const bufs *w, const int32_t *targets, int counted,
+                          int grads, float *loss, int32_t *correct) {
+    int V = s->V;
+    double total = 0.0;
+    int right = 0;
+    for (int i = 0; i < w->NR; i++) {
+        float *row = w->logits + (size_t)i * V;
+        int t = targets[i];
+        if (t < 0) {
+            if (grads) attn_fill(row, (size_t)V, 0.0f);
+            continue;
+        }
+        float mx = attn_max(row, V), xt = row[t];
+        int arg = 0;
+        while (arg < V - 1 && !(row[arg] == mx)) arg++;
+        right += arg == t;
+        float sum = attn_exp_shift_sum(row, V, mx);
+        total += (double)(attn_logf(sum) + mx - xt);
+        if (grads) {
+            attn_scale(row, V, 1.0f / sum);
+            row[t] -= 1.0f;
+            attn_scale(row, V, 1.0f / (float)counted);
+        }
+    }
+    if (loss) *loss = counted ? (float)(total / counted) : 0.0f;
+    if (correct) *correct = right;
+}
+
+static attn_status backward(const attn_model_config *cfg, const model_shape *s, const float *P, float *G,
+                            const int32_t *tokens, const bufs *w, const char **detail) {
+    int NR = w->NR, T = s->T, D = s->D, F = s->F, V = s->V, dh = s->dh;
+    size_t BD = (size_t)NR * D;
+    attn_fill(G, (size_t)s->total, 0.0f);
+    const float *dlogits = w->logits;
+    if (!frozen(cfg, idx_final(s, 2))) weight_grad(D, V, NR, w->lnf, D, dlogits, V, G + s->out, V);
+    if (!frozen(cfg, idx_final(s, 3))) column_sums(NR, V, dlogits, G + s->outb);
+    attn_transpose(D, V, P + s->out, V, w->wt, D, 1.0f);
+    attn_gemm(NR, D, V, dlogits, V, w->wt, D, w->dtmp, D, 0);
+    attn_fill(w->dres, BD, 0.0f);
+    layernorm_backward(NR, D, w->res + 2 * (size_t)s->layers * BD, w->lnf_stats, P + s->lnfg, w->dtmp, w->dres,
+                       frozen(cfg, idx_final(s, 0)) ? 0 : G + s->lnfg, frozen(cfg, idx_final(s, 1)) ? 0 : G + s->lnfb);
+
+    for (int l = s->layers - 1; l >= 0; l--) {
+        int64_t lo = s->layers_off + l * s->layer_floats;
+        const float *Pl = P + lo;
+        float *Gl = G + lo;
+        const float *hin = w->res + 2 * (size_t)l * BD, *hmid = hin + BD;
+        layer_view v;
+        layer_view_of(s, w, l, &v);
+#define LAYER_GRAD(which, field) (frozen(cfg, idx_after_heads(s, l, which)) ? 0 : Gl + s->field)
+
+        /* MLP: dres is the gradient of the layer's output, and of hmid through the residual */
+        float *g;
+        if ((g = LAYER_GRAD(LP_FC2, fc2))) weight_grad(F, D, NR, v.act, F, w->dres, D, g, D);
+        if ((g = LAYER_GRAD(LP_FC2B, fc2b))) column_sums(NR, D, w->dres, g);
+        attn_transpose(F, D, Pl + s->fc2, D, w->wt, F, 1.0f);
+        attn_gemm(NR, F, D, w->dres, D, w->wt, F, w->dpre, F, 0);
+        gelu_backward((size_t)NR * F, v.pre, w->dpre);
+        if ((g = LAYER_GRAD(LP_FC1, fc1))) weight_grad(D, F, NR, v.ln2, D, w->dpre, F, g, F);
+        if ((g = LAYER_GRAD(LP_FC1B, fc1b))) column_sums(NR, F, w->dpre, g);
+        attn_transpose(D, F, Pl + s->fc1, F, w->wt, D, 1.0f);
+        attn_gemm(NR, D, F, w->dpre, F, w->wt, D, w->dtmp, D, 0);
+        layernorm_backward(NR, D, hmid, v.ln2_stats, Pl + s->ln2g, w->dtmp, w->dres, LAYER_GRAD(LP_LN2G, ln2g),
+                           LAYER_GRAD(LP_LN2B, ln2b));
+
+        /* attention: dres is now the gradient of hmid, and of hin through the residual */
+        if ((g = LAYER_GRAD(LP_WO, wo)))
+            for (int h = 0; h < s->H; h++)
+                weight_grad(dh, D, NR, v.y + (size_t)h * NR * dh, dh, w->dres, D, g + (size_t)h * dh * D, D);
+#undef LAYER_GRAD
+        attn_transpose(D, D, Pl + s->wo, D, w->wt, D, 1.0f);
+        for (int h = 0; h < s->H; h++)
+            attn_gemm(NR, dh, D, w->dres, D, w->wt + (size_t)h * dh, D, w->dy + (size_t)h * NR * dh, dh, 0);
+        for (int h = 0; h < s->H; h++) {
+            const float *hp = Pl + s->heads + h * s->head_floats;
+            float *hg = Gl + s->heads + h * s->head_floats;
+            attn_plan plan;
+            attn_status st = head_plan(cfg, s, hp, h, &plan, detail);
+            if (st != ATTN_OK) return st;
+            for (int b = 0; b < w->B; b++) {
+                attn_inputs in;
+                head_inputs(s, hp, v.proj, h, b, NR, &in);
+                attn_grads gr = {0};
+                float **field = (float **)(void *)&gr;
+                int k = 0;
+                for (int i = 0; i < s->nslots; i++) {
+                    const slot *sl = &s->slots[i];
+                    if (sl->input == SLOT_ALPHA) gr.alpha = w->head_grads + sl->offset;
+                    else if (is_projection(sl->input))
+                        field[sl->input] = w->dproj + ((size_t)(h * s->nproj + k++) * NR + (size_t)b * T) * dh;
+                    else field[sl->input] = w->head_grads + sl->offset;
+                }
+                const float *dy = w->dy + ((size_t)h * NR + (size_t)b * T) * dh;
+                st = attn_plan_backward(&plan, &in, dy, w->attn_out, &gr, w->plan_ws, w->plan_bytes, detail);
+                if (st != ATTN_OK) return st;
+                for (int i = 0; i < s->nslots; i++) {
+                    const slot *sl = &s->slots[i];
+                    if (!is_projection(sl->input) && !frozen(cfg, idx_head(s, l, h, i)))
+                        attn_axpy(hg + sl->offset, w->head_grads + sl->offset, (int)sl->count, 1.0f);
+                }
+            }
+        }
+        /* the projections: their weight gradients, and d ln1 = sum over heads and projections */
+        for (int h = 0; h < s->H; h++)
+            for (int k = 0; k < s->nproj; k++) {
+                const slot *sl = &s->slots[s->proj_slot[k]];
+                const float *dp = w->dproj + (size_t)(h * s->nproj + k) * NR * dh;
+                const float *W = Pl + s->heads + h * s->head_floats + sl->offset;
+                if (!frozen(cfg, idx_head(s, l, h, s->proj_slot[k])))
+                    weight_grad(D, dh, NR, v.ln1, D, dp, dh, Gl + s->heads + h * s->head_floats + sl->offset, dh);
+                attn_transpose(D, dh, W, dh, w->wt, D, 1.0f);
+                attn_gemm(NR, D, dh, dp, dh, w->wt, D, w->dtmp, D, h > 0 || k > 0);
+            }
+        layernorm_backward(NR, D, hin, v.ln1_stats, Pl + s->ln1g, w->dtmp, w->dres,
+                           frozen(cfg, idx_layer(s, l)) ? 0 : Gl + s->ln1g,
+                           frozen(cfg, idx_layer(s, l) + 1) ? 0 : Gl + s->ln1b);
+    }
+    if (!frozen(cfg, 0))
+        for (int i = 0; i < NR; i++) attn_axpy(G + (size_t)tokens[i] * D, w->dres + (size_t)i * D, D, 1.0f);
+    if (!frozen(cfg, 1))
+        for (int i = 0; i < NR; i++)
+            attn_axpy(G + (size_t)V * D + (size_t)(i % T) * D, w->dres + (size_t)i * D, D, 1.0f);
+    return ATTN_OK;
+}
+
+/* The checks and workspace carving every pass shares. */
+static attn_status prepare(const attn_model_config *cfg, model_shape *s, const float *memory, size_t bytes,
+                           const int32_t *tokens, const int32_t *targets, int32_t batch, void *workspace,
+                           size_t ws_bytes, bufs *w, int *counted, const char **detail) {
+    attn_status st = make_shape(cfg, s, detail);
+    if (st != ATTN_OK) return st;
+    if (!memory || bytes < (size_t)s->total * 16u) FAIL(ATTN_ERR_MEMORY, "the model block is smaller than attn_model_size");
+    size_t need, pbytes;
+    st = workspace_bytes(cfg, s, batch, &need, &pbytes, detail);
+    if (st != ATTN_OK) return st;
+    if (!workspace || ws_bytes < need) FAIL(ATTN_ERR_MEMORY, "workspace is smaller than attn_model_workspace_size");
+    if (!tokens) FAIL(ATTN_ERR_SHAPE, "tokens is required");
+    int NR = batch * s->T;
+    for (int i = 0; i < NR; i++)
+        if (tokens[i] < 0 || tokens[i] >= s->V) FAIL(ATTN_ERR_VALUE, "tokens: a token is outside [0, vocab)");
+    if (counted) {
+        if (!targets) FAIL(ATTN_ERR_SHAPE, "targets is required");
+        *counted = 0;
+        for (int i = 0; i < NR; i++) {
+            if (targets[i] < -1 || targets[i] >= s->V) FAIL(ATTN_ERR_VALUE, "targets: a target is outside [-1, vocab)");
+            *counted += targets[i] >= 0;
+        }
+    }
+    arena ws = {(unsigned char *)workspace, 0, 0};
+    layout(s, batch, pbytes, &ws, w);
+    return ATTN_OK;
+}
+
+attn_status attn_model_forward(const attn_model_config *cfg, const float *memory, size_t bytes,
+                               const int32_t *tokens, int32_t batch, float *logits,
+                               void *workspace, size_t ws_bytes, const char **detail) {
+    model_shape s;
+    bufs w;
+    attn_status st = prepare(cfg, &s, memory, bytes, tokens, 0, batch, workspace, ws_bytes, &w, 0, detail);
+    if (st != ATTN_OK) return st;
+    if (!logits) FAIL(ATTN_ERR_SHAPE, "logits is required");
+    st = forward(cfg, &s, memory, tokens, &w, logits, detail);
+    if (st == ATTN_OK && detail) *detail = "";
+    return st;
+}
+
+static attn_status loss_pass(const attn_model_config *cfg, float *memory, size_t bytes, const int32_t *tokens,
+                             const int32_t *targets, int32_t batch, float *loss, int32_t *correct,
+                             int32_t *counted, void *workspace, size_t ws_bytes, int grads,
+                             const char **detail) {
+    model_shape s;
+    bufs w;
+    int count = 0;
+    attn_status st = prepare(cfg, &s, memory, bytes, tokens, targets, batch, workspace, ws_bytes, &w, &count, detail);
+    if (st != ATTN_OK) return st;
+    st = forward(cfg, &s, memory, tokens, &w, w.logits, detail);
+    if (st != ATTN_OK) return st;
+    cross_entropy(&s, &w, targets, count, grads, loss, correct);
+    if (counted) *counted = count;
+    if (grads) st = backward(cfg, &s, memory, memory + s.total, tokens, &w, detail);
+    if (st == ATTN_OK && detail) *detail = "";
+    return st;
+}
+
+attn_status attn_model_loss(const attn_model_config *cfg, const float *memory, size_t bytes,
+                            const int32_t *tokens, const int32_t *targets, int32_t batch,
+                            float *loss, int32_t *correct, int32_t *counted, void *workspace,
+                            size_t ws_bytes, const char **detail) {
+    /* grads = 0: the block is only read */
+    return loss_pass(cfg, (float *)(uintptr_t)memory, bytes, tokens, targets, batch, loss, correct, counted,
+                     workspace, ws_bytes, 0, detail);
+}
+
+attn_status attn_model_loss_backward(const attn_model_config *cfg, float *memory, size_t bytes,
+                                     const int32_t *tokens, const int32_t *targets, int32_t batch,
+                                     float *loss, int32_t *correct, int32_t *counted,
+                                     void *workspace, size_t ws_bytes, const char **detail) {
+    return loss_pass(cfg, memory, bytes, tokens, targets, batch, loss, correct, counted, workspace, ws_bytes, 1,
+                     detail);
+}
+
+/* ---- AdamW ---- */
+
+static double power(double x, int32_t n) { /* x^n by squaring: no libm in the freestanding build */
+    double r = 1.0;
+    for (; n; n >>= 1, x *= x)
+        if (n & 1) r *= x;
+    return r;
+}
+
+attn_status attn_model_adamw(const attn_model_config *cfg, float *memory, size_t bytes, float lr,
+                             int32_t step, float *grad_norm, const char **detail) {
+    model_shape s;
+    attn_status st = make_shape(cfg, &s, detail);
+    if (st != ATTN_OK) return st;
+    if (!memory || bytes < (size_t)s.total * 16u) FAIL(ATTN_ERR_MEMORY, "the model block is smaller than attn_model_size");
+    if (!(lr - lr == 0.0f) || lr < 0.0f) FAIL(ATTN_ERR_VALUE, "lr must be a finite number >= 0");
+    if (step < 1) FAIL(ATTN_ERR_VALUE, "step must be an integer >= 1");
+    float *P = memory, *G = memory + s.total, *M = G + s.total, *Vm = M + s.total;
+    double norm2 = 0.0;
+    for (int i = 0; i < s.params; i++) {
+        if (frozen(cfg, i)) continue;
+        attn_model_param info;
+        describe(&s, i, &info);
+        const float *g = G + info.offset;
+        for (int e = 0; e < info.count; e++) norm2 += (double)g[e] * g[e];
+    }
+    double norm = __builtin_sqrt(norm2);
+    float clip = norm > 1.0 ? (float)(1.0 / norm) : 1.0f;
+    float bc1 = (float)(1.0 - power(ADAM_B1, step)), bc2 = (float)(1.0 - power(ADAM_B2, step));
+    for (int i = 0; i < s.params; i++) {
+        if (frozen(cfg, i)) continue;
+        attn_model_param info;
+        describe(&s, i, &info);
+        float wd = info.is_matrix ? cfg->weight_decay : 0.0f;
+        float *p = P + info.offset, *m = M + info.offset, *v = Vm + info.offset;
+        const float *g = G + info.offset;
+        for (int e = 0; e < info.count; e++) {
+            float ge = g[e] * clip;
+            m[e] = ADAM_B1 * m[e] + (1.0f - ADAM_B1) * ge;
+            v[e] = ADAM_B2 * v[e] + (1.0f - ADAM_B2) * ge * ge;
+            float mhat = m[e] / bc1, vhat = v[e] / bc2;
+            p[e] -= lr * (mhat / (__builtin_sqrtf(vhat) + ADAM_EPS) + wd * p[e]);
+        }
+    }
+    if (grad_norm) *grad_norm = (float)norm;
+    if (detail) *detail = "";
+    return ATTN_OK;
+}
