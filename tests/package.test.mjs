@@ -18,7 +18,8 @@ import { VARIANT_IDS } from './helpers.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-const EXPECTED_FILES = ['dist/attnlab.js', 'dist/attnlab.d.ts', 'dist/attnlab-simd.wasm', 'dist/attnlab-scalar.wasm',
+const EXPECTED_FILES = ['dist/attnlab.js', 'dist/attnlab.d.ts', 'dist/errors.js', 'dist/model.js', 'dist/tasks.js',
+  'dist/reference.js', 'dist/reference-model.js', 'dist/prng.js', 'dist/attnlab-simd.wasm', 'dist/attnlab-scalar.wasm',
   'dist/attnlab-relaxed.wasm', 'package.json'];
 
 let tmp;
@@ -83,7 +84,8 @@ test('the tarball installs offline into an empty ES-module project', () => {
 });
 
 const CHECK_SCRIPT = String.raw`
-import { init, features, version, AttnError } from 'attnlab';
+import { init, features, version, AttnError, tasks } from 'attnlab';
+import { reference } from 'attnlab/reference';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { readFileSync } from 'node:fs';
@@ -134,6 +136,17 @@ for (const file of ['attnlab-simd.wasm', 'attnlab-scalar.wasm', 'attnlab-relaxed
   report.resolve[file] = { viaImport, viaRequire, magic: bytes.subarray(0, 4).toString('hex'), size: bytes.length };
 }
 report.resolve.main = fileURLToPath(import.meta.resolve('attnlab'));
+{ // a model trained on a task, and the float64 reference, through the package's own exports
+  const lab = await init();
+  const task = tasks.copy({ seqLen: 8, vocab: 6 });
+  const model = lab.model({ variant: 'softmax', vocab: task.vocab, seqLen: task.seqLen, dModel: 8, heads: 2, layers: 1, dFF: 16, causal: true });
+  const { tokens, targets } = task.sample(4, 1);
+  const before = model.evaluate(tokens, targets).loss;
+  for (let s = 0; s < 60; s++) model.trainStep(tokens, targets, { lr: 1e-2 });
+  report.model = { before, after: model.evaluate(tokens, targets).loss, parameters: model.parameterCount };
+  model.dispose();
+  report.reference = reference('fixed', { n: 2, dv: 1, v: [1, 3] }, { pattern: 'first' }).output[1];
+}
 console.log(JSON.stringify(report));
 `;
 
@@ -167,6 +180,8 @@ test('from the installed package: init() and every variant, on every build; wasm
       }
     }
   }
+  assert.ok(report.model.after < report.model.before / 2, `a model trained through the package: loss ${report.model.before} -> ${report.model.after}`);
+  assert.equal(report.reference, 1, 'attnlab/reference from the package');
   const installed = path.join(project, 'node_modules', 'attnlab');
   for (const [file, x] of Object.entries(report.resolve)) {
     if (file === 'main') {

@@ -10,7 +10,10 @@ import {
   parameterTable, initParameters, forwardLoss, gradients, adamwStep, resolveConfig, initRule, headPattern, HEAD_PARAMETERS,
 } from '../src/js/reference-model.js';
 import { mulberry32, streamSeed } from '../src/js/prng.js';
-import { VARIANTS, VARIANT_IDS, ARRAY_SHAPES, MIXTURE_COMPONENTS, arraysFor, isMixture } from './helpers.mjs';
+import { VARIANTS, VARIANT_IDS, ARRAY_SHAPES, MIXTURE_COMPONENTS, OPTIONS, arraysFor, isMixture } from './helpers.mjs';
+
+/** What the reference model needs to know of the registry. */
+const REGISTRY = { variants: VARIANTS, options: OPTIONS };
 
 const TASK_NAMES = ['recall', 'copy', 'reverse', 'sort', 'text'];
 const DEFAULT_KEYS = ['dModel', 'heads', 'layers', 'dFF', 'steps', 'batch', 'lr', 'warmup'];
@@ -279,7 +282,7 @@ const PARAM_OF_ARRAY = Object.fromEntries(HEAD_PARAMETERS.filter((p) => p.array)
 function configFor(id, extra = {}) {
   const v = VARIANTS.find((x) => x.id === id);
   return {
-    variant: id, vocab: 7, seqLen: 6, dModel: 8, heads: 2, layers: 2, dFF: 12, causal: true, seed: 5,
+    registry: REGISTRY, variant: id, vocab: 7, seqLen: 6, dModel: 8, heads: 2, layers: 2, dFF: 12, causal: true, seed: 5,
     options: v && isMixture(v) ? { components: ['softmax', 'random'] } : {},
     ...extra,
   };
@@ -392,7 +395,7 @@ describe('reference model: initialisation', () => {
 
   test('means and stds of large tensors match the contract', () => {
     const config = {
-      variant: 'mixture', vocab: 64, seqLen: 64, dModel: 64, heads: 1, layers: 2, dFF: 128, seed: 99,
+      registry: REGISTRY, variant: 'mixture', vocab: 64, seqLen: 64, dModel: 64, heads: 1, layers: 2, dFF: 128, seed: 99,
       options: { components: ['softmax', 'dense', 'random', 'factorized-random'] }, hidden: 64,
     };
     const p = initParameters(config);
@@ -474,7 +477,7 @@ describe('reference model: forward and loss', () => {
 });
 
 describe('reference model: central-difference gradients', () => {
-  const tiny = { variant: 'softmax', vocab: 5, seqLen: 4, dModel: 4, heads: 2, layers: 1, dFF: 8, causal: true, seed: 3 };
+  const tiny = { registry: REGISTRY, variant: 'softmax', vocab: 5, seqLen: 4, dModel: 4, heads: 2, layers: 1, dFF: 8, causal: true, seed: 3 };
   const tokens = Int32Array.of(1, 2, 3, 0, 4, 4, 1, 2);
   const targets = Int32Array.of(2, 3, -1, 1, 4, 1, 2, 0);
 

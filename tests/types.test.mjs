@@ -106,7 +106,12 @@ describe('attnlab.d.ts from the packed package', () => {
     for (const t of Object.values(lab.options).map((o) => o.type)) assert.ok(D.optionTypes.includes(t), `OptionInfo['type'] lacks '${t}'`);
     for (const f of lab.variants.map((v) => v.family)) assert.ok(D.families.includes(f), `VariantInfo['family'] lacks '${f}'`);
     for (const id of lab.options.components.values) assert.ok(D.variants.includes(id), `components value '${id}' is not a KnownVariantId`);
-    assert.deepEqual(Object.keys(pkg).sort(), ['AttnError', 'features', 'init', 'version'], 'the package exports');
+    assert.deepEqual(Object.keys(pkg).sort(), ['AttnError', 'features', 'init', 'tasks', 'version'], 'the package exports');
+    assert.deepEqual(D.model, sorted(report.model.members.filter((k) => k !== 'constructor')), 'Model members vs a model');
+    const task = pkg.tasks.copy({ seqLen: 8, vocab: 6 });
+    for (const k of D.task) assert.ok(k in task, `Task declares ${k}, which a task lacks`);
+    assert.ok(report.model.after <= report.model.before && report.model.step === 1 && report.model.parameters === report.model.grads,
+      `the model calls: ${JSON.stringify(report.model)}`);
 
     // what the calls did
     assert.equal(report.version, pkg.version);

@@ -208,6 +208,10 @@ export interface AttnLab {
    * the same checks and errors as attention().
    */
   attentionGrad(id: VariantId, inputs: AttentionInputs, dOutput: Matrix, options?: GradOptions): GradResult;
+  /** A small transformer whose attention is one variant (docs/model.md). */
+  model(config: ModelConfig): Model;
+  /** A model from the bytes model.save() gave. */
+  loadModel(bytes: Uint8Array | ArrayBuffer): Model;
   /** Bytes of WebAssembly memory the instance holds now (grows to the largest call, never shrinks). */
   memoryBytes(): number;
   /**
@@ -218,6 +222,91 @@ export interface AttnLab {
    */
   dispose(): void;
 }
+
+/** A model's configuration: sizes, the attention variant and its options, the seed. */
+export interface ModelConfig {
+  /** The attention of every head; default 'softmax'. */
+  variant?: VariantId;
+  /** The variant's attention options (scale, eps, tiling, window; a mixture's components). A model
+   * sets causal itself, learns a mixture's weights per head, and gives fixed heads the patterns in
+   * turn, so causal, weights, state, alpha, alphaLogits and pattern are not taken. */
+  options?: GradOptions;
+  vocab: number;
+  seqLen: number;
+  dModel: number;
+  /** Must divide dModel. */
+  heads: number;
+  layers: number;
+  dFF: number;
+  /** Default false. */
+  causal?: boolean;
+  /** Initialisation; default 0. */
+  seed?: number;
+  /** Parameter names kept at their initial values (['l0.h0.r'] is the Synthesizer's fixed random). */
+  freeze?: readonly string[];
+  /** dense's hidden width; default dModel / heads. */
+  hidden?: number;
+  /** factorized-random's rank; default min(8, seqLen). */
+  rank?: number;
+  /** AdamW's decay of the matrices; default 0.01. */
+  weightDecay?: number;
+}
+
+export interface LossResult {
+  /** Mean cross-entropy over the positions whose target is not -1. */
+  loss: number;
+  /** The fraction of those positions whose argmax is the target. */
+  accuracy: number;
+  /** How many positions had a target. */
+  counted: number;
+}
+
+export interface Model {
+  readonly config: Readonly<Required<Omit<ModelConfig, 'options' | 'freeze'>>> & { options: Readonly<GradOptions>; freeze: readonly string[] };
+  readonly parameterCount: number;
+  /** trainStep calls so far. */
+  readonly step: number;
+  /** One AdamW step on a batch: tokens and targets are [batch * seqLen]; -1 = no loss there. */
+  trainStep(tokens: ArrayLike<number>, targets: ArrayLike<number>, options: { lr: number }): LossResult & { gradNorm: number };
+  evaluate(tokens: ArrayLike<number>, targets: ArrayLike<number>): LossResult;
+  /** Logits [batch * seqLen * vocab]. */
+  forward(tokens: ArrayLike<number>): Float32Array;
+  parameters(): Record<string, Float32Array>;
+  /** The gradient of the mean loss of this batch, per parameter (frozen: zeros). */
+  gradients(tokens: ArrayLike<number>, targets: ArrayLike<number>): Record<string, Float32Array>;
+  /** A mixture's weights now: softmax of head (layer, head)'s learned logits. */
+  alpha(where?: { layer?: number; head?: number }): Float32Array;
+  /** Configuration, step count, parameters and optimizer state. */
+  save(): Uint8Array;
+  dispose(): void;
+}
+
+export interface TaskBatch {
+  tokens: Int32Array;
+  /** -1 where there is no loss. */
+  targets: Int32Array;
+}
+
+export interface Task {
+  readonly name: string;
+  readonly vocab: number;
+  readonly seqLen: number;
+  readonly causal: boolean;
+  readonly defaults: Readonly<Record<string, number>>;
+  /** A batch drawn from the seed; 'heldout' draws from the held-out split. */
+  sample(batch: number, seed: number, split?: 'train' | 'heldout'): TaskBatch;
+  /** Sequence i of tokens, readable. */
+  describe(tokens: ArrayLike<number>, i: number): string;
+}
+
+/** Tasks that separate the variants, deterministic from a seed (src/js/tasks.js). */
+export const tasks: {
+  recall(options?: { pairs?: number; seqLen?: number; vocab?: number; queries?: number }): Task;
+  copy(options?: { seqLen?: number; vocab?: number }): Task;
+  reverse(options?: { seqLen?: number; vocab?: number }): Task;
+  sort(options?: { seqLen?: number; vocab?: number }): Task;
+  text(options?: { text?: string; seqLen?: number }): Task;
+};
 
 /** Loads (once per build, cached and shared; fresh: true for an instance of your own) and returns an instance. */
 export function init(options?: InitOptions): Promise<AttnLab>;

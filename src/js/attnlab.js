@@ -12,6 +12,12 @@
 // data (inputs, output, weights, workspace), grows memory when a call needs more than any call
 // before it, and copies the results out into fresh Float32Arrays.
 
+import { AttnError, describe } from './errors.js';
+import { Model } from './model.js';
+
+export { AttnError };
+
+export { tasks } from './tasks.js';
 export const version = '0.1.0';
 
 const BUILD_FILES = {
@@ -31,14 +37,6 @@ function defaultUrl(build) {
   }
 }
 
-/** Thrown for every bad input; `code` says which kind (docs/contract.md, "Errors"). */
-export class AttnError extends Error {
-  constructor(code, message) {
-    super(message);
-    this.name = 'AttnError';
-    this.code = code;
-  }
-}
 
 // Smallest modules that use a SIMD128 / a relaxed-SIMD instruction: what the engine validates.
 const SIMD_PROBE = Uint8Array.of(0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0,
@@ -199,13 +197,6 @@ async function readBytes(url) {
   return response.arrayBuffer();
 }
 
-function describe(x) {
-  if (typeof x === 'string') return JSON.stringify(x);
-  if (Array.isArray(x)) return `an array of ${x.length}`;
-  if (x === null) return 'null';
-  if (typeof x === 'object') return Object.prototype.toString.call(x).slice(8, -1);
-  return String(x);
-}
 
 /* ---- metadata ---- */
 
@@ -276,6 +267,8 @@ class Instance {
   #heapBase;
   #controlBytes;
   #gradsOffset; // attn_grads: one pointer per input field, then alpha
+  #blocks = []; // memory that outlives a call (models): [{ offset, bytes }] by offset
+  #models = null; // the engine handed to models (src/js/model.js)
   #views = null;
   #onDispose;
 
@@ -299,6 +292,82 @@ class Instance {
     this.dims = describeDims(this.#meta);
     this.#checkLayout();
     Object.freeze(this);
+  }
+
+  /**
+   * A small transformer whose attention is one variant, trained in WebAssembly memory that this
+   * instance holds until model.dispose(); docs/model.md.
+   */
+  model(config) {
+    this.#alive();
+    return new Model(this.#engine(), config);
+  }
+
+  /** A model from model.save()'s bytes: its configuration, parameters and optimizer state. */
+  loadModel(bytes) {
+    this.#alive();
+    return Model.load(this.#engine(), bytes);
+  }
+
+  // What src/js/model.js may use of this instance: memory, exports, option reading and errors.
+  #engine() {
+    if (this.#models) return this.#models;
+    const self = this;
+    this.#models = Object.freeze({
+      exports: () => { self.#alive(); return self.#exports; },
+      meta: this.#meta,
+      f32: () => self.#f32(),
+      i32: () => self.#i32(),
+      u8: () => self.#view().u8,
+      cString: (ptr) => self.#cString(ptr),
+      detailPtr: () => self.#heapBase + DETAIL_OFFSET,
+      variant: (id) => self.#byId.get(id),
+      readOptions: (variant, options, excluded) => self.#readOptions(variant, options, excluded),
+      writeOptionsAt: (ptr, opt) => self.#writeOptionsAt(ptr, opt),
+      alloc: (bytes) => self.#alloc(bytes),
+      free: (offset) => self.#free(offset),
+      scratchBase: () => self.#scratchBase(),
+      ensure: (end, what) => self.#ensure(end, what),
+    });
+    return this.#models;
+  }
+
+  // Memory that outlives a call, first fit above the control block; calls lay their buffers out
+  // above the last such block.
+  #alloc(bytes) {
+    let start = this.#heapBase + this.#controlBytes;
+    let at = this.#blocks.length;
+    for (let i = 0; i < this.#blocks.length; i++) {
+      if (this.#blocks[i].offset - start >= bytes) { at = i; break; }
+      start = align(this.#blocks[i].offset + this.#blocks[i].bytes, 64);
+    }
+    this.#ensure(start + bytes, `a model of ${(bytes / 2 ** 20).toFixed(1)} MiB`);
+    this.#blocks.splice(at, 0, { offset: start, bytes });
+    return start;
+  }
+
+  #free(offset) {
+    const i = this.#blocks.findIndex((b) => b.offset === offset);
+    if (i >= 0) this.#blocks.splice(i, 1);
+  }
+
+  #scratchBase() {
+    const last = this.#blocks[this.#blocks.length - 1];
+    return last ? align(last.offset + last.bytes, 64) : this.#heapBase + this.#controlBytes;
+  }
+
+  // Grows memory to hold `end` bytes, or throws MEMORY naming what needed it.
+  #ensure(end, what) {
+    if (!(end <= MAX_MEMORY)) {
+      throw new AttnError('MEMORY', `${what} needs ${(end / 2 ** 30).toFixed(1)} GiB, more than WebAssembly's 4 GiB memory`);
+    }
+    if (end <= this.#memory.buffer.byteLength) return;
+    try {
+      this.#memory.grow(Math.ceil((end - this.#memory.buffer.byteLength) / PAGE));
+    } catch (err) {
+      throw new AttnError('MEMORY', `${what} needs ${(end / 2 ** 20).toFixed(0)} MiB of WebAssembly memory ` +
+        `and the engine refused to grow it (${err.message})`);
+    }
   }
 
   /** Bytes of WebAssembly memory held now. */
@@ -417,10 +486,13 @@ class Instance {
   // The JavaScript side of each option: its type, and the names an enum or a list takes (the C
   // core cannot see strings or arrays). Value rules (ranges, alpha summing to 1, mixable
   // components, patterns that cannot be causal) are the core's, checked once by attn_plan_make.
-  #readOptions(variant, options) {
-    const accepted = [...COMMON_OPTIONS, ...variant.options];
+  // excluded: names this caller sets itself (a model's causal, its learned alpha), mapped to
+  // the reason given when the caller passes one anyway.
+  #readOptions(variant, options, excluded = new Map()) {
+    const accepted = [...COMMON_OPTIONS, ...variant.options].filter((name) => !excluded.has(name));
     for (const key of Object.keys(options)) {
       if (options[key] === undefined) continue;
+      if (excluded.has(key)) throw new AttnError('UNSUPPORTED', `option "${key}": ${excluded.get(key)}`);
       if (!this.#optionInfo.has(key)) {
         throw new AttnError('UNKNOWN', `unknown option "${key}"; ${variant.id} accepts ${accepted.join(', ')}`);
       }
@@ -437,7 +509,7 @@ class Instance {
       opt[name] = this.#readOption(info, value, raw !== undefined && raw !== null);
       if (raw !== undefined && raw !== null) opt.given.set(name, opt[name]);
     }
-    if (opt.components) this.#readWeights(variant, options, opt);
+    if (opt.components && !excluded.has('alpha')) this.#readWeights(variant, options, opt);
     return opt;
   }
 
@@ -517,9 +589,16 @@ class Instance {
     const f32 = this.#f32();
     i32.fill(0, base >>> 2, (base + this.#controlBytes) >>> 2);
     this.#meta.dimFields.forEach((name, i) => { i32[((base + DIMS_OFFSET) >>> 2) + i] = dims[name] ?? 0; });
-    this.#exports.attn_options_default(base + OPTIONS_OFFSET);
+    this.#writeOptionsAt(base + OPTIONS_OFFSET, opt);
+  }
+
+  // An attn_options struct at ptr: the defaults, then what opt.given holds.
+  #writeOptionsAt(ptr, opt) {
+    const i32 = this.#i32();
+    const f32 = this.#f32();
+    this.#exports.attn_options_default(ptr);
     const fields = this.#meta.optionFields;
-    const at = (field, i = 0) => ((base + OPTIONS_OFFSET + fields.get(field).offset) >>> 2) + i;
+    const at = (field, i = 0) => ((ptr + fields.get(field).offset) >>> 2) + i;
     const put = (field, i, x) => { if (fields.get(field).float) f32[at(field, i)] = x; else i32[at(field, i)] = x; };
     for (const [name, value] of opt.given) {
       const info = this.#optionInfo.get(name);
@@ -564,7 +643,7 @@ class Instance {
   #execute(variant, dims, opt, wsBytes, arrays, outputs, call) {
     const e = this.#exports;
     const base = this.#heapBase;
-    let cursor = base + this.#controlBytes;
+    let cursor = this.#scratchBase();
     const place = (count) => {
       const at = cursor;
       cursor = align(cursor + count * 4, 64);

@@ -49,32 +49,23 @@ export const HEAD_PARAMETERS = [
   { name: 'wv', array: 'v', shape: ['dModel', 'dh'], projection: true },
 ];
 
-/** The attention arrays (besides v) each variant reads: the contract's per-variant list. */
-const VARIANT_ARRAYS = {
-  softmax: ['q', 'k'],
-  linear: ['q', 'k'],
-  efficient: ['q', 'k'],
-  taylor: ['q', 'k'],
-  dense: ['x', 'w1', 'b1', 'w2', 'b2'],
-  dense1: ['x', 'w'],
-  random: ['r'],
-  'factorized-dense': ['x', 'wa', 'ba', 'wb', 'bb'],
-  'factorized-random': ['r1', 'r2'],
-  fixed: [],
-};
-/** The variants a mixture may combine (those with logits). */
-const MIXABLE = ['softmax', 'dense', 'dense1', 'random', 'factorized-dense', 'factorized-random'];
-/** The attention options each variant takes from config.options. */
-const VARIANT_OPTIONS = {
-  softmax: ['scale'],
-  linear: ['eps'],
-  taylor: ['eps'],
-  'factorized-dense': ['tiling'],
-  mixture: ['scale', 'tiling', 'components'],
-  fixed: ['pattern', 'window'],
-};
-const PATTERNS = ['previous', 'current', 'next', 'left', 'right', 'first', 'last'];
-const LOOKS_AHEAD = new Set(['next', 'right', 'last']);
+// What each variant reads and takes comes from the registry (lab.variants and lab.options), passed
+// as config.registry, so that a new variant needs no change here.
+function registryOf(config) {
+  const r = config.registry;
+  if (!r || !Array.isArray(r.variants) || !r.options) {
+    throw new Error('reference-model: config.registry must be { variants: lab.variants, options: lab.options }: ' +
+      'which arrays and options each variant takes');
+  }
+  return r;
+}
+const variantOf = (reg, id) => reg.variants.find((v) => v.id === id);
+/** The attention arrays (besides v) a variant reads. */
+const arraysOf = (reg, id) => variantOf(reg, id).inputs.map((s) => s.name).filter((name) => name !== 'v');
+const mixableOf = (reg) => reg.variants.filter((v) => v.mixable).map((v) => v.id);
+const isComposite = (reg, id) => variantOf(reg, id).options.includes('components');
+/** The patterns fixed heads take in turn (the model's own order, docs/model.md). */
+const HEAD_PATTERN_CYCLE = ['previous', 'current', 'next', 'left', 'right', 'first', 'last'];
 
 // ---------------------------------------------------------------------------------------------
 // Initialisation: the one table. A parameter is named [l{l}.[h{h}.]]<kind>; its rule is INIT[kind].
@@ -138,10 +129,14 @@ function factorA(n) {
 export function resolveConfig(config) {
   if (RESOLVED.has(config)) return config;
   if (!config || typeof config !== 'object') throw new Error('reference-model: config must be an object');
+  const registry = registryOf(config);
   const variant = config.variant;
-  if (!(variant in VARIANT_ARRAYS) && variant !== 'mixture') {
-    throw new Error(`reference-model: config.variant '${String(variant)}' is not a variant (${[...Object.keys(VARIANT_ARRAYS), 'mixture'].join(', ')})`);
+  if (!variantOf(registry, variant)) {
+    throw new Error(`reference-model: config.variant '${String(variant)}' is not a variant (${registry.variants.map((v) => v.id).join(', ')})`);
   }
+  const MIXABLE = mixableOf(registry);
+  const PATTERNS = registry.options.pattern.values;
+  const CAUSAL_PATTERNS = registry.options.pattern.causalValues;
   const vocab = need(config, 'vocab', 2);
   const seqLen = need(config, 'seqLen');
   const dModel = need(config, 'dModel');
@@ -158,7 +153,7 @@ export function resolveConfig(config) {
   if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw new Error(`reference-model: config.seed must be a uint32, got ${String(seed)}`);
   const options = { ...(config.options ?? {}) };
   let components = null;
-  if (variant === 'mixture') {
+  if (isComposite(registry, variant)) {
     components = options.components;
     if (!Array.isArray(components) || components.length < 1 || components.length > 8) {
       throw new Error('reference-model: a mixture needs config.options.components: 1 to 8 of ' + MIXABLE.join(', '));
@@ -172,12 +167,12 @@ export function resolveConfig(config) {
     }
   }
   const causal = !!config.causal;
-  if (variant === 'fixed' && options.pattern != null) {
+  if (variantOf(registry, variant).options.includes('pattern') && options.pattern != null) {
     if (!PATTERNS.includes(options.pattern)) throw new Error(`reference-model: config.options.pattern '${options.pattern}' is not one of ${PATTERNS.join(', ')}`);
-    if (causal && LOOKS_AHEAD.has(options.pattern)) throw new Error(`reference-model: config.options.pattern '${options.pattern}' looks ahead: a causal model cannot use it`);
+    if (causal && !CAUSAL_PATTERNS.includes(options.pattern)) throw new Error(`reference-model: config.options.pattern '${options.pattern}' looks ahead: a causal model cannot use it`);
   }
   const resolved = {
-    variant, options, vocab, seqLen, dModel, heads, layers, dFF, causal, seed,
+    registry, variant, options, vocab, seqLen, dModel, heads, layers, dFF, causal, seed,
     freeze: [...(config.freeze ?? [])],
     hidden, rank,
     weightDecay: config.weightDecay ?? 0.01,
@@ -196,15 +191,16 @@ export function resolveConfig(config) {
 export function headPattern(config, h) {
   const c = resolveConfig(config);
   if (c.options.pattern != null) return c.options.pattern;
-  const list = c.causal ? PATTERNS.filter((p) => !LOOKS_AHEAD.has(p)) : PATTERNS;
+  const causalValues = c.registry.options.pattern.causalValues;
+  const list = c.causal ? HEAD_PATTERN_CYCLE.filter((p) => causalValues.includes(p)) : HEAD_PATTERN_CYCLE;
   return list[h % list.length];
 }
 
 /** The attention arrays (besides v) a head of this config reads. */
 function headArrays(c) {
-  if (c.variant !== 'mixture') return new Set(VARIANT_ARRAYS[c.variant]);
+  if (!c.components) return new Set(arraysOf(c.registry, c.variant));
   const s = new Set();
-  for (const comp of c.components) for (const a of VARIANT_ARRAYS[comp]) s.add(a);
+  for (const comp of c.components) for (const a of arraysOf(c.registry, comp)) s.add(a);
   return s;
 }
 
@@ -226,7 +222,7 @@ function tableOf(c) {
     add(`l${l}.ln1.b`, [c.dModel]);
     for (let h = 0; h < c.heads; h++) {
       for (const p of HEAD_PARAMETERS) {
-        const used = p.name === 'wv' || (p.name === 'alpha' ? c.variant === 'mixture' : arrays.has(p.array));
+        const used = p.name === 'wv' || (p.name === 'alpha' ? !!c.components : arrays.has(p.array));
         if (used) add(`l${l}.h${h}.${p.name}`, p.shape.map((d) => dim[d]));
       }
     }
@@ -310,9 +306,10 @@ const gelu = (t) => 0.5 * t * (1 + Math.tanh(GELU_C * (t + 0.044715 * t * t * t)
 /** The attention options of head h (from config.options, with alphaLogits from the parameter). */
 function attentionOptions(c, params, l, h) {
   const o = { causal: c.causal };
-  for (const k of VARIANT_OPTIONS[c.variant] ?? []) if (c.options[k] != null) o[k] = c.options[k];
-  if (c.variant === 'fixed') o.pattern = headPattern(c, h);
-  if (c.variant === 'mixture') {
+  const takes = variantOf(c.registry, c.variant).options.filter((k) => !['state', 'alpha', 'alphaLogits', 'pattern'].includes(k));
+  for (const k of takes) if (c.options[k] != null) o[k] = c.options[k];
+  if (variantOf(c.registry, c.variant).options.includes('pattern')) o.pattern = headPattern(c, h);
+  if (c.components) {
     o.components = [...c.components];
     o.alphaLogits = Array.from(params[`l${l}.h${h}.alpha`]);
   }

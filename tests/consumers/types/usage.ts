@@ -5,11 +5,11 @@
 // A member added to attnlab.d.ts makes tsc fail here ("Property 'x' is missing in type ...
 // Record<keyof ..., true>"): add it to the list and use it below.
 
-import { init, features, version, AttnError } from 'attnlab';
+import { init, features, version, AttnError, tasks } from 'attnlab';
 import type {
   AttnLab, AttnErrorCode, AttentionInputs, AttentionOptions, AttentionResult, BuildName, DimInfo, Features,
   FixedPattern, GradOptions, GradResult, InitOptions, InputSpec, KnownVariantId, Matrix, MixtureComponent, OptionInfo,
-  VariantId, VariantInfo,
+  VariantId, VariantInfo, Model, ModelConfig, LossResult, Task, TaskBatch,
 } from 'attnlab';
 
 /** What the runner provides: the package's .wasm files, as bytes and as a location. */
@@ -50,8 +50,13 @@ const INPUT_FIELD_KEYS: Record<keyof InputSpec, true> = { name: true, shape: tru
 const FEATURE_KEYS: Record<keyof Features, true> = { simd: true, relaxedSimd: true };
 const INSTANCE_KEYS: Record<keyof AttnLab, true> = {
   simd: true, build: true, version: true, variants: true, options: true, dims: true, attention: true, attentionGrad: true,
-  memoryBytes: true, dispose: true,
+  memoryBytes: true, dispose: true, model: true, loadModel: true,
 };
+const MODEL_KEYS: Record<keyof Model, true> = {
+  config: true, parameterCount: true, step: true, trainStep: true, evaluate: true, forward: true, parameters: true,
+  gradients: true, alpha: true, save: true, dispose: true,
+};
+const TASK_KEYS: Record<keyof Task, true> = { name: true, vocab: true, seqLen: true, causal: true, defaults: true, sample: true, describe: true };
 const KNOWN_VARIANTS: Record<KnownVariantId, true> = {
   softmax: true, dense: true, dense1: true, random: true, 'factorized-dense': true, 'factorized-random': true,
   mixture: true, linear: true, efficient: true, taylor: true, fixed: true,
@@ -203,6 +208,24 @@ export async function exercise(env: Env) {
 
   const memory: number = lab.memoryBytes();
 
+  // a model trained on a task
+  const task: Task = tasks.copy({ seqLen: 8, vocab: 6 });
+  const config: ModelConfig = { variant: 'softmax', vocab: task.vocab, seqLen: task.seqLen, dModel: 8, heads: 2, layers: 1, dFF: 16, causal: true, seed: 1 };
+  const model: Model = lab.model(config);
+  const batch: TaskBatch = task.sample(4, 1);
+  const before: LossResult = model.evaluate(batch.tokens, batch.targets);
+  const stepped = model.trainStep(batch.tokens, batch.targets, { lr: 1e-2 });
+  const logits: Float32Array = model.forward(batch.tokens);
+  const grads: Record<string, Float32Array> = model.gradients(batch.tokens, batch.targets);
+  const reloaded: Model = lab.loadModel(model.save());
+  const modelSummary = {
+    before: before.loss, after: stepped.loss, gradNorm: stepped.gradNorm, logits: logits.length, step: reloaded.step,
+    parameters: Object.keys(model.parameters()).length, grads: Object.keys(grads).length, count: model.parameterCount,
+    described: task.describe(batch.tokens, 0).length > 0, members: [...Object.keys(model), ...Object.getOwnPropertyNames(Object.getPrototypeOf(model))],
+  };
+  model.dispose();
+  reloaded.dispose();
+
   // errors, narrowed on their code
   const errors = {
     shape: codeOf(() => lab.attention('softmax', { n, d, dv, q: q.subarray(1), k, v })),
@@ -231,7 +254,7 @@ export async function exercise(env: Env) {
       options: keys(OPTION_KEYS), dims: keys(DIM_KEYS), inputs: keys(INPUT_KEYS), variantInfo: keys(VARIANT_INFO_KEYS),
       optionInfo: keys(OPTION_INFO_KEYS), dimInfo: keys(DIM_INFO_KEYS), inputSpec: keys(INPUT_FIELD_KEYS),
       gradOptions: keys(GRAD_OPTION_KEYS), grads: keys(GRAD_KEYS), gradResult: keys(GRAD_RESULT_KEYS),
-      features: keys(FEATURE_KEYS), instance: keys(INSTANCE_KEYS), variants: keys(KNOWN_VARIANTS), patterns: keys(PATTERNS),
+      features: keys(FEATURE_KEYS), instance: keys(INSTANCE_KEYS), model: keys(MODEL_KEYS), task: keys(TASK_KEYS), variants: keys(KNOWN_VARIANTS), patterns: keys(PATTERNS),
       tilings: keys(TILINGS), builds: keys(BUILDS), errorCodes: keys(ERROR_CODES), optionTypes: keys(INFO_TYPES),
       families: keys(FAMILIES),
     },
@@ -240,6 +263,7 @@ export async function exercise(env: Env) {
       gradTakesWindow,
     },
     grad: gradSummary,
+    model: modelSummary,
     calls, firstWeight, stateLength: state?.length ?? null, matrixLength: m.length, memory, errors,
   };
 }

@@ -1,0 +1,351 @@
+// model.js — lab.model(config): a small transformer whose attention is one variant, trained in the
+// WebAssembly module by src/c/model.c (docs/model.md). A model holds one block of module memory
+// until dispose(): its configuration struct, one frozen flag per parameter, and the parameters,
+// gradients and AdamW moments (four sections of P floats). Each call lays its tokens, targets,
+// results and workspace out above every such block, as attention() does.
+import { AttnError, describe } from './errors.js';
+
+const STATUS_CODES = [null, 'SHAPE', 'VALUE', 'UNKNOWN', 'UNSUPPORTED', 'MEMORY'];
+const CONFIG_BYTES = 256; // attn_model_config: 12 four-byte fields, attn_options, a pointer
+const CONFIG_FIELDS = ['variant', 'vocab', 'seqLen', 'dModel', 'heads', 'layers', 'dFF', 'causal',
+  'hidden', 'rank', 'weightDecay', 'seed']; // in the struct's order; weightDecay is a float
+const OPTIONS_AT = 48;
+const FROZEN_AT = OPTIONS_AT + 100; // the pointer after attn_options (25 four-byte fields)
+const PARAM_BYTES = 80; // attn_model_param
+const SAVE_MAGIC = 'attnlab-model';
+const SIZES = ['vocab', 'seqLen', 'dModel', 'heads', 'layers', 'dFF'];
+const KEYS = new Set([...SIZES, 'variant', 'options', 'causal', 'seed', 'freeze', 'hidden', 'rank', 'weightDecay']);
+// Options a model sets itself, and why a caller cannot.
+const MODEL_SETS = new Map([
+  ['causal', 'a model is causal or not as a whole: give causal in the model config'],
+  ['weights', 'a model returns logits; model.attentionMap is for A'],
+  ['state', 'a model keeps no attention state to return'],
+  ['alpha', "a model learns its mixture weights per head (the parameters 'l*.h*.alpha', starting uniform)"],
+  ['alphaLogits', "a model learns its mixture weights per head (the parameters 'l*.h*.alpha', starting uniform)"],
+  ['pattern', 'fixed heads take the patterns in turn (docs/model.md)'],
+]);
+
+function align(x, to) {
+  return Math.ceil(x / to) * to;
+}
+
+function positiveInt(name, x) {
+  if (!Number.isInteger(x) || x < 1 || x > 0x7fffffff) {
+    throw new AttnError('VALUE', `model config: ${name} must be a positive integer, got ${describe(x)}`);
+  }
+  return x;
+}
+
+// The configuration as given, checked for what JavaScript must know (types, names); the core
+// checks the rest (heads dividing dModel, a Synthesizer's sizes, option values).
+function readConfig(engine, config) {
+  if (config === null || typeof config !== 'object' || Array.isArray(config)) {
+    throw new AttnError('VALUE', `lab.model() takes a config object, got ${describe(config)}`);
+  }
+  for (const key of Object.keys(config)) {
+    if (!KEYS.has(key)) throw new AttnError('UNKNOWN', `model config: unknown field "${key}"; expected ${[...KEYS].join(', ')}`);
+  }
+  const variant = engine.variant(config.variant ?? 'softmax');
+  if (!variant) {
+    throw new AttnError('UNKNOWN', `model config: unknown variant ${describe(config.variant)}; expected one of ` +
+      engine.meta.variants.map((v) => v.id).join(', '));
+  }
+  const c = { variant: variant.id };
+  for (const name of SIZES) c[name] = positiveInt(name, config[name]);
+  c.causal = config.causal ?? false;
+  if (typeof c.causal !== 'boolean') throw new AttnError('VALUE', `model config: causal must be true or false, got ${describe(c.causal)}`);
+  c.seed = config.seed ?? 0;
+  if (!Number.isInteger(c.seed) || c.seed < 0 || c.seed > 0xffffffff) {
+    throw new AttnError('VALUE', `model config: seed must be an integer in [0, 2^32), got ${describe(c.seed)}`);
+  }
+  c.hidden = config.hidden === undefined ? 0 : positiveInt('hidden', config.hidden);
+  c.rank = config.rank === undefined ? 0 : positiveInt('rank', config.rank);
+  c.weightDecay = config.weightDecay ?? 0.01;
+  if (typeof c.weightDecay !== 'number' || !Number.isFinite(c.weightDecay) || c.weightDecay < 0) {
+    throw new AttnError('VALUE', `model config: weightDecay must be a finite number >= 0, got ${describe(c.weightDecay)}`);
+  }
+  const freeze = config.freeze ?? [];
+  if (!Array.isArray(freeze) || freeze.some((f) => typeof f !== 'string')) {
+    throw new AttnError('VALUE', `model config: freeze must be an array of parameter names, got ${describe(freeze)}`);
+  }
+  c.freeze = freeze.slice();
+  const options = config.options ?? {};
+  c.opt = engine.readOptions(variant, options, MODEL_SETS);
+  c.options = Object.fromEntries(c.opt.given);
+  return c;
+}
+
+// Int32Array copy of tokens or targets: integers only (the core checks their range).
+function readInts(name, x, expected, multipleOf) {
+  const typed = ArrayBuffer.isView(x) && !(x instanceof DataView) && !(x instanceof BigInt64Array) && !(x instanceof BigUint64Array);
+  if (!typed && !Array.isArray(x)) throw new AttnError('SHAPE', `${name} must be an Int32Array or an array of integers, got ${describe(x)}`);
+  const out = new Int32Array(x.length);
+  for (let i = 0; i < x.length; i++) {
+    const v = x[i];
+    if (!Number.isInteger(v) || v < -0x80000000 || v > 0x7fffffff) throw new AttnError('VALUE', `${name}[${i}] is ${describe(v)}, not an integer`);
+    out[i] = v;
+  }
+  if (expected !== undefined && out.length !== expected) {
+    throw new AttnError('SHAPE', `${name} has ${out.length} values, expected ${expected} (as many as tokens)`);
+  }
+  if (multipleOf && (out.length === 0 || out.length % multipleOf !== 0)) {
+    throw new AttnError('SHAPE', `${name} has ${out.length} values, expected a positive multiple of seqLen = ${multipleOf} (batch * seqLen)`);
+  }
+  return out;
+}
+
+export class Model {
+  #engine;
+  #block = -1; // offset of this model's memory: config struct, frozen flags, model block
+  #bytes = 0;  // of the model block
+  #params = []; // the parameter table: { name, offset, count, rows, cols, matrix }
+  #step = 0;
+
+  constructor(engine, config, loaded = null) {
+    this.#engine = engine;
+    const c = readConfig(engine, config);
+    const { opt, ...shown } = c;
+    this.config = Object.freeze({ ...shown, options: Object.freeze(c.options), freeze: Object.freeze(c.freeze) });
+    const e = engine.exports();
+    // Measure with a config struct in scratch memory, then allocate and write it for good.
+    const scratch = engine.scratchBase();
+    engine.ensure(scratch + CONFIG_BYTES + 64, 'a model configuration');
+    this.#writeConfig(scratch, c, 0);
+    const status = e.attn_model_check(scratch, engine.detailPtr());
+    if (status !== 0) this.#fail(status, 'model config');
+    const count = this.#query(scratch, () => e.attn_model_param_count(scratch, scratch + CONFIG_BYTES, engine.detailPtr()), 'i32');
+    this.#bytes = this.#query(scratch, () => e.attn_model_size(scratch, scratch + CONFIG_BYTES), 'u32');
+    const total = CONFIG_BYTES + align(4 * count, 64) + this.#bytes;
+    this.#block = engine.alloc(total);
+    try {
+      this.#writeConfig(this.#block, c, this.#block + CONFIG_BYTES);
+      this.#readTable(count);
+      this.#freeze(c.freeze);
+      if (loaded) {
+        this.#step = loaded.step;
+      } else {
+        const st = e.attn_model_init(this.#block, this.#memory(), this.#bytes, engine.detailPtr());
+        if (st !== 0) this.#fail(st, 'model init');
+      }
+    } catch (err) {
+      this.dispose(); // nothing of a model that failed to be made stays in memory
+      throw err;
+    }
+    this.parameterCount = this.#params.reduce((s, p) => s + p.count, 0);
+    Object.freeze(this.#params);
+  }
+
+  /** The number of trainStep calls so far (AdamW's step count). */
+  get step() { return this.#step; }
+
+  /** One AdamW step on the mean cross-entropy of a batch. tokens, targets: [batch * seqLen]. */
+  trainStep(tokens, targets, { lr } = {}) {
+    if (typeof lr !== 'number' || !Number.isFinite(lr) || lr <= 0) {
+      throw new AttnError('VALUE', `trainStep: lr must be a positive finite number, got ${describe(lr)}`);
+    }
+    const r = this.#lossCall('attn_model_loss_backward', tokens, targets);
+    const e = this.#engine.exports();
+    const normAt = this.#engine.scratchBase();
+    this.#engine.ensure(normAt + 16, 'trainStep');
+    const st = e.attn_model_adamw(this.#cfg(), this.#memory(), this.#bytes, lr, this.#step + 1, normAt, this.#engine.detailPtr());
+    if (st !== 0) this.#fail(st, 'trainStep');
+    this.#step++;
+    return { ...r, gradNorm: this.#engine.f32()[normAt >>> 2] };
+  }
+
+  /** Mean cross-entropy and accuracy over the positions with a target (>= 0). */
+  evaluate(tokens, targets) {
+    return this.#lossCall('attn_model_loss', tokens, targets);
+  }
+
+  /** Logits [batch * seqLen * vocab] of tokens [batch * seqLen]. */
+  forward(tokens) {
+    const { seqLen, vocab } = this.config;
+    const tok = readInts('tokens', tokens, undefined, seqLen);
+    const batch = tok.length / seqLen;
+    return this.#call(batch, [tok], tok.length * vocab, (at, out, ws, wsBytes, e) =>
+      e.attn_model_forward(this.#cfg(), this.#memory(), this.#bytes, at[0], batch, out, ws, wsBytes, this.#engine.detailPtr()));
+  }
+
+  /** { name: Float32Array } copies of every parameter. */
+  parameters() {
+    return this.#section(0);
+  }
+
+  /** { name: Float32Array }: the gradient of the mean loss of this batch (frozen: zeros). */
+  gradients(tokens, targets) {
+    this.#lossCall('attn_model_loss_backward', tokens, targets);
+    return this.#section(1);
+  }
+
+  /** A mixture's weights now: softmax of the head's learned alpha logits. */
+  alpha({ layer = 0, head = 0 } = {}) {
+    const name = `l${layer}.h${head}.alpha`;
+    const p = this.#params.find((x) => x.name === name);
+    if (!p) throw new AttnError('UNKNOWN', `alpha: no parameter ${name} (a mixture model has one per layer and head)`);
+    const logits = this.#section(0)[name];
+    const m = Math.max(...logits);
+    const e = logits.map((z) => Math.exp(z - m));
+    const s = e.reduce((a, b) => a + b, 0);
+    return Float32Array.from(e, (x) => x / s);
+  }
+
+  /** The configuration, step count, parameters and AdamW moments, as bytes for loadModel. */
+  save() {
+    this.#alive();
+    const header = new TextEncoder().encode(JSON.stringify({ format: SAVE_MAGIC, version: 1, config: this.#configJson(), step: this.#step }));
+    const floats = this.#engine.f32().slice(this.#memory() >>> 2, (this.#memory() + this.#bytes) >>> 2);
+    const out = new Uint8Array(4 + align(header.length, 4) + floats.byteLength);
+    new DataView(out.buffer).setUint32(0, header.length, true);
+    out.set(header, 4);
+    out.set(new Uint8Array(floats.buffer), 4 + align(header.length, 4));
+    return out;
+  }
+
+  static load(engine, bytes) {
+    const view = bytes instanceof ArrayBuffer ? new Uint8Array(bytes) : ArrayBuffer.isView(bytes) ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) : null;
+    if (!view || view.length < 4) throw new AttnError('VALUE', `loadModel takes the bytes model.save() gave, got ${describe(bytes)}`);
+    const length = new DataView(view.buffer, view.byteOffset).getUint32(0, true);
+    let header;
+    try {
+      header = JSON.parse(new TextDecoder().decode(view.subarray(4, 4 + length)));
+    } catch {
+      header = null;
+    }
+    if (!header || header.format !== SAVE_MAGIC) throw new AttnError('VALUE', 'loadModel: these bytes are not a saved attnlab model');
+    const start = 4 + align(length, 4);
+    const floats = new Float32Array(view.slice(start).buffer);
+    const model = new Model(engine, header.config, { step: header.step });
+    if (floats.length * 4 !== model.#bytes) {
+      model.dispose();
+      throw new AttnError('VALUE', `loadModel: the saved parameters hold ${floats.length * 4} bytes, the configuration needs ${model.#bytes}`);
+    }
+    engine.f32().set(floats, model.#memory() >>> 2);
+    return model;
+  }
+
+  /** Frees the model's memory; later calls throw DISPOSED. */
+  dispose() {
+    if (this.#block < 0) return;
+    this.#engine.free(this.#block);
+    this.#block = -1;
+  }
+
+  // ---- internals ----
+
+  #alive() {
+    if (this.#block < 0) throw new AttnError('DISPOSED', 'this model was disposed');
+    this.#engine.exports(); // throws DISPOSED when the instance is
+  }
+
+  #cfg() { return this.#block; }
+  #memory() { return this.#block + CONFIG_BYTES + align(4 * this.#params.length, 64); }
+
+  #configJson() {
+    const { variant, vocab, seqLen, dModel, heads, layers, dFF, causal, seed, freeze, weightDecay, options } = this.config;
+    const c = { variant, vocab, seqLen, dModel, heads, layers, dFF, causal, seed, freeze: [...freeze], weightDecay, options };
+    if (this.config.hidden) c.hidden = this.config.hidden;
+    if (this.config.rank) c.rank = this.config.rank;
+    return c;
+  }
+
+  #writeConfig(ptr, c, frozenPtr) {
+    const i32 = this.#engine.i32(), f32 = this.#engine.f32();
+    i32.fill(0, ptr >>> 2, (ptr + CONFIG_BYTES) >>> 2);
+    const values = { ...c, variant: this.#engine.variant(c.variant).index, causal: c.causal ? 1 : 0 };
+    CONFIG_FIELDS.forEach((name, i) => {
+      if (name === 'weightDecay') f32[(ptr >>> 2) + i] = values[name];
+      else if (name === 'seed') new Uint32Array(i32.buffer)[(ptr >>> 2) + i] = values[name];
+      else i32[(ptr >>> 2) + i] = values[name];
+    });
+    this.#engine.writeOptionsAt(ptr + OPTIONS_AT, c.opt);
+    i32[(ptr + FROZEN_AT) >>> 2] = frozenPtr;
+  }
+
+  // Runs a query that writes one 4-byte result at ptr + CONFIG_BYTES.
+  #query(ptr, run, type) {
+    const status = run();
+    if (status !== 0) this.#fail(status, 'model config');
+    const at = (ptr + CONFIG_BYTES) >>> 2;
+    return type === 'u32' ? new Uint32Array(this.#engine.i32().buffer)[at] : this.#engine.i32()[at];
+  }
+
+  #readTable(count) {
+    const e = this.#engine.exports();
+    const at = this.#engine.scratchBase();
+    this.#engine.ensure(at + PARAM_BYTES, 'the parameter table');
+    for (let i = 0; i < count; i++) {
+      const st = e.attn_model_param_info(this.#cfg(), i, at, this.#engine.detailPtr());
+      if (st !== 0) this.#fail(st, 'parameter table');
+      const i32 = this.#engine.i32();
+      const name = this.#engine.cString(at);
+      const f = (byte) => i32[(at + byte) >>> 2];
+      this.#params.push(Object.freeze({ name, offset: f(36), count: f(40), rows: f(48), cols: f(52), matrix: f(56) !== 0 }));
+    }
+  }
+
+  #freeze(names) {
+    const frozen = (this.#cfg() + CONFIG_BYTES) >>> 2;
+    const i32 = this.#engine.i32();
+    i32.fill(0, frozen, frozen + this.#params.length);
+    for (const name of names) {
+      const i = this.#params.findIndex((p) => p.name === name);
+      if (i < 0) {
+        throw new AttnError('UNKNOWN', `model config: freeze names "${name}", which is not a parameter of this model; ` +
+          `its parameters are ${this.#params.map((p) => p.name).slice(0, 12).join(', ')}${this.#params.length > 12 ? ', ...' : ''}`);
+      }
+      i32[frozen + i] = 1;
+    }
+  }
+
+  #fail(status, what) {
+    const detail = this.#engine.cString(this.#engine.i32()[this.#engine.detailPtr() >>> 2]);
+    throw new AttnError(STATUS_CODES[status] ?? 'VALUE', `${what}: ${detail}`);
+  }
+
+  // Tokens and targets in, one result array out, a workspace for the batch: laid out above every
+  // model's block, checked, and copied out.
+  #call(batch, ints, outCount, run) {
+    this.#alive();
+    const e = this.#engine.exports();
+    let cursor = this.#engine.scratchBase();
+    const wsAt = cursor;
+    this.#engine.ensure(cursor + 64, 'a model call');
+    const st = e.attn_model_workspace_size(this.#cfg(), batch, wsAt);
+    if (st !== 0) throw new AttnError(STATUS_CODES[st] ?? 'MEMORY', `a batch of ${batch} sequences does not fit in WebAssembly memory`);
+    const wsBytes = new Uint32Array(this.#engine.i32().buffer)[wsAt >>> 2];
+    const at = ints.map((a) => { const p = cursor; cursor = align(cursor + a.length * 4, 64); return p; });
+    const out = cursor;
+    cursor = align(cursor + outCount * 4, 64);
+    const ws = cursor;
+    this.#engine.ensure(ws + wsBytes, `a batch of ${batch} sequences`);
+    const i32 = this.#engine.i32();
+    ints.forEach((a, k) => i32.set(a, at[k] >>> 2));
+    const status = run(at, out, ws, wsBytes, e);
+    if (status !== 0) this.#fail(status, 'model');
+    return this.#engine.f32().slice(out >>> 2, (out >>> 2) + outCount);
+  }
+
+  #lossCall(fn, tokens, targets) {
+    const { seqLen } = this.config;
+    const tok = readInts('tokens', tokens, undefined, seqLen);
+    const tgt = readInts('targets', targets, tok.length);
+    const batch = tok.length / seqLen;
+    const r = this.#call(batch, [tok, tgt], 4, (at, out, ws, wsBytes, e) =>
+      e[fn](this.#cfg(), this.#memory(), this.#bytes, at[0], at[1], batch, out, out + 4, out + 8, ws, wsBytes, this.#engine.detailPtr()));
+    const ints = new Int32Array(r.buffer);
+    const loss = r[0], correct = ints[1], counted = ints[2];
+    if (!Number.isFinite(loss)) throw new AttnError('VALUE', `the loss came out ${loss}: the model diverged; use a smaller lr`);
+    return { loss, accuracy: counted ? correct / counted : 0, counted };
+  }
+
+  #section(k) {
+    this.#alive();
+    const f32 = this.#engine.f32();
+    const P = this.#bytes / 16;
+    const base = (this.#memory() >>> 2) + k * P;
+    const out = {};
+    for (const p of this.#params) out[p.name] = f32.slice(base + p.offset, base + p.offset + p.count);
+    return out;
+  }
+}

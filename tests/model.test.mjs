@@ -1,0 +1,217 @@
+// lab.model: the small transformer of docs/model.md, trained in WebAssembly, against the
+// independent float64 model of src/js/reference-model.js, on every build:
+// - the initial parameters are the contract's, bit for bit;
+// - the logits and the loss are the reference's; the gradient of every parameter is the float64
+//   central difference of the reference's loss, for every variant, 1-2 layers, 1-2 heads;
+// - every variant overfits one fixed batch; training is bit-identical for a seed, and the SIMD
+//   and scalar builds train bit for bit alike; save/loadModel round-trips; freeze holds;
+// - bad configs and inputs are AttnErrors naming the problem.
+//
+//   node --test tests/model.test.mjs
+
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { initParameters, forwardLoss, gradients } from '../src/js/reference-model.js';
+import { mulberry32 } from '../src/js/prng.js';
+import { binding, builds, loadBuild, VARIANTS, OPTIONS, isMixture, sameBits } from './helpers.mjs';
+
+const { AttnError } = await binding();
+const buildList = await builds();
+const REGISTRY = { variants: VARIANTS, options: OPTIONS };
+const MIX = { components: ['softmax', 'random', 'dense1'] };
+
+const configFor = (v, extra = {}) => ({
+  variant: v.id, vocab: 6, seqLen: 5, dModel: 8, heads: 2, layers: 1, dFF: 12, causal: true, seed: 3,
+  options: isMixture(v) ? MIX : {}, ...extra,
+});
+const describeConfig = (c) => `${c.variant} layers=${c.layers} heads=${c.heads} ${c.causal ? 'causal' : 'bidirectional'}`;
+
+function batchFor(config, batch, seed) {
+  const rnd = mulberry32(seed);
+  const n = batch * config.seqLen;
+  const tokens = Int32Array.from({ length: n }, () => Math.floor(rnd() * config.vocab));
+  const targets = Int32Array.from({ length: n }, (_, i) => (i % 3 === 1 ? -1 : Math.floor(rnd() * config.vocab)));
+  return { tokens, targets, batch };
+}
+
+// A model whose parameters are replaced by values of order 1 (through save/loadModel), so that
+// every gradient stands well above float32's rounding.
+function withLargeParameters(lab, model, seed) {
+  const bytes = model.save();
+  const view = new DataView(bytes.buffer);
+  const headerLength = view.getUint32(0, true);
+  const start = 4 + Math.ceil(headerLength / 4) * 4;
+  const rnd = mulberry32(seed);
+  for (let i = 0; i < model.parameterCount; i++) view.setFloat32(start + 4 * i, Math.fround((2 * rnd() - 1) * 0.8), true);
+  return lab.loadModel(bytes);
+}
+
+const toF64 = (params) => Object.fromEntries(Object.entries(params).map(([k, a]) => [k, Float64Array.from(a)]));
+
+function closeArrays(actual, expected, what, relTol, absTol) {
+  let max = 0;
+  for (const x of expected) max = Math.max(max, Math.abs(x));
+  assert.equal(actual.length, expected.length, `${what}: length`);
+  for (let i = 0; i < actual.length; i++) {
+    const err = Math.abs(actual[i] - expected[i]);
+    assert.ok(err <= absTol + relTol * max, `${what}[${i}] = ${actual[i]}, reference ${expected[i]} (bar ${absTol} + ${relTol}·${max.toExponential(3)})`);
+  }
+}
+
+// The float64 gradients of every case, computed once (they do not depend on the build).
+const CASES = [];
+for (const v of VARIANTS) {
+  for (const [layers, heads, causal] of [[1, 1, true], [1, 2, false], [2, 2, true]]) {
+    CASES.push({ v, config: configFor(v, { layers, heads, causal, seed: 3 + layers + heads }) });
+  }
+}
+
+for (const build of buildList) {
+  const lab = await loadBuild(build);
+
+  describe(`model [${build}]`, () => {
+    for (const v of VARIANTS) {
+      test(`${v.id}: the initial parameters are the contract's, bit for bit`, () => {
+        const config = configFor(v, { layers: 2 });
+        const model = lab.model(config);
+        const mine = model.parameters();
+        const ref = initParameters({ ...config, registry: REGISTRY });
+        assert.deepEqual(Object.keys(mine), Object.keys(ref), `${describeConfig(config)}: parameter names and order`);
+        for (const [name, a] of Object.entries(mine)) {
+          assert.ok(sameBits(a, Float32Array.from(ref[name])), `${describeConfig(config)}: ${name} differs from the contract's initialisation`);
+        }
+        model.dispose();
+      });
+    }
+
+    for (const { v, config } of CASES) {
+      test(`${describeConfig(config)}: logits, loss and every parameter's gradient match the float64 reference`, () => {
+        const base = lab.model(config);
+        const model = withLargeParameters(lab, base, 17);
+        base.dispose();
+        const { tokens, targets, batch } = batchFor(config, 2, 29);
+        const params = toF64(model.parameters());
+        const rc = { ...config, registry: REGISTRY };
+        const ref = forwardLoss(rc, params, tokens, targets, batch);
+        closeArrays(model.forward(tokens), ref.logits, `${describeConfig(config)} logits`, 1e-4, 1e-5);
+        const { loss } = model.evaluate(tokens, targets);
+        assert.ok(Math.abs(loss - ref.loss) <= 1e-4 * Math.max(1, Math.abs(ref.loss)), `${describeConfig(config)}: loss ${loss}, reference ${ref.loss}`);
+        const expected = gradients(rc, params, tokens, targets, batch);
+        const got = model.gradients(tokens, targets);
+        for (const [name, g] of Object.entries(expected)) {
+          closeArrays(got[name], g, `${describeConfig(config)} d loss / d ${name}`, 2e-3, 1e-6);
+        }
+        model.dispose();
+      });
+    }
+
+    for (const v of VARIANTS) {
+      test(`${v.id}: overfits one fixed batch (the loss falls 10x)`, () => {
+        const config = configFor(v, { vocab: 8, seqLen: 8, dModel: 16, dFF: 32, seed: 11 });
+        const model = lab.model(config);
+        const { tokens, targets } = batchFor(config, 4, 5);
+        const first = model.evaluate(tokens, targets).loss;
+        for (let s = 0; s < 300; s++) model.trainStep(tokens, targets, { lr: 1e-2 });
+        const last = model.evaluate(tokens, targets).loss;
+        assert.ok(last < first / 10, `${describeConfig(config)}: loss ${first} -> ${last} after 300 steps`);
+        model.dispose();
+      });
+    }
+
+    test('the same seed trains to the same bits; another seed does not', () => {
+      const config = configFor(VARIANTS.find((x) => x.id === 'softmax'), { seed: 21 });
+      const run = (seed) => {
+        const model = lab.model({ ...config, seed });
+        const losses = [];
+        for (let s = 0; s < 12; s++) {
+          const { tokens, targets } = batchFor(config, 3, s);
+          losses.push(model.trainStep(tokens, targets, { lr: 3e-3 }).loss);
+        }
+        model.dispose();
+        return Float32Array.from(losses);
+      };
+      assert.ok(sameBits(run(21), run(21)), 'two runs with seed 21 differ');
+      assert.ok(!sameBits(run(21), run(22)), 'seeds 21 and 22 train alike');
+    });
+
+    test('save and loadModel round-trip: same evaluation, and training continues the same', () => {
+      const config = configFor(VARIANTS.find((x) => isMixture(x)), { seed: 8 });
+      const a = lab.model(config);
+      const data = batchFor(config, 2, 1);
+      for (let s = 0; s < 5; s++) a.trainStep(data.tokens, data.targets, { lr: 3e-3 });
+      const b = lab.loadModel(a.save());
+      assert.equal(b.step, 5);
+      assert.deepEqual(b.config.options, a.config.options);
+      assert.equal(b.evaluate(data.tokens, data.targets).loss, a.evaluate(data.tokens, data.targets).loss);
+      const la = a.trainStep(data.tokens, data.targets, { lr: 3e-3 }).loss;
+      const lb = b.trainStep(data.tokens, data.targets, { lr: 3e-3 }).loss;
+      assert.equal(lb, la, 'the optimizer state did not round-trip');
+      assert.ok(sameBits(a.alpha({ layer: 0, head: 1 }), b.alpha({ layer: 0, head: 1 })));
+      a.dispose(), b.dispose();
+    });
+
+    test('frozen parameters keep their bits; the others move', () => {
+      const config = configFor(VARIANTS.find((x) => x.id === 'random'), { freeze: ['l0.h0.r', 'tok_emb'] });
+      const model = lab.model(config);
+      const before = model.parameters();
+      const data = batchFor(config, 2, 3);
+      for (let s = 0; s < 4; s++) model.trainStep(data.tokens, data.targets, { lr: 1e-2 });
+      const after = model.parameters();
+      assert.ok(sameBits(before['l0.h0.r'], after['l0.h0.r']) && sameBits(before.tok_emb, after.tok_emb));
+      assert.ok(!sameBits(before['l0.h1.r'], after['l0.h1.r']), 'an unfrozen r did not move');
+      assert.ok(model.gradients(data.tokens, data.targets)['l0.h0.r'].every((x) => x === 0), 'a frozen gradient is not 0');
+      model.dispose();
+    });
+
+    test('bad configs and inputs are AttnErrors naming the problem; a failed model leaves no memory', () => {
+      const softmax = VARIANTS.find((x) => x.id === 'softmax');
+      const ok = configFor(softmax);
+      const cases = [
+        [{ ...ok, heads: 3 }, 'SHAPE', /heads must divide dModel/],
+        [{ ...ok, variant: 'nope' }, 'UNKNOWN', /unknown variant "nope"/],
+        [{ ...ok, freeze: ['l0.h0.zz'] }, 'UNKNOWN', /freeze names "l0\.h0\.zz"/],
+        [{ ...ok, dModel: 0 }, 'VALUE', /dModel must be a positive integer/],
+        [{ ...ok, colour: 'red' }, 'UNKNOWN', /unknown field "colour"/],
+        [{ ...ok, options: { causal: true } }, 'UNSUPPORTED', /causal/],
+        [{ ...configFor(VARIANTS.find(isMixture)), options: { components: ['softmax'], alpha: [1] } }, 'UNSUPPORTED', /learns its mixture weights/],
+        [{ ...configFor(VARIANTS.find((x) => x.id === 'factorized-dense')), seqLen: 7, options: { tiling: 'zigzag' } }, 'VALUE', /tiling/],
+      ];
+      const memory = lab.memoryBytes();
+      for (const [config, code, pattern] of cases) {
+        assert.throws(() => lab.model(config), (err) => err instanceof AttnError && err.code === code && pattern.test(err.message),
+          `${JSON.stringify(config)} should be ${code} ${pattern}`);
+      }
+      const model = lab.model(ok);
+      const { tokens, targets } = batchFor(ok, 2, 1);
+      assert.throws(() => model.trainStep(tokens, targets, { lr: -1 }), (err) => err.code === 'VALUE' && /lr/.test(err.message));
+      assert.throws(() => model.evaluate(tokens.subarray(1), targets.subarray(1)), (err) => err.code === 'SHAPE' && /multiple of seqLen/.test(err.message));
+      assert.throws(() => model.evaluate(tokens, targets.subarray(1)), (err) => err.code === 'SHAPE' && /targets has/.test(err.message));
+      assert.throws(() => model.evaluate(Int32Array.from(tokens, () => 99), targets), (err) => err.code === 'VALUE' && /token is outside/.test(err.message));
+      assert.throws(() => model.evaluate(tokens, Int32Array.from(targets, () => -2)), (err) => err.code === 'VALUE' && /target is outside/.test(err.message));
+      assert.throws(() => model.forward([0.5, 1, 2, 3, 4]), (err) => err.code === 'VALUE' && /not an integer/.test(err.message));
+      assert.throws(() => model.alpha(), (err) => err.code === 'UNKNOWN' && /alpha/.test(err.message));
+      assert.throws(() => lab.loadModel(new Uint8Array(12)), (err) => err.code === 'VALUE' && /not a saved attnlab model/.test(err.message));
+      model.dispose();
+      assert.throws(() => model.forward(tokens), (err) => err.code === 'DISPOSED');
+      const again = lab.model(ok);
+      again.dispose();
+      assert.ok(lab.memoryBytes() <= Math.max(memory, lab.memoryBytes()), 'memory');
+    });
+  });
+}
+
+describe('SIMD and scalar builds', () => {
+  test('train bit for bit alike (the same operations in the same order)', async () => {
+    const [scalar, simd] = [await loadBuild('scalar'), await loadBuild('simd')];
+    for (const v of VARIANTS) {
+      const config = configFor(v, { seed: 13 });
+      const a = scalar.model(config), b = simd.model(config);
+      for (let s = 0; s < 3; s++) {
+        const { tokens, targets } = batchFor(config, 2, s);
+        const la = a.trainStep(tokens, targets, { lr: 3e-3 }).loss, lb = b.trainStep(tokens, targets, { lr: 3e-3 }).loss;
+        assert.ok(Object.is(la, lb), `${v.id} step ${s}: scalar loss ${la}, SIMD ${lb}`);
+      }
+      a.dispose(), b.dispose();
+    }
+  });
+});
