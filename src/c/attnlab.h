@@ -375,6 +375,44 @@ attn_status attn_model_loss_backward(const attn_model_config *cfg, float *memory
 attn_status attn_model_adamw(const attn_model_config *cfg, float *memory, size_t bytes, float lr,
                              int32_t step, float *grad_norm, const char **detail);
 
+/* ---- step-by-step decoding of a causal model (one sequence) ----
+ * Feeding tokens one position at a time gives the logits attn_model_forward gives for the same
+ * prefix (within float32 rounding). The caller owns the state: a header, the residual stream of the
+ * current position, and per layer and head
+ *   linear, taylor: S [F, dv], z [F] (F = dh, or dh + 1 for taylor): O(F * dv) work per token,
+ *                   whatever the position ("transformers are RNNs");
+ *   efficient:      S [dh, dv], z [dh] and the running maximum of each key feature [dh];
+ *   every other variant: a cache of the values of positions 0..t [seq_len, dh] (and, when its
+ *                   logits read the keys, of the scaled keys [seq_len, dh]): O(t) work per token.
+ * Synthesizer heads read row `position` of their L-sized parameters (L = seq_len) and the position
+ * embeddings end at seq_len, so decoding stops there. A model that is not causal cannot be decoded
+ * step by step: ATTN_ERR_UNSUPPORTED from every call below. */
+
+/* Bytes of the state and of the workspace attn_model_decode_step needs (both 16-byte aligned). */
+attn_status attn_model_decode_size(const attn_model_config *cfg, size_t *bytes);
+attn_status attn_model_decode_workspace_size(const attn_model_config *cfg, size_t *bytes);
+
+/* Empties the state: the next step feeds position 0. */
+attn_status attn_model_decode_reset(const attn_model_config *cfg, void *state);
+
+/* Feeds token (in [0, vocab)) at `position`, which must be the number of tokens fed since the
+ * reset, and writes logits [vocab]: the scores of the token at position + 1. ATTN_ERR_VALUE for a
+ * position at or past seq_len or out of turn, or a state that was not reset. */
+attn_status attn_model_decode_step(const attn_model_config *cfg, const float *memory, size_t bytes,
+                                   void *state, int32_t token, int32_t position, float *logits,
+                                   void *workspace, size_t ws_bytes, const char **detail);
+
+/* ---- attention maps ----
+ * A [seq_len, seq_len]: the attention matrix of head `head` of layer `layer` on tokens (one
+ * sequence of seq_len), from attn_plan_run with weights (the linear family computes it from its
+ * definition for display, as attn_plan_run does). Rows are non-negative and sum to 1 (up to the
+ * linear family's eps); causal: zero above the diagonal. The workspace holds one sequence's forward
+ * pass and the weights plan: attn_model_attention_map_workspace_size bytes, 16-byte aligned. */
+attn_status attn_model_attention_map_workspace_size(const attn_model_config *cfg, size_t *bytes);
+attn_status attn_model_attention_map(const attn_model_config *cfg, const float *memory, size_t bytes,
+                                     const int32_t *tokens, int32_t layer, int32_t head, float *A,
+                                     void *workspace, size_t ws_bytes, const char **detail);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,5 +1,6 @@
 /* model.c — small transformers over any attention variant: the parameter table, the seeded
- * initialisation, the forward pass, the masked cross-entropy and its full backward pass, AdamW.
+ * initialisation, the forward pass, the masked cross-entropy and its full backward pass, AdamW;
+ * step-by-step decoding of a causal model and the attention map of a head (at the end).
  *
  * Activations are [NR, width] row-major with NR = batch * seq_len rows (sequence-major). Every
  * matrix product is attn_gemm / attn_gemm_tn (the packed micro-kernel), including the transposed
@@ -993,4 +994,442 @@ attn_status attn_model_adamw(const attn_model_config *cfg, float *memory, size_t
     if (grad_norm) *grad_norm = (float)norm;
     if (detail) *detail = "";
     return ATTN_OK;
+}
+
+/* ---- step-by-step decoding of a causal model ----
+ * Position t needs, per head, only what earlier positions left behind: the linear family's running
+ * sums (docs/contract.md's causal recurrences, so a step costs O(F * dv) whatever t is), or the
+ * values (and, when the logits are dot products with keys, the scaled keys) of positions 0..t for
+ * every other variant, whose row t of logits each head computes directly: O(t) per step instead
+ * of the O(t^2) of rerunning the prefix. The state is the caller's: a header, the residual stream
+ * of the current position, then layers x heads blocks of head_floats. */
+
+#define DECODE_MAGIC 0x64656331u /* "dec1" */
+
+typedef struct decode_header {
+    uint32_t magic;
+    int32_t next;   /* the position the next step must feed */
+    uint64_t bytes; /* attn_model_decode_size of the configuration that reset it */
+} decode_header;
+_Static_assert(sizeof(decode_header) == 16, "the state's floats start 16-byte aligned");
+
+enum { KEEP_SUMS, KEEP_EFFICIENT, KEEP_CACHE }; /* what a head carries from step to step */
+
+typedef struct decode_shape {
+    int keep;
+    int F;                 /* KEEP_SUMS: the feature width */
+    int cache_k;           /* KEEP_CACHE: whether the logits read the keys */
+    int64_t head_floats;   /* of one head's block, a multiple of 4 */
+    int64_t state_floats;  /* header included */
+} decode_shape;
+
+/* Where head h's parameter for `input` lives, or NULL when the variant does not read it. */
+static const float *head_param(const model_shape *s, const float *hp, int input) {
+    for (int i = 0; i < s->nslots; i++)
+        if (s->slots[i].input == input) return hp + s->slots[i].offset;
+    return 0;
+}
+
+/* The softmax-type variants row_logits computes; a new one needs a case there. */
+static int has_row_logits(int variant) {
+    return variant == ATTN_SOFTMAX || variant == ATTN_DENSE || variant == ATTN_DENSE1 || variant == ATTN_RANDOM ||
+           variant == ATTN_FACTORIZED_DENSE || variant == ATTN_FACTORIZED_RANDOM;
+}
+
+/* The residual stream's floats in the state, rounded so that every head's block starts 16-byte aligned. */
+static int64_t residual_floats(const model_shape *s) { return ((int64_t)s->D + 3) & ~(int64_t)3; }
+
+static attn_status decode_shape_of(const attn_model_config *cfg, const model_shape *s, decode_shape *ds,
+                                   const char **detail) {
+    if (!cfg->causal)
+        FAIL(ATTN_ERR_UNSUPPORTED, "a model that is not causal cannot be decoded step by step: each position attends to later ones");
+    *ds = (decode_shape){0};
+    int64_t dh = s->dh, T = s->T;
+    if (cfg->variant == ATTN_LINEAR || cfg->variant == ATTN_TAYLOR) {
+        ds->keep = KEEP_SUMS;
+        ds->F = attn_state_width((attn_variant)cfg->variant, s->dh);
+        ds->head_floats = ds->F * dh + ds->F; /* S [F, dv], z [F] */
+    } else if (cfg->variant == ATTN_EFFICIENT) {
+        ds->keep = KEEP_EFFICIENT;
+        ds->F = s->dh;
+        ds->head_floats = dh * dh + 2 * dh; /* S [d, dv], z [d], the running maximum m [d] */
+    } else {
+        int ncomp = cfg->variant == ATTN_MIXTURE ? cfg->options.n_components : 1;
+        for (int c = 0; c < ncomp && cfg->variant != ATTN_FIXED; c++)
+            if (!has_row_logits(cfg->variant == ATTN_MIXTURE ? cfg->options.component[c] : cfg->variant))
+                FAIL(ATTN_ERR_UNSUPPORTED, "step-by-step decoding has no row of logits for this variant (model.c, row_logits)");
+        ds->keep = KEEP_CACHE;
+        for (int i = 0; i < s->nslots; i++) ds->cache_k |= s->slots[i].input == IN_k;
+        ds->head_floats = smul(ds->cache_k ? 2 : 1, smul(T, dh)); /* v [T, dh], then k [T, dh] */
+    }
+    ds->head_floats = (ds->head_floats + 3) & ~(int64_t)3;
+    ds->state_floats = sadd(4 + residual_floats(s), smul(smul(s->layers, s->H), ds->head_floats));
+    ds->state_floats = (ds->state_floats + 3) & ~(int64_t)3;
+    if ((uint64_t)ds->state_floats > (uint64_t)(SIZE_MAX / 2) / 4u)
+        FAIL(ATTN_ERR_MEMORY, "the decoding state does not fit in the address space");
+    return ATTN_OK;
+}
+
+/* The scratch of one step. */
+typedef struct decode_bufs {
+    float *a, *proj, *ycat, *dtmp, *pre, *act; /* [D], [nproj][dh], [D], [D], [dFF], [dFF] */
+    float *row, *part;                         /* [T]: a row of logits, a mixture component's */
+    float *hidden, *fa, *fb;                   /* [h], [a], [b] */
+    float *phi_q, *phi_k, *rho;                /* [dh + 1] */
+    float alpha[ATTN_MAX_COMPONENTS];
+} decode_bufs;
+
+static void decode_layout(const model_shape *s, const decode_shape *ds, arena *ws, decode_bufs *b) {
+    /* the linear family computes no row of logits: its scratch does not grow with seqLen */
+    int64_t D = s->D, row = ds->keep == KEEP_CACHE ? s->T : 0;
+    b->a = arena_floats(ws, (uint64_t)D);
+    b->proj = arena_floats(ws, (uint64_t)smul(s->nproj, s->dh));
+    b->ycat = arena_floats(ws, (uint64_t)D);
+    b->dtmp = arena_floats(ws, (uint64_t)D);
+    b->pre = arena_floats(ws, (uint64_t)s->F);
+    b->act = arena_floats(ws, (uint64_t)s->F);
+    b->row = arena_floats(ws, (uint64_t)row);
+    b->part = arena_floats(ws, (uint64_t)row);
+    b->hidden = arena_floats(ws, (uint64_t)(row ? s->dims.h : 0));
+    b->fa = arena_floats(ws, (uint64_t)(row ? s->dims.a : 0));
+    b->fb = arena_floats(ws, (uint64_t)(row ? s->dims.b : 0));
+    b->phi_q = arena_floats(ws, (uint64_t)s->dh + 1);
+    b->phi_k = arena_floats(ws, (uint64_t)s->dh + 1);
+    b->rho = arena_floats(ws, (uint64_t)s->dh + 1);
+}
+
+static attn_status decode_ws_bytes(const model_shape *s, const decode_shape *ds, size_t *bytes,
+                                   const char **detail) {
+    arena measure = {0, 0, 1};
+    decode_bufs b;
+    decode_layout(s, ds, &measure, &b);
+    uint64_t need = (measure.used + 15u) & ~(uint64_t)15u;
+    if (need >= ARENA_LIMIT || need > (uint64_t)(SIZE_MAX / 2)) FAIL(ATTN_ERR_MEMORY, "the decoding workspace does not fit in the address space");
+    *bytes = (size_t)need;
+    return ATTN_OK;
+}
+
+attn_status attn_model_decode_size(const attn_model_config *cfg, size_t *bytes) {
+    model_shape s;
+    decode_shape ds;
+    attn_status st = make_shape(cfg, &s, 0);
+    if (st == ATTN_OK) st = decode_shape_of(cfg, &s, &ds, 0);
+    if (st == ATTN_OK && bytes) *bytes = (size_t)ds.state_floats * 4u;
+    return st;
+}
+
+attn_status attn_model_decode_workspace_size(const attn_model_config *cfg, size_t *bytes) {
+    model_shape s;
+    decode_shape ds;
+    size_t need = 0;
+    attn_status st = make_shape(cfg, &s, 0);
+    if (st == ATTN_OK) st = decode_shape_of(cfg, &s, &ds, 0);
+    if (st == ATTN_OK) st = decode_ws_bytes(&s, &ds, &need, 0);
+    if (st == ATTN_OK && bytes) *bytes = need;
+    return st;
+}
+
+static float *head_block(const model_shape *s, const decode_shape *ds, void *state, int l, int h) {
+    return (float *)state + 4 + residual_floats(s) + ((int64_t)l * s->H + h) * ds->head_floats;
+}
+
+attn_status attn_model_decode_reset(const attn_model_config *cfg, void *state) {
+    model_shape s;
+    decode_shape ds;
+    attn_status st = make_shape(cfg, &s, 0);
+    if (st == ATTN_OK) st = decode_shape_of(cfg, &s, &ds, 0);
+    if (st != ATTN_OK) return st;
+    if (!state) return ATTN_ERR_SHAPE;
+    attn_fill((float *)state, (size_t)ds.state_floats, 0.0f);
+    if (ds.keep == KEEP_EFFICIENT) /* no key seen yet: every running maximum starts at -inf */
+        for (int l = 0; l < s.layers; l++)
+            for (int h = 0; h < s.H; h++)
+                attn_fill(head_block(&s, &ds, state, l, h) + s.dh * s.dh + s.dh, (size_t)s.dh, -ATTN_INF);
+    decode_header *hd = (decode_header *)state;
+    hd->magic = DECODE_MAGIC, hd->next = 0, hd->bytes = (uint64_t)ds.state_floats * 4u;
+    return ATTN_OK;
+}
+
+static float dot(const float *x, const float *y, int len) {
+    float sum = 0.0f;
+    for (int c = 0; c < len; c++) sum += x[c] * y[c];
+    return sum;
+}
+
+/* Row t of the logits of a softmax-type variant (not mixture) over keys 0..t, the way logits.c
+ * defines them: parameters sized by L are read at row t (queries) and columns 0..t (keys). */
+static void row_logits(int variant, const model_shape *s, const float *hp, const float *q, const float *x,
+                       const float *kcache, int t, int tiling, decode_bufs *b, float *row) {
+    int dh = s->dh, L = s->T, n = t + 1;
+    switch (variant) {
+    case ATTN_SOFTMAX: /* the keys were cached already scaled, as the key panels are */
+        for (int j = 0; j < n; j++) row[j] = dot(q, kcache + (size_t)j * dh, dh);
+        break;
+    case ATTN_DENSE: {
+        int h = s->dims.h;
+        const float *w2 = head_param(s, hp, IN_w2), *b2 = head_param(s, hp, IN_b2);
+        attn_copy(b->hidden, head_param(s, hp, IN_b1), h);
+        attn_gemm(1, h, dh, x, dh, head_param(s, hp, IN_w1), h, b->hidden, h, 1);
+        for (int c = 0; c < h; c++) b->hidden[c] = b->hidden[c] > 0.0f ? b->hidden[c] : 0.0f;
+        for (int j = 0; j < n; j++) {
+            float sum = b2[j];
+            for (int c = 0; c < h; c++) sum += b->hidden[c] * w2[(size_t)c * L + j];
+            row[j] = sum;
+        }
+        break;
+    }
+    case ATTN_DENSE1: {
+        const float *w = head_param(s, hp, IN_w);
+        for (int j = 0; j < n; j++) {
+            float sum = 0.0f;
+            for (int c = 0; c < dh; c++) sum += x[c] * w[(size_t)c * L + j];
+            row[j] = sum;
+        }
+        break;
+    }
+    case ATTN_RANDOM: attn_copy(row, head_param(s, hp, IN_r) + (size_t)t * L, n); break;
+    case ATTN_FACTORIZED_DENSE: {
+        int a = s->dims.a, bb = s->dims.b;
+        attn_copy(b->fa, head_param(s, hp, IN_ba), a);
+        attn_gemm(1, a, dh, x, dh, head_param(s, hp, IN_wa), a, b->fa, a, 1);
+        attn_copy(b->fb, head_param(s, hp, IN_bb), bb);
+        attn_gemm(1, bb, dh, x, dh, head_param(s, hp, IN_wb), bb, b->fb, bb, 1);
+        for (int j = 0; j < n; j++) {
+            int ja = tiling == ATTN_TILING_TILE ? j % a : j / bb;
+            row[j] = b->fa[ja] * b->fb[j % bb];
+        }
+        break;
+    }
+    case ATTN_FACTORIZED_RANDOM: {
+        int rank = s->dims.rank;
+        const float *r1 = head_param(s, hp, IN_r1) + (size_t)t * rank, *r2 = head_param(s, hp, IN_r2);
+        for (int j = 0; j < n; j++) row[j] = dot(r1, r2 + (size_t)j * rank, rank);
+        break;
+    }
+    default: break; /* decode_shape_of refuses the others (has_row_logits) */
+    }
+}
+
+/* The positions a causal fixed pattern spreads row t over (fixed.c's spans; a causal model's
+ * heads never take a pattern that looks ahead). */
+static void causal_span(int pattern, int w, int t, int *lo, int *hi) {
+    switch (pattern) {
+    case ATTN_PATTERN_PREVIOUS: *lo = *hi = t > 0 ? t - 1 : 0; break;
+    case ATTN_PATTERN_LEFT:
+        if (t == 0) *lo = *hi = 0;
+        else *lo = imax(0, t - w), *hi = t - 1;
+        break;
+    case ATTN_PATTERN_FIRST: *lo = *hi = 0; break;
+    default: *lo = *hi = t; break; /* current */
+    }
+}
+
+/* y [dh] of head h at position t; absorbs the position's k and v into the head's block. */
+static void decode_head(const attn_model_config *cfg, const model_shape *s, const decode_shape *ds,
+                        const float *hp, int h, float *blk, int t, decode_bufs *b, float *y) {
+    int dh = s->dh;
+    const float *q = 0, *k = 0, *x = 0, *v = 0;
+    for (int i = 0; i < s->nproj; i++) {
+        const float *p = b->proj + (size_t)i * dh;
+        switch (s->slots[s->proj_slot[i]].input) {
+        case IN_q: q = p; break;
+        case IN_k: k = p; break;
+        case IN_x: x = p; break;
+        default: v = p; break;
+        }
+    }
+    attn_options opt;
+    head_options(cfg, s, h, s->alpha_slot >= 0 ? hp + s->slots[s->alpha_slot].offset : 0, &opt);
+    attn_variant variant = (attn_variant)cfg->variant;
+    if (ds->keep == KEEP_SUMS) { /* S += phi(k) v^T, z += phi(k); y = phi(q)^T S / (phi(q).z + eps) */
+        int F = ds->F;
+        float *S = blk, *z = blk + (size_t)F * dh;
+        attn_feature_map(variant, 1, dh, k, b->phi_k);
+        for (int f = 0; f < F; f++) attn_axpy(S + (size_t)f * dh, v, dh, b->phi_k[f]);
+        attn_axpy(z, b->phi_k, F, 1.0f);
+        if (variant == ATTN_TAYLOR) z[0] = (float)(t + 1); /* a count, as in the forward pass */
+        attn_feature_map(variant, 1, dh, q, b->phi_q);
+        attn_fill(y, (size_t)dh, 0.0f);
+        for (int f = 0; f < F; f++) attn_axpy(y, S + (size_t)f * dh, dh, b->phi_q[f]);
+        attn_scale(y, dh, 1.0f / (dot(b->phi_q, z, F) + opt.eps));
+        return;
+    }
+    if (ds->keep == KEEP_EFFICIENT) { /* the forward pass's exact row-by-row update */
+        float *S = blk, *z = blk + (size_t)dh * dh, *m = z + dh;
+        attn_efficient_absorb(dh, dh, k, v, m, z, S);
+        attn_softmax_rows(1, dh, q, b->rho);
+        attn_fill(y, (size_t)dh, 0.0f);
+        for (int c = 0; c < dh; c++) attn_axpy(y, S + (size_t)c * dh, dh, b->rho[c] / z[c]);
+        return;
+    }
+    float *vcache = blk, *kcache = ds->cache_k ? blk + (size_t)s->T * dh : 0;
+    attn_copy(vcache + (size_t)t * dh, v, dh);
+    if (variant == ATTN_FIXED) {
+        int lo, hi;
+        causal_span(opt.pattern, opt.window, t, &lo, &hi);
+        attn_fill(y, (size_t)dh, 0.0f);
+        for (int j = lo; j <= hi; j++) attn_axpy(y, vcache + (size_t)j * dh, dh, 1.0f);
+        attn_scale(y, dh, 1.0f / (float)(hi - lo + 1));
+        return;
+    }
+    if (kcache) {
+        float scale = opt.has_scale ? opt.scale : 1.0f / __builtin_sqrtf((float)dh);
+        for (int c = 0; c < dh; c++) kcache[(size_t)t * dh + c] = k[c] * scale;
+    }
+    int n = t + 1;
+    if (variant == ATTN_MIXTURE) { /* B = sum_c alpha_c B_c, alpha the softmax of the head's logits */
+        int count = opt.n_components;
+        for (int c = 0; c < count; c++) b->alpha[c] = opt.alpha[c];
+        attn_softmax_row(b->alpha, count);
+        for (int c = 0; c < count; c++) {
+            row_logits(opt.component[c], s, hp, q, x, kcache, t, opt.tiling, b, c == 0 ? b->row : b->part);
+            if (c == 0) attn_scale(b->row, n, b->alpha[0]);
+            else attn_axpy(b->row, b->part, n, b->alpha[c]);
+        }
+    } else {
+        row_logits(variant, s, hp, q, x, kcache, t, opt.tiling, b, b->row);
+    }
+    float sum = attn_exp_shift_sum(b->row, n, attn_max(b->row, n));
+    attn_fill(y, (size_t)dh, 0.0f);
+    for (int j = 0; j < n; j++) attn_axpy(y, vcache + (size_t)j * dh, dh, b->row[j]);
+    attn_scale(y, dh, 1.0f / sum);
+}
+
+attn_status attn_model_decode_step(const attn_model_config *cfg, const float *memory, size_t bytes,
+                                   void *state, int32_t token, int32_t position, float *logits,
+                                   void *workspace, size_t ws_bytes, const char **detail) {
+    model_shape s;
+    decode_shape ds;
+    attn_status st = make_shape(cfg, &s, detail);
+    if (st == ATTN_OK) st = decode_shape_of(cfg, &s, &ds, detail);
+    if (st != ATTN_OK) return st;
+    if (!memory || bytes < (size_t)s.total * 16u) FAIL(ATTN_ERR_MEMORY, "the model block is smaller than attn_model_size");
+    size_t need;
+    st = decode_ws_bytes(&s, &ds, &need, detail);
+    if (st != ATTN_OK) return st;
+    if (!workspace || ws_bytes < need) FAIL(ATTN_ERR_MEMORY, "workspace is smaller than attn_model_decode_workspace_size");
+    if (!state) FAIL(ATTN_ERR_SHAPE, "state is required");
+    if (!logits) FAIL(ATTN_ERR_SHAPE, "logits is required");
+    decode_header *hd = (decode_header *)state;
+    if (hd->magic != DECODE_MAGIC) FAIL(ATTN_ERR_VALUE, "state was not set up by attn_model_decode_reset");
+    if (hd->bytes != (uint64_t)ds.state_floats * 4u)
+        FAIL(ATTN_ERR_SHAPE, "state was reset for a configuration of another size");
+    if (token < 0 || token >= s.V) FAIL(ATTN_ERR_VALUE, "token is outside [0, vocab)");
+    if (position < 0) FAIL(ATTN_ERR_VALUE, "position must be >= 0");
+    if (position >= s.T)
+        FAIL(ATTN_ERR_VALUE, "position is past seqLen: the position embeddings and the Synthesizer's L-sized parameters end there");
+    if (position != hd->next) FAIL(ATTN_ERR_VALUE, "position must be the number of tokens fed since attn_model_decode_reset");
+
+    arena ws = {(unsigned char *)workspace, 0, 0};
+    decode_bufs b;
+    decode_layout(&s, &ds, &ws, &b);
+    int D = s.D, F = s.F, dh = s.dh, t = position;
+    const float *P = memory;
+    float *res = (float *)state + 4; /* the residual stream of this position */
+    add_into((size_t)D, P + (size_t)token * D, P + (size_t)s.V * D + (size_t)t * D, res);
+    for (int l = 0; l < s.layers; l++) {
+        const float *Pl = P + s.layers_off + l * s.layer_floats;
+        float stats[2];
+        layernorm(1, D, res, Pl + s.ln1g, Pl + s.ln1b, b.a, stats);
+        for (int h = 0; h < s.H; h++) {
+            const float *hp = Pl + s.heads + h * s.head_floats;
+            for (int k = 0; k < s.nproj; k++)
+                attn_gemm(1, dh, D, b.a, D, hp + s.slots[s.proj_slot[k]].offset, dh, b.proj + (size_t)k * dh, dh, 0);
+            decode_head(cfg, &s, &ds, hp, h, head_block(&s, &ds, state, l, h), t, &b, b.ycat + (size_t)h * dh);
+        }
+        for (int h = 0; h < s.H; h++)
+            attn_gemm(1, D, dh, b.ycat + (size_t)h * dh, dh, Pl + s.wo + (size_t)h * dh * D, D, b.dtmp, D, h > 0);
+        add_into((size_t)D, res, b.dtmp, res);
+        layernorm(1, D, res, Pl + s.ln2g, Pl + s.ln2b, b.a, stats);
+        attn_copy(b.pre, Pl + s.fc1b, F);
+        attn_gemm(1, F, D, b.a, D, Pl + s.fc1, F, b.pre, F, 1);
+        gelu_forward((size_t)F, b.pre, b.act);
+        attn_copy(b.dtmp, Pl + s.fc2b, D);
+        attn_gemm(1, D, F, b.act, F, Pl + s.fc2, D, b.dtmp, D, 1);
+        add_into((size_t)D, res, b.dtmp, res);
+    }
+    float stats[2];
+    layernorm(1, D, res, P + s.lnfg, P + s.lnfb, b.a, stats);
+    attn_copy(logits, P + s.outb, s.V);
+    attn_gemm(1, s.V, D, b.a, D, P + s.out, s.V, logits, s.V, 1);
+    hd->next = position + 1;
+    if (detail) *detail = "";
+    return ATTN_OK;
+}
+
+/* ---- attention maps ---- */
+
+/* The plan of head h that returns its weights (patterns differ between heads, nothing else). */
+static attn_status map_plan(const attn_model_config *cfg, const model_shape *s, const float *hp, int h,
+                            attn_plan *plan, const char **detail) {
+    attn_options opt;
+    head_options(cfg, s, h, s->alpha_slot >= 0 && hp ? hp + s->slots[s->alpha_slot].offset : 0, &opt);
+    return attn_plan_make((attn_variant)cfg->variant, &s->dims, &opt, ATTN_WANT_WEIGHTS, plan, detail);
+}
+
+/* The forward pass's workspace for one sequence, then the output and workspace of a weights plan. */
+static attn_status map_ws_bytes(const attn_model_config *cfg, const model_shape *s, size_t *bytes,
+                                size_t *pbytes, size_t *wbytes, const char **detail) {
+    size_t fwd;
+    attn_status st = workspace_bytes(cfg, s, 1, &fwd, pbytes, detail);
+    if (st != ATTN_OK) return st;
+    *wbytes = 0;
+    for (int h = 0; h < s->H && h < s->npatterns; h++) {
+        attn_plan plan;
+        st = map_plan(cfg, s, 0, h, &plan, detail);
+        if (st != ATTN_OK) return st;
+        if (plan.workspace_bytes > *wbytes) *wbytes = plan.workspace_bytes;
+    }
+    uint64_t need = (uint64_t)fwd + (((uint64_t)s->T * s->dh * 4u + 15u) & ~(uint64_t)15u) +
+                    (((uint64_t)*wbytes + 15u) & ~(uint64_t)15u);
+    if (need > (uint64_t)(SIZE_MAX / 2)) FAIL(ATTN_ERR_MEMORY, "the workspace does not fit in the address space");
+    *bytes = (size_t)need;
+    return ATTN_OK;
+}
+
+attn_status attn_model_attention_map_workspace_size(const attn_model_config *cfg, size_t *bytes) {
+    model_shape s;
+    size_t need = 0, pbytes, wbytes;
+    attn_status st = make_shape(cfg, &s, 0);
+    if (st == ATTN_OK) st = map_ws_bytes(cfg, &s, &need, &pbytes, &wbytes, 0);
+    if (st == ATTN_OK && bytes) *bytes = need;
+    return st;
+}
+
+attn_status attn_model_attention_map(const attn_model_config *cfg, const float *memory, size_t bytes,
+                                     const int32_t *tokens, int32_t layer, int32_t head, float *A,
+                                     void *workspace, size_t ws_bytes, const char **detail) {
+    model_shape s;
+    attn_status st = make_shape(cfg, &s, detail);
+    if (st != ATTN_OK) return st;
+    if (!memory || bytes < (size_t)s.total * 16u) FAIL(ATTN_ERR_MEMORY, "the model block is smaller than attn_model_size");
+    size_t need, pbytes, wbytes;
+    st = map_ws_bytes(cfg, &s, &need, &pbytes, &wbytes, detail);
+    if (st != ATTN_OK) return st;
+    if (!workspace || ws_bytes < need) FAIL(ATTN_ERR_MEMORY, "workspace is smaller than attn_model_attention_map_workspace_size");
+    if (!tokens) FAIL(ATTN_ERR_SHAPE, "tokens is required");
+    if (!A) FAIL(ATTN_ERR_SHAPE, "A is required");
+    if (layer < 0 || layer >= s.layers) FAIL(ATTN_ERR_SHAPE, "layer is outside [0, layers)");
+    if (head < 0 || head >= s.H) FAIL(ATTN_ERR_SHAPE, "head is outside [0, heads)");
+    for (int i = 0; i < s.T; i++)
+        if (tokens[i] < 0 || tokens[i] >= s.V) FAIL(ATTN_ERR_VALUE, "tokens: a token is outside [0, vocab)");
+    arena ws = {(unsigned char *)workspace, 0, 0};
+    bufs w;
+    layout(&s, 1, pbytes, &ws, &w);
+    float *out = arena_floats(&ws, (uint64_t)s.T * s.dh);
+    void *plan_ws = arena_floats(&ws, (wbytes + 3u) / 4u);
+    /* the whole forward pass: it leaves every layer's projections in the workspace */
+    st = forward(cfg, &s, memory, tokens, &w, w.logits, detail);
+    if (st != ATTN_OK) return st;
+    const float *hp = memory + s.layers_off + layer * s.layer_floats + s.heads + head * s.head_floats;
+    layer_view v;
+    layer_view_of(&s, &w, layer, &v);
+    attn_plan plan;
+    st = map_plan(cfg, &s, hp, head, &plan, detail);
+    if (st != ATTN_OK) return st;
+    attn_inputs in;
+    head_inputs(&s, hp, v.proj, head, 0, s.T, &in);
+    st = attn_plan_run(&plan, &in, out, A, 0, 0, plan_ws, wbytes, detail);
+    if (st == ATTN_OK && detail) *detail = "";
+    return st;
 }

@@ -261,6 +261,15 @@ export interface LossResult {
   counted: number;
 }
 
+export interface GenerateResult {
+  /** The prompt, then the generated tokens. */
+  tokens: Int32Array;
+  /** Per generated token: milliseconds (performance.now()) of the step that gave its logits and the draw. */
+  msPerToken: Float64Array;
+  /** [count * vocab]: the logits each generated token was drawn from. */
+  logits: Float32Array;
+}
+
 export interface Model {
   readonly config: Readonly<Required<Omit<ModelConfig, 'options' | 'freeze'>>> & { options: Readonly<GradOptions>; freeze: readonly string[] };
   readonly parameterCount: number;
@@ -276,6 +285,14 @@ export interface Model {
   gradients(tokens: ArrayLike<number>, targets: ArrayLike<number>): Record<string, Float32Array>;
   /** A mixture's weights now: softmax of head (layer, head)'s learned logits. */
   alpha(where?: { layer?: number; head?: number }): Float32Array;
+  /**
+   * Continues prompt by count tokens, decoding one position at a time (a causal model only;
+   * prompt + count <= seqLen). temperature 0 takes the argmax; otherwise tokens are drawn from
+   * softmax(logits / temperature) with mulberry32(seed). Defaults: temperature 1, seed 0.
+   */
+  generate(prompt: ArrayLike<number>, count: number, options?: { temperature?: number; seed?: number }): GenerateResult;
+  /** The attention matrix [seqLen * seqLen] of head (layer, head) on one sequence of seqLen tokens. */
+  attentionMap(tokens: ArrayLike<number>, where?: { layer?: number; head?: number }): Float32Array;
   /** Configuration, step count, parameters and optimizer state. */
   save(): Uint8Array;
   dispose(): void;

@@ -2,8 +2,10 @@
 // WebAssembly module by src/c/model.c (docs/model.md). A model holds one block of module memory
 // until dispose(): its configuration struct, one frozen flag per parameter, and the parameters,
 // gradients and AdamW moments (four sections of P floats). Each call lays its tokens, targets,
-// results and workspace out above every such block, as attention() does.
+// results and workspace out above every such block, as attention() does; generate() lays out its
+// decoding state the same way, for the length of the call.
 import { AttnError, describe } from './errors.js';
+import { mulberry32 } from './prng.js';
 
 const STATUS_CODES = [null, 'SHAPE', 'VALUE', 'UNKNOWN', 'UNSUPPORTED', 'MEMORY'];
 const CONFIG_BYTES = 256; // attn_model_config: 12 four-byte fields, attn_options, a pointer
@@ -92,6 +94,31 @@ function readInts(name, x, expected, multipleOf) {
     throw new AttnError('SHAPE', `${name} has ${out.length} values, expected a positive multiple of seqLen = ${multipleOf} (batch * seqLen)`);
   }
   return out;
+}
+
+// The first index of the largest logit (the contract's argmax).
+function argmax(row) {
+  let best = 0;
+  for (let i = 1; i < row.length; i++) if (row[i] > row[best]) best = i;
+  return best;
+}
+
+// A token drawn from softmax(row / temperature) with one number of `random`.
+function draw(row, temperature, random) {
+  let max = -Infinity;
+  for (const x of row) max = Math.max(max, x);
+  const p = Float64Array.from(row, (x) => Math.exp((x - max) / temperature));
+  let total = 0;
+  for (const x of p) total += x;
+  let u = random() * total;
+  for (let i = 0; i < p.length; i++) {
+    u -= p[i];
+    if (u < 0) return i;
+  }
+  // u landed on the rounding left past the last sum: the last token that can be drawn
+  let last = p.length - 1;
+  while (last > 0 && p[last] === 0) last--;
+  return last;
 }
 
 export class Model {
@@ -188,6 +215,92 @@ export class Model {
     const e = logits.map((z) => Math.exp(z - m));
     const s = e.reduce((a, b) => a + b, 0);
     return Float32Array.from(e, (x) => x / s);
+  }
+
+  /**
+   * Continues prompt by count tokens, one position at a time (attn_model_decode_step: a constant
+   * state per head for the linear family, a key/value cache for the rest): the prompt is fed step
+   * by step, then each token is drawn from the last step's logits (temperature 0: the argmax;
+   * else softmax(logits / temperature) with mulberry32(seed)). msPerToken[g] times the step that
+   * produced token g's logits and its draw; logits [count * vocab] are those logits.
+   */
+  generate(prompt, count, { temperature = 1, seed = 0 } = {}) {
+    this.#alive();
+    const { seqLen, vocab, causal } = this.config;
+    if (!causal) {
+      throw new AttnError('UNSUPPORTED', 'generate: a model that is not causal cannot be decoded step by step ' +
+        '(each position attends to later ones); make the model with causal: true');
+    }
+    const tok = readInts('prompt', prompt);
+    if (tok.length === 0) throw new AttnError('SHAPE', 'generate: the prompt must hold at least one token (there is no start token)');
+    const bad = tok.findIndex((t) => t < 0 || t >= vocab);
+    if (bad >= 0) throw new AttnError('VALUE', `generate: prompt[${bad}] is ${tok[bad]}, outside [0, vocab = ${vocab})`);
+    if (!Number.isInteger(count) || count < 0) throw new AttnError('VALUE', `generate: count must be an integer >= 0, got ${describe(count)}`);
+    if (tok.length + count > seqLen) {
+      throw new AttnError('VALUE', `generate: a prompt of ${tok.length} tokens + ${count} generated runs past seqLen = ${seqLen}: ` +
+        'the position embeddings (and a Synthesizer head\'s L-sized parameters) end there');
+    }
+    if (typeof temperature !== 'number' || !Number.isFinite(temperature) || temperature < 0) {
+      throw new AttnError('VALUE', `generate: temperature must be a finite number >= 0, got ${describe(temperature)}`);
+    }
+    if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) {
+      throw new AttnError('VALUE', `generate: seed must be an integer in [0, 2^32), got ${describe(seed)}`);
+    }
+    const e = this.#engine.exports();
+    const sizes = this.#engine.scratchBase();
+    this.#engine.ensure(sizes + 64, 'generate');
+    const u32 = () => new Uint32Array(this.#engine.i32().buffer);
+    let st = e.attn_model_decode_size(this.#cfg(), sizes);
+    if (st === 0) st = e.attn_model_decode_workspace_size(this.#cfg(), sizes + 4);
+    if (st !== 0) throw new AttnError(STATUS_CODES[st] ?? 'MEMORY', `generate: the decoding state of this model does not fit in WebAssembly memory`);
+    const stateBytes = u32()[sizes >>> 2], wsBytes = u32()[(sizes >>> 2) + 1];
+    const state = sizes + 64;
+    const out = align(state + stateBytes, 64);
+    const ws = align(out + vocab * 4, 64);
+    this.#engine.ensure(ws + wsBytes, 'generate');
+    st = e.attn_model_decode_reset(this.#cfg(), state);
+    if (st !== 0) this.#fail(st, 'generate');
+
+    const tokens = new Int32Array(tok.length + count);
+    tokens.set(tok);
+    const msPerToken = new Float64Array(count);
+    const logits = new Float32Array(count * vocab);
+    const random = mulberry32(seed);
+    const step = (position) => {
+      const status = e.attn_model_decode_step(this.#cfg(), this.#memory(), this.#bytes, state, tokens[position], position,
+        out, ws, wsBytes, this.#engine.detailPtr());
+      if (status !== 0) this.#fail(status, 'generate');
+    };
+    let position = 0;
+    for (; position < tok.length - 1; position++) step(position);
+    for (let g = 0; g < count; g++, position++) {
+      const start = performance.now();
+      step(position);
+      const row = this.#engine.f32().subarray(out >>> 2, (out >>> 2) + vocab);
+      tokens[position + 1] = temperature === 0 ? argmax(row) : draw(row, temperature, random);
+      msPerToken[g] = performance.now() - start;
+      logits.set(row, g * vocab);
+    }
+    return { tokens, msPerToken, logits };
+  }
+
+  /**
+   * The attention matrix A [seqLen * seqLen] of one head on one sequence of tokens [seqLen]: rows
+   * are distributions over the positions each one attends to (the linear family's computed from
+   * its definition for display, as attention() does).
+   */
+  attentionMap(tokens, { layer = 0, head = 0 } = {}) {
+    const { seqLen, layers, heads } = this.config;
+    const tok = readInts('tokens', tokens);
+    if (tok.length !== seqLen) throw new AttnError('SHAPE', `attentionMap: tokens has ${tok.length} values, expected one sequence of seqLen = ${seqLen}`);
+    for (const [name, value, limit] of [['layer', layer, layers], ['head', head, heads]]) {
+      if (!Number.isInteger(value) || value < 0 || value >= limit) {
+        throw new AttnError('VALUE', `attentionMap: ${name} must be an integer in [0, ${limit}), got ${describe(value)}`);
+      }
+    }
+    return this.#call(1, [tok], seqLen * seqLen, (at, out, ws, wsBytes, e) =>
+      e.attn_model_attention_map(this.#cfg(), this.#memory(), this.#bytes, at[0], layer, head, out, ws, wsBytes, this.#engine.detailPtr()),
+    (e, at) => e.attn_model_attention_map_workspace_size(this.#cfg(), at));
   }
 
   /** The configuration, step count, parameters and AdamW moments, as bytes for loadModel. */
@@ -303,15 +416,16 @@ export class Model {
     throw new AttnError(STATUS_CODES[status] ?? 'VALUE', `${what}: ${detail}`);
   }
 
-  // Tokens and targets in, one result array out, a workspace for the batch: laid out above every
-  // model's block, checked, and copied out.
-  #call(batch, ints, outCount, run) {
+  // Tokens and targets in, one result array out, a workspace for the batch (measured by
+  // `measure`, by default the passes' attn_model_workspace_size): laid out above every model's
+  // block, checked, and copied out.
+  #call(batch, ints, outCount, run, measure = (e, at) => e.attn_model_workspace_size(this.#cfg(), batch, at)) {
     this.#alive();
     const e = this.#engine.exports();
     let cursor = this.#engine.scratchBase();
     const wsAt = cursor;
     this.#engine.ensure(cursor + 64, 'a model call');
-    const st = e.attn_model_workspace_size(this.#cfg(), batch, wsAt);
+    const st = measure(e, wsAt);
     if (st !== 0) throw new AttnError(STATUS_CODES[st] ?? 'MEMORY', `a batch of ${batch} sequences does not fit in WebAssembly memory`);
     const wsBytes = new Uint32Array(this.#engine.i32().buffer)[wsAt >>> 2];
     const at = ints.map((a) => { const p = cursor; cursor = align(cursor + a.length * 4, 64); return p; });

@@ -9,7 +9,7 @@ import { init, features, version, AttnError, tasks } from 'attnlab';
 import type {
   AttnLab, AttnErrorCode, AttentionInputs, AttentionOptions, AttentionResult, BuildName, DimInfo, Features,
   FixedPattern, GradOptions, GradResult, InitOptions, InputSpec, KnownVariantId, Matrix, MixtureComponent, OptionInfo,
-  VariantId, VariantInfo, Model, ModelConfig, LossResult, Task, TaskBatch,
+  VariantId, VariantInfo, Model, ModelConfig, LossResult, GenerateResult, Task, TaskBatch,
 } from 'attnlab';
 
 /** What the runner provides: the package's .wasm files, as bytes and as a location. */
@@ -54,7 +54,7 @@ const INSTANCE_KEYS: Record<keyof AttnLab, true> = {
 };
 const MODEL_KEYS: Record<keyof Model, true> = {
   config: true, parameterCount: true, step: true, trainStep: true, evaluate: true, forward: true, parameters: true,
-  gradients: true, alpha: true, save: true, dispose: true,
+  gradients: true, alpha: true, generate: true, attentionMap: true, save: true, dispose: true,
 };
 const TASK_KEYS: Record<keyof Task, true> = { name: true, vocab: true, seqLen: true, causal: true, defaults: true, sample: true, describe: true };
 const KNOWN_VARIANTS: Record<KnownVariantId, true> = {
@@ -218,8 +218,11 @@ export async function exercise(env: Env) {
   const logits: Float32Array = model.forward(batch.tokens);
   const grads: Record<string, Float32Array> = model.gradients(batch.tokens, batch.targets);
   const reloaded: Model = lab.loadModel(model.save());
+  const generated: GenerateResult = model.generate(batch.tokens.subarray(0, 2), 3, { temperature: 0 });
+  const map: Float32Array = model.attentionMap(batch.tokens.subarray(0, task.seqLen), { layer: 0, head: 1 });
   const modelSummary = {
     before: before.loss, after: stepped.loss, gradNorm: stepped.gradNorm, logits: logits.length, step: reloaded.step,
+    generated: [generated.tokens.length, generated.msPerToken.length, generated.logits.length], map: map.length,
     parameters: Object.keys(model.parameters()).length, grads: Object.keys(grads).length, count: model.parameterCount,
     described: task.describe(batch.tokens, 0).length > 0, members: [...Object.keys(model), ...Object.getOwnPropertyNames(Object.getPrototypeOf(model))],
   };
