@@ -170,32 +170,46 @@ for (const build of buildList) {
         [{ ...ok, heads: 3 }, 'SHAPE', /heads must divide dModel/],
         [{ ...ok, variant: 'nope' }, 'UNKNOWN', /unknown variant "nope"/],
         [{ ...ok, freeze: ['l0.h0.zz'] }, 'UNKNOWN', /freeze names "l0\.h0\.zz"/],
-        [{ ...ok, dModel: 0 }, 'VALUE', /dModel must be a positive integer/],
+        [{ ...ok, dModel: 0 }, 'SHAPE', /dModel must be a positive integer/],
         [{ ...ok, colour: 'red' }, 'UNKNOWN', /unknown field "colour"/],
         [{ ...ok, options: { causal: true } }, 'UNSUPPORTED', /causal/],
         [{ ...configFor(VARIANTS.find(isMixture)), options: { components: ['softmax'], alpha: [1] } }, 'UNSUPPORTED', /learns its mixture weights/],
         [{ ...configFor(VARIANTS.find((x) => x.id === 'factorized-dense')), seqLen: 7, options: { tiling: 'zigzag' } }, 'VALUE', /tiling/],
       ];
-      const memory = lab.memoryBytes();
       for (const [config, code, pattern] of cases) {
         assert.throws(() => lab.model(config), (err) => err instanceof AttnError && err.code === code && pattern.test(err.message),
           `${JSON.stringify(config)} should be ${code} ${pattern}`);
       }
       const model = lab.model(ok);
       const { tokens, targets } = batchFor(ok, 2, 1);
+      // a call rejected for its tokens grows nothing, even when its batch would need more memory
+      const big = new Int32Array(ok.seqLen * 4096);
+      big[17] = ok.vocab;
+      const grown = lab.memoryBytes();
+      assert.throws(() => model.forward(big), (err) => err.code === 'VALUE' && /tokens\[17\] = 6 is outside/.test(err.message));
+      assert.throws(() => model.evaluate(big, new Int32Array(big.length)), (err) => err.code === 'VALUE');
+      assert.equal(lab.memoryBytes(), grown, 'a call rejected for its tokens grew memory');
+      const faked = Int32Array.from(tokens);
+      Object.defineProperty(faked, 'length', { value: ok.seqLen });
+      assert.equal(model.forward(faked).length, tokens.length * ok.vocab, 'a faked length changed how many tokens were read');
       assert.throws(() => model.trainStep(tokens, targets, { lr: -1 }), (err) => err.code === 'VALUE' && /lr/.test(err.message));
       assert.throws(() => model.evaluate(tokens.subarray(1), targets.subarray(1)), (err) => err.code === 'SHAPE' && /multiple of seqLen/.test(err.message));
       assert.throws(() => model.evaluate(tokens, targets.subarray(1)), (err) => err.code === 'SHAPE' && /targets has/.test(err.message));
-      assert.throws(() => model.evaluate(Int32Array.from(tokens, () => 99), targets), (err) => err.code === 'VALUE' && /token is outside/.test(err.message));
-      assert.throws(() => model.evaluate(tokens, Int32Array.from(targets, () => -2)), (err) => err.code === 'VALUE' && /target is outside/.test(err.message));
+      assert.throws(() => model.evaluate(Int32Array.from(tokens, () => 99), targets), (err) => err.code === 'VALUE' && /tokens\[0\] = 99 is outside/.test(err.message));
+      assert.throws(() => model.evaluate(tokens, Int32Array.from(targets, () => -2)), (err) => err.code === 'VALUE' && /targets\[0\] = -2 is outside/.test(err.message));
       assert.throws(() => model.forward([0.5, 1, 2, 3, 4]), (err) => err.code === 'VALUE' && /not an integer/.test(err.message));
       assert.throws(() => model.alpha(), (err) => err.code === 'UNKNOWN' && /alpha/.test(err.message));
       assert.throws(() => lab.loadModel(new Uint8Array(12)), (err) => err.code === 'VALUE' && /not a saved attnlab model/.test(err.message));
+      const saved = model.save();
+      const trailing = new Uint8Array(saved.length + 1);
+      trailing.set(saved);
+      assert.throws(() => lab.loadModel(trailing), (err) => err.code === 'VALUE' && /bytes/.test(err.message));
+      const nan = saved.slice();
+      new DataView(nan.buffer).setFloat32(nan.length - 4, NaN, true);
+      assert.throws(() => lab.loadModel(nan), (err) => err.code === 'VALUE' && /finite/.test(err.message));
       model.dispose();
       assert.throws(() => model.forward(tokens), (err) => err.code === 'DISPOSED');
-      const again = lab.model(ok);
-      again.dispose();
-      assert.ok(lab.memoryBytes() <= Math.max(memory, lab.memoryBytes()), 'memory');
+      assert.equal(lab.memoryBytes(), grown, 'failed configs, rejected calls and failed loads grew memory');
     });
   });
 }

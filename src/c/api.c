@@ -91,6 +91,8 @@ attn_status attn_plan_make(attn_variant v, const attn_dims *dims, const attn_opt
                            int32_t flags, attn_plan *plan, const char **detail) {
     if (!plan) FAIL(ATTN_ERR_SHAPE, "plan is required");
     *plan = (attn_plan){0};
+    if (flags & ~(int32_t)(ATTN_WANT_WEIGHTS | ATTN_WANT_STATE | ATTN_WANT_GRADS | WANT_STATE_ONLY))
+        FAIL(ATTN_ERR_VALUE, "flags holds bits that are not ATTN_WANT_*");
     attn_status s = attn_validate(v, dims, opt, detail);
     if (s != ATTN_OK) return s;
     if ((flags & ATTN_WANT_STATE) && !attn_family_is(v, "linear"))
@@ -122,6 +124,8 @@ attn_status attn_plan_make(attn_variant v, const attn_dims *dims, const attn_opt
         attn_linear_state(v, &plan->dims, 0, 0, 0, &measure);
         need = measure.used > need ? measure.used : need;
     }
+    /* the arena saturates at ARENA_LIMIT: a saturated size is a lower bound, never a plan */
+    if (need >= ARENA_LIMIT) FAIL(ATTN_ERR_MEMORY, "the problem does not fit in the address space");
     need = (need + 15u) & ~(uint64_t)15u;
     if (need > (uint64_t)(SIZE_MAX / 2)) FAIL(ATTN_ERR_MEMORY, "the problem does not fit in the address space");
     plan->workspace_bytes = (size_t)need;

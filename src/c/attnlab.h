@@ -56,7 +56,7 @@ typedef enum attn_status {
     ATTN_OK = 0,
     ATTN_ERR_SHAPE = 1,       /* a dimension is missing, non-positive or inconsistent; an array is missing */
     ATTN_ERR_VALUE = 2,       /* NaN/Inf in an input, bad alpha, a*b != L, L < n, bad option value */
-    ATTN_ERR_UNKNOWN = 3,     /* unknown variant */
+    ATTN_ERR_UNKNOWN = 3,     /* unknown variant, mixture component or model parameter name */
     ATTN_ERR_UNSUPPORTED = 4, /* an option the variant cannot honour (causal with a look-ahead
                                * pattern), a component a mixture cannot mix, a state it does not keep */
     ATTN_ERR_MEMORY = 5,      /* sizes overflow the address space, or the workspace is too small */
@@ -207,7 +207,8 @@ typedef struct attn_grads {
  *   dout: [n, dv]    grads: attn_grads, the arrays of the inputs the variant reads
  * Softmax-type variants recompute their logits block by block from each row's log-sum-exp
  * (FlashAttention's backward), the linear family keeps O(F*dv) state with a reverse sweep when
- * causal, fixed is A^T*dout: no variant allocates n x n. */
+ * causal, fixed is A^T*dout: no variant allocates n x n. The grads arrays must not overlap the
+ * inputs, dout, out or each other (some passes use them as scratch between sweeps). */
 attn_status attn_plan_backward(const attn_plan *plan, const attn_inputs *in, const float *dout,
                                float *out, const attn_grads *grads, void *workspace,
                                size_t ws_bytes, const char **detail);

@@ -258,16 +258,17 @@ static attn_status make_shape(const attn_model_config *cfg, model_shape *s, cons
     s->fc1 = sadd(s->ln2b, D), s->fc1b = sadd(s->fc1, smul(D, F));
     s->fc2 = sadd(s->fc1b, F), s->fc2b = sadd(s->fc2, smul(F, D));
     s->layer_floats = sadd(s->fc2b, D);
-    s->layer_params = 2 + s->H * s->head_params + LP_COUNT;
+    int64_t layer_params = sadd(sadd(2, smul(s->H, s->head_params)), LP_COUNT); /* H can be 2^30 */
     s->layers_off = smul(sadd(s->V, s->T), D);
     s->lnfg = sadd(s->layers_off, smul(s->layers, s->layer_floats));
     s->lnfb = sadd(s->lnfg, D), s->out = sadd(s->lnfb, D), s->outb = sadd(s->out, smul(D, s->V));
     s->total = sadd(s->outb, s->V);
-    int64_t nparams = 2 + (int64_t)s->layers * s->layer_params + 4;
+    int64_t nparams = sadd(2 + 4, smul(s->layers, layer_params));
     /* int32 offsets in the table, and 16 bytes per parameter in a block below half the address space */
     if (s->total >= ((int64_t)1 << 31) || nparams >= ((int64_t)1 << 31) ||
         (uint64_t)s->total > (uint64_t)(SIZE_MAX / 2) / 16u)
         FAIL(ATTN_ERR_MEMORY, "the model does not fit in the address space");
+    s->layer_params = (int)layer_params; /* < nparams < 2^31 */
     s->params = (int)nparams;
     if (detail) *detail = "";
     return ATTN_OK;

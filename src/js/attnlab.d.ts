@@ -230,7 +230,7 @@ export interface ModelConfig {
   /** The variant's attention options (scale, eps, tiling, window; a mixture's components). A model
    * sets causal itself, learns a mixture's weights per head, and gives fixed heads the patterns in
    * turn, so causal, weights, state, alpha, alphaLogits and pattern are not taken. */
-  options?: GradOptions;
+  options?: Omit<GradOptions, 'causal' | 'alpha' | 'alphaLogits' | 'pattern'>;
   vocab: number;
   seqLen: number;
   dModel: number;
@@ -271,7 +271,8 @@ export interface GenerateResult {
 }
 
 export interface Model {
-  readonly config: Readonly<Required<Omit<ModelConfig, 'options' | 'freeze'>>> & { options: Readonly<GradOptions>; freeze: readonly string[] };
+  /** The configuration as given, with defaults filled in (hidden and rank: 0 = their defaults). */
+  readonly config: Readonly<Required<Omit<ModelConfig, 'options' | 'freeze'>>> & { options: Readonly<NonNullable<ModelConfig['options']>>; freeze: readonly string[] };
   readonly parameterCount: number;
   /** trainStep calls so far. */
   readonly step: number;

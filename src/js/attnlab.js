@@ -12,7 +12,7 @@
 // data (inputs, output, weights, workspace), grows memory when a call needs more than any call
 // before it, and copies the results out into fresh Float32Arrays.
 
-import { AttnError, describe } from './errors.js';
+import { AttnError, STATUS_CODES, align, describe, typedLength } from './errors.js';
 import { Model } from './model.js';
 
 export { AttnError };
@@ -52,7 +52,6 @@ export function features() {
   };
 }
 
-const STATUS_CODES = [null, 'SHAPE', 'VALUE', 'UNKNOWN', 'UNSUPPORTED', 'MEMORY'];
 const PAGE = 65536;
 const MAX_MEMORY = 4 * 1024 * 1024 * 1024; // wasm32, and the modules' declared maximum
 // The control block of one call, at the start of the binding's memory: attn_dims, attn_inputs (an
@@ -774,9 +773,6 @@ function describeDims(meta) {
   return Object.freeze(info);
 }
 
-function align(x, to) {
-  return Math.ceil(x / to) * to;
-}
 
 // The dimensions the variant (or a mixture's components) reads: present, positive int32 values.
 // Their relations (L >= n, a*b = L) are the core's to check.
@@ -811,9 +807,6 @@ function arraySpecs(parts) {
   return [...specs.values()];
 }
 
-// The true length of a typed array: %TypedArray%.prototype.length, which an own `length`
-// property cannot fake.
-const typedLength = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), 'length').get;
 
 // The arrays the variant (or a mixture's components, then v) reads, checked. Plain arrays are
 // read first, each element once, into Float32Arrays of the binding's own (reading them may run

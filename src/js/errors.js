@@ -18,3 +18,14 @@ export function describe(x) {
   if (typeof x === 'object') return Object.prototype.toString.call(x).slice(8, -1);
   return String(x);
 }
+
+/** attn_status values, by number, as AttnError codes (attnlab.h's enum order). */
+export const STATUS_CODES = Object.freeze([null, 'SHAPE', 'VALUE', 'UNKNOWN', 'UNSUPPORTED', 'MEMORY']);
+
+/** x rounded up to a multiple of `to`. */
+export function align(x, to) {
+  return Math.ceil(x / to) * to;
+}
+
+/** %TypedArray%.prototype.length: a typed array's true length, which an own `length` cannot fake. */
+export const typedLength = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), 'length').get;

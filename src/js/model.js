@@ -4,15 +4,13 @@
 // gradients and AdamW moments (four sections of P floats). Each call lays its tokens, targets,
 // results and workspace out above every such block, as attention() does; generate() lays out its
 // decoding state the same way, for the length of the call.
-import { AttnError, describe } from './errors.js';
+import { AttnError, STATUS_CODES, align, describe, typedLength } from './errors.js';
 import { mulberry32 } from './prng.js';
 
-const STATUS_CODES = [null, 'SHAPE', 'VALUE', 'UNKNOWN', 'UNSUPPORTED', 'MEMORY'];
 const CONFIG_BYTES = 256; // attn_model_config: 12 four-byte fields, attn_options, a pointer
 const CONFIG_FIELDS = ['variant', 'vocab', 'seqLen', 'dModel', 'heads', 'layers', 'dFF', 'causal',
   'hidden', 'rank', 'weightDecay', 'seed']; // in the struct's order; weightDecay is a float
-const OPTIONS_AT = 48;
-const FROZEN_AT = OPTIONS_AT + 100; // the pointer after attn_options (25 four-byte fields)
+const OPTIONS_AT = 48; // attn_options follows the 12 fields; the frozen pointer follows it
 const PARAM_BYTES = 80; // attn_model_param
 const SAVE_MAGIC = 'attnlab-model';
 const SIZES = ['vocab', 'seqLen', 'dModel', 'heads', 'layers', 'dFF'];
@@ -27,13 +25,10 @@ const MODEL_SETS = new Map([
   ['pattern', 'fixed heads take the patterns in turn (docs/model.md)'],
 ]);
 
-function align(x, to) {
-  return Math.ceil(x / to) * to;
-}
 
 function positiveInt(name, x) {
   if (!Number.isInteger(x) || x < 1 || x > 0x7fffffff) {
-    throw new AttnError('VALUE', `model config: ${name} must be a positive integer, got ${describe(x)}`);
+    throw new AttnError('SHAPE', `model config: ${name} must be a positive integer, got ${describe(x)}`);
   }
   return x;
 }
@@ -77,21 +72,24 @@ function readConfig(engine, config) {
   return c;
 }
 
-// Int32Array copy of tokens or targets: integers only (the core checks their range).
-function readInts(name, x, expected, multipleOf) {
+// Int32Array copy of tokens or targets, read once (the true length of a typed array, each element
+// once) and checked against [lo, hi] before any memory is laid out or grown for the call.
+function readInts(name, x, { expected, multipleOf, lo, hi }) {
   const typed = ArrayBuffer.isView(x) && !(x instanceof DataView) && !(x instanceof BigInt64Array) && !(x instanceof BigUint64Array);
   if (!typed && !Array.isArray(x)) throw new AttnError('SHAPE', `${name} must be an Int32Array or an array of integers, got ${describe(x)}`);
-  const out = new Int32Array(x.length);
-  for (let i = 0; i < x.length; i++) {
+  const length = typed ? typedLength.call(x) : x.length;
+  if (expected !== undefined && length !== expected) {
+    throw new AttnError('SHAPE', `${name} has ${length} values, expected ${expected} (as many as tokens)`);
+  }
+  if (multipleOf && (length === 0 || length % multipleOf !== 0)) {
+    throw new AttnError('SHAPE', `${name} has ${length} values, expected a positive multiple of seqLen = ${multipleOf} (batch * seqLen)`);
+  }
+  const out = new Int32Array(length);
+  for (let i = 0; i < length; i++) {
     const v = x[i];
-    if (!Number.isInteger(v) || v < -0x80000000 || v > 0x7fffffff) throw new AttnError('VALUE', `${name}[${i}] is ${describe(v)}, not an integer`);
+    if (!Number.isInteger(v)) throw new AttnError('VALUE', `${name}[${i}] is ${describe(v)}, not an integer`);
+    if (v < lo || v > hi) throw new AttnError('VALUE', `${name}[${i}] = ${v} is outside [${lo}, ${hi}] (vocab = ${hi + 1})`);
     out[i] = v;
-  }
-  if (expected !== undefined && out.length !== expected) {
-    throw new AttnError('SHAPE', `${name} has ${out.length} values, expected ${expected} (as many as tokens)`);
-  }
-  if (multipleOf && (out.length === 0 || out.length % multipleOf !== 0)) {
-    throw new AttnError('SHAPE', `${name} has ${out.length} values, expected a positive multiple of seqLen = ${multipleOf} (batch * seqLen)`);
   }
   return out;
 }
@@ -167,8 +165,8 @@ export class Model {
 
   /** One AdamW step on the mean cross-entropy of a batch. tokens, targets: [batch * seqLen]. */
   trainStep(tokens, targets, { lr } = {}) {
-    if (typeof lr !== 'number' || !Number.isFinite(lr) || lr <= 0) {
-      throw new AttnError('VALUE', `trainStep: lr must be a positive finite number, got ${describe(lr)}`);
+    if (typeof lr !== 'number' || !Number.isFinite(lr) || lr < 0) {
+      throw new AttnError('VALUE', `trainStep: lr must be a finite number >= 0, got ${describe(lr)}`);
     }
     const r = this.#lossCall('attn_model_loss_backward', tokens, targets);
     const e = this.#engine.exports();
@@ -188,7 +186,7 @@ export class Model {
   /** Logits [batch * seqLen * vocab] of tokens [batch * seqLen]. */
   forward(tokens) {
     const { seqLen, vocab } = this.config;
-    const tok = readInts('tokens', tokens, undefined, seqLen);
+    const tok = readInts('tokens', tokens, { multipleOf: seqLen, lo: 0, hi: vocab - 1 });
     const batch = tok.length / seqLen;
     return this.#call(batch, [tok], tok.length * vocab, (at, out, ws, wsBytes, e) =>
       e.attn_model_forward(this.#cfg(), this.#memory(), this.#bytes, at[0], batch, out, ws, wsBytes, this.#engine.detailPtr()));
@@ -231,10 +229,8 @@ export class Model {
       throw new AttnError('UNSUPPORTED', 'generate: a model that is not causal cannot be decoded step by step ' +
         '(each position attends to later ones); make the model with causal: true');
     }
-    const tok = readInts('prompt', prompt);
+    const tok = readInts('prompt', prompt, { lo: 0, hi: vocab - 1 });
     if (tok.length === 0) throw new AttnError('SHAPE', 'generate: the prompt must hold at least one token (there is no start token)');
-    const bad = tok.findIndex((t) => t < 0 || t >= vocab);
-    if (bad >= 0) throw new AttnError('VALUE', `generate: prompt[${bad}] is ${tok[bad]}, outside [0, vocab = ${vocab})`);
     if (!Number.isInteger(count) || count < 0) throw new AttnError('VALUE', `generate: count must be an integer >= 0, got ${describe(count)}`);
     if (tok.length + count > seqLen) {
       throw new AttnError('VALUE', `generate: a prompt of ${tok.length} tokens + ${count} generated runs past seqLen = ${seqLen}: ` +
@@ -290,8 +286,8 @@ export class Model {
    * its definition for display, as attention() does).
    */
   attentionMap(tokens, { layer = 0, head = 0 } = {}) {
-    const { seqLen, layers, heads } = this.config;
-    const tok = readInts('tokens', tokens);
+    const { seqLen, layers, heads, vocab } = this.config;
+    const tok = readInts('tokens', tokens, { lo: 0, hi: vocab - 1 });
     if (tok.length !== seqLen) throw new AttnError('SHAPE', `attentionMap: tokens has ${tok.length} values, expected one sequence of seqLen = ${seqLen}`);
     for (const [name, value, limit] of [['layer', layer, layers], ['head', head, heads]]) {
       if (!Number.isInteger(value) || value < 0 || value >= limit) {
@@ -326,12 +322,20 @@ export class Model {
       header = null;
     }
     if (!header || header.format !== SAVE_MAGIC) throw new AttnError('VALUE', 'loadModel: these bytes are not a saved attnlab model');
+    if (header.version !== 1) throw new AttnError('VALUE', `loadModel: saved with format version ${describe(header.version)}; this attnlab reads version 1`);
+    if (!Number.isInteger(header.step) || header.step < 0) throw new AttnError('VALUE', `loadModel: the saved step count ${describe(header.step)} is not an integer >= 0`);
     const start = 4 + align(length, 4);
-    const floats = new Float32Array(view.slice(start).buffer);
+    const floatBytes = view.length - start;
     const model = new Model(engine, header.config, { step: header.step });
-    if (floats.length * 4 !== model.#bytes) {
+    if (floatBytes !== model.#bytes) {
       model.dispose();
-      throw new AttnError('VALUE', `loadModel: the saved parameters hold ${floats.length * 4} bytes, the configuration needs ${model.#bytes}`);
+      throw new AttnError('VALUE', `loadModel: the saved parameters and optimizer state hold ${floatBytes} bytes, the configuration needs ${model.#bytes}`);
+    }
+    const floats = new Float32Array(view.slice(start).buffer);
+    const bad = floats.findIndex((x) => !Number.isFinite(x));
+    if (bad >= 0) {
+      model.dispose();
+      throw new AttnError('VALUE', `loadModel: saved value ${bad} is ${floats[bad]}: the model's parameters and optimizer state must be finite`);
     }
     engine.f32().set(floats, model.#memory() >>> 2);
     return model;
@@ -372,7 +376,7 @@ export class Model {
       else i32[(ptr >>> 2) + i] = values[name];
     });
     this.#engine.writeOptionsAt(ptr + OPTIONS_AT, c.opt);
-    i32[(ptr + FROZEN_AT) >>> 2] = frozenPtr;
+    i32[(ptr + OPTIONS_AT + this.#engine.meta.optionsBytes) >>> 2] = frozenPtr; // after attn_options, whatever its size
   }
 
   // Runs a query that writes one 4-byte result at ptr + CONFIG_BYTES.
@@ -442,8 +446,8 @@ export class Model {
 
   #lossCall(fn, tokens, targets) {
     const { seqLen } = this.config;
-    const tok = readInts('tokens', tokens, undefined, seqLen);
-    const tgt = readInts('targets', targets, tok.length);
+    const tok = readInts('tokens', tokens, { multipleOf: seqLen, lo: 0, hi: this.config.vocab - 1 });
+    const tgt = readInts('targets', targets, { expected: tok.length, lo: -1, hi: this.config.vocab - 1 });
     const batch = tok.length / seqLen;
     const r = this.#call(batch, [tok, tgt], 4, (at, out, ws, wsBytes, e) =>
       e[fn](this.#cfg(), this.#memory(), this.#bytes, at[0], at[1], batch, out, out + 4, out + 8, ws, wsBytes, this.#engine.detailPtr()));

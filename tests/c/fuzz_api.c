@@ -5,7 +5,9 @@
  * An input is read as: variant (1 byte), flags (1 byte), eight dimensions (a selector byte and 4
  * bytes each: mostly small sizes, sometimes 0, negative, 2^30, INT32_MAX), the raw bytes of
  * attn_options (every field, garbage included), then the values the arrays are filled with.
- * Every call must return a status, never crash; a plan changed after attn_plan_make must be
+ * A byte 'm' after the options turns the input into a small model over the same sizes and options
+ * (the model API: check, table, size, init, forward, backward, AdamW). Every call must return a
+ * status, never crash; a plan changed after attn_plan_make must be
  * refused; a plan that is accepted and small enough is run on arrays of exactly the sizes
  * variants.def gives, so an overrun is caught by ASan.
  */
@@ -68,6 +70,49 @@ static const char *const variant_inputs[] = {
 
 #define MAX_FLOATS (1 << 16)
 
+/* The model API on a configuration made of the same dimensions and options: every call returns a
+ * status; a small enough model is initialised, run forward, backward and through an AdamW step on
+ * tokens and targets from the input (some out of range, which must be refused). */
+static void fuzz_model(reader *r, attn_variant variant, const attn_dims *dims, const attn_options *opt) {
+    attn_model_config cfg;
+    attn_model_config_default(&cfg);
+    cfg.variant = (int32_t)variant;
+    cfg.vocab = dims->rank, cfg.seq_len = dims->n, cfg.d_model = dims->d, cfg.heads = dims->h;
+    cfg.layers = dims->a, cfg.d_ff = dims->dv, cfg.causal = opt->causal & 1;
+    cfg.hidden = take8(r) & 1 ? dims->h : 0, cfg.rank = take8(r) & 1 ? dims->b : 0;
+    cfg.options = *opt;
+    cfg.seed = take32(r);
+    const char *detail = 0;
+    int32_t count = 0;
+    size_t bytes = 0, ws_bytes = 0;
+    attn_model_check(&cfg, &detail);
+    if (attn_model_param_count(&cfg, &count, &detail) != ATTN_OK) return;
+    if (attn_model_size(&cfg, &bytes) != ATTN_OK || bytes > ((size_t)8 << 20)) return;
+    int32_t batch = 1 + (take8(r) & 1);
+    if (attn_model_workspace_size(&cfg, batch, &ws_bytes) != ATTN_OK || ws_bytes > ((size_t)32 << 20)) return;
+    int32_t *frozen = calloc((size_t)count, sizeof *frozen);
+    for (int32_t i = 0; i < count; i++) frozen[i] = take8(r) == 0;
+    cfg.frozen = frozen;
+    float *memory = malloc(bytes);
+    void *ws = malloc(ws_bytes ? ws_bytes : 1);
+    size_t cells = (size_t)batch * (size_t)cfg.seq_len;
+    int32_t *tokens = malloc(cells * sizeof *tokens), *targets = malloc(cells * sizeof *targets);
+    float *logits = malloc(cells * (size_t)cfg.vocab * sizeof *logits);
+    for (size_t i = 0; i < cells; i++) {
+        tokens[i] = (int32_t)(take8(r) % (uint32_t)(cfg.vocab + 1)); /* vocab itself is out of range */
+        targets[i] = (int32_t)(take8(r) % (uint32_t)(cfg.vocab + 2)) - 1;
+    }
+    if (attn_model_init(&cfg, memory, bytes, &detail) == ATTN_OK) {
+        float loss = 0.0f;
+        int32_t correct = 0, counted = 0;
+        attn_model_forward(&cfg, memory, bytes, tokens, batch, logits, ws, ws_bytes, &detail);
+        if (attn_model_loss_backward(&cfg, memory, bytes, tokens, targets, batch, &loss, &correct, &counted, ws,
+                                     ws_bytes, &detail) == ATTN_OK)
+            attn_model_adamw(&cfg, memory, bytes, 1e-3f, 1, 0, &detail);
+    }
+    free(frozen), free(memory), free(ws), free(tokens), free(targets), free(logits);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     reader r = {data, size, 0};
     attn_variant variant = (attn_variant)(take8(&r) % (ATTN_VARIANT_COUNT + 2)); /* some unknown */
@@ -83,6 +128,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     opt.n_components = opt.n_components % (ATTN_MAX_COMPONENTS + 2);
 
+    if (take8(&r) == 0x6d) { /* 'm': a model instead of one attention call */
+        fuzz_model(&r, variant, &dims, &opt);
+        return 0;
+    }
     const char *detail = 0;
     size_t bytes = 0;
     int32_t width = 0;

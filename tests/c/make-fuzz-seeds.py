@@ -32,6 +32,18 @@ for v in range(VARIANTS):
             fields = {28: struct.pack('<i', 2), 40: struct.pack('<i', 3),
                       68: struct.pack('<f', 0.5), 72: struct.pack('<f', 0.5)}
         data = bytes([v, flags]) + b''.join(dim(x) for x in dims) + options(fields)
+        data += bytes([0])  # not 'm': an attention call
         data += bytes((i * 37 + v) % 256 for i in range(4096))
         with open(f'tests/c/fuzz-corpus/seed-{v:02d}-{flags}', 'wb') as f:
             f.write(data)
+    # a model: vocab = rank, seqLen = n, dModel = d, heads = h, layers = a, dFF = dv
+    n = 6
+    mdims = [n, 4, 8, 2, n, 1, n, 5]
+    fields = {}
+    if v == MIXTURE:
+        fields = {28: struct.pack('<i', 2), 40: struct.pack('<i', 3),
+                  68: struct.pack('<f', 0.5), 72: struct.pack('<f', 0.5)}
+    data = bytes([v, 0]) + b''.join(dim(x) for x in mdims) + options(fields) + b'm'
+    data += bytes((i * 53 + v) % 256 for i in range(4096))
+    with open(f'tests/c/fuzz-corpus/model-{v:02d}', 'wb') as f:
+        f.write(data)

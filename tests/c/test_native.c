@@ -305,6 +305,36 @@ static void test_plans(void) {
             }
 }
 
+/* Sizes whose workspace would pass 2^62 bytes in 64-bit arithmetic (two huge dimensions at once)
+ * and models whose parameter count overflows int: ATTN_ERR_MEMORY, never an underestimate. */
+static void test_saturation(void) {
+    attn_dims big = {.n = ATTN_MAX_DIM, .d = ATTN_MAX_DIM, .dv = ATTN_MAX_DIM, .h = ATTN_MAX_DIM,
+                     .L = ATTN_MAX_DIM, .a = 1 << 15, .b = 1 << 15, .rank = ATTN_MAX_DIM};
+    attn_options opt;
+    attn_options_default(&opt);
+    opt.n_components = 1, opt.component[0] = ATTN_SOFTMAX, opt.alpha[0] = 1.0f;
+    for (int v = 0; v < ATTN_VARIANT_COUNT; v++) {
+        size_t bytes = 0;
+        if (v == ATTN_FIXED) continue; /* needs no workspace at all */
+        attn_status s = attn_workspace_size((attn_variant)v, &big, &opt, 0, &bytes);
+        CHECK(s == ATTN_ERR_MEMORY, "%s with every dimension 2^30: %s, %zu bytes", variant_name((attn_variant)v), attn_status_string(s), bytes);
+        s = attn_backward_size((attn_variant)v, &big, &opt, &bytes);
+        CHECK(s == ATTN_ERR_MEMORY, "%s backward with every dimension 2^30: %s", variant_name((attn_variant)v), attn_status_string(s));
+    }
+    attn_model_config cfg;
+    attn_model_config_default(&cfg);
+    cfg.variant = ATTN_MIXTURE, cfg.vocab = 4, cfg.seq_len = 4, cfg.layers = 1, cfg.d_ff = 4;
+    cfg.d_model = cfg.heads = 1 << 27;
+    cfg.options.n_components = 6;
+    for (int c = 0; c < 6; c++) cfg.options.component[c] = c, cfg.options.alpha[c] = 1.0f / 6;
+    int32_t count = 0;
+    const char *detail = NULL;
+    CHECK(attn_model_param_count(&cfg, &count, &detail) == ATTN_ERR_MEMORY, "a model of 2^27 heads: %s", detail ? detail : "ok");
+    attn_plan plan;
+    attn_dims small = {.n = 4, .d = 2, .dv = 2};
+    CHECK(attn_plan_make(ATTN_SOFTMAX, &small, &opt, 64, &plan, &detail) == ATTN_ERR_VALUE, "unknown plan flags accepted");
+}
+
 /* dense1 with d = 300 and n = 6: the matrix products pack A in chunks of 256 columns and handle a
  * partial block of rows; checked against float64 from the definition. */
 static void test_long_contraction(void) {
@@ -353,6 +383,7 @@ int main(void) {
                 }
     test_errors();
     test_plans();
+    test_saturation();
     test_long_contraction();
     printf("native C test: %d cases, %d failures\n", cases, failures);
     return failures ? 1 : 0;
