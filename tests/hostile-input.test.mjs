@@ -121,6 +121,18 @@ for (const build of buildList) {
       assert.ok(same(lab.attention('softmax', base).output, expected), 'the instance keeps working');
     });
 
+    test('every option, and every entry of a list option, is read exactly once', () => {
+      const reads = new Map();
+      const count = (key) => reads.set(key, (reads.get(key) ?? 0) + 1);
+      const components = new Proxy(['softmax', 'random'], { get(t, k) { count(`components.${String(k)}`); return t[k]; } });
+      const alpha = new Proxy([0.5, 0.5], { get(t, k) { count(`alpha.${String(k)}`); return t[k]; } });
+      const options = new Proxy({ components, alpha, causal: true }, { get(t, k) { count(String(k)); return t[k]; } });
+      const mix = VARIANTS.find(isMixture);
+      lab.attention(mix.id, inputsFor(mix), options);
+      for (const [key, n] of reads) assert.equal(n, 1, `${key} was read ${n} times`);
+      assert.ok(reads.has('components.1') && reads.has('alpha.1') && reads.has('causal'));
+    });
+
     test('a getter on an option that calls attention() again leaves the outer call right', () => {
       const options = {};
       Object.defineProperty(options, 'causal', { enumerable: true, get() { lab.attention('softmax', base, { causal: true }); return false; } });

@@ -489,8 +489,11 @@ class Instance {
   // the reason given when the caller passes one anyway.
   #readOptions(variant, options, excluded = new Map()) {
     const accepted = [...COMMON_OPTIONS, ...variant.options].filter((name) => !excluded.has(name));
-    for (const key of Object.keys(options)) {
-      if (options[key] === undefined) continue;
+    // every key and value read once, here: a getter or proxy trap runs once per option
+    const raw = new Map();
+    for (const key of Object.keys(options)) raw.set(key, options[key]);
+    for (const [key, value] of raw) {
+      if (value === undefined) continue;
       if (excluded.has(key)) throw new AttnError('UNSUPPORTED', `option "${key}": ${excluded.get(key)}`);
       if (!this.#optionInfo.has(key)) {
         throw new AttnError('UNKNOWN', `unknown option "${key}"; ${variant.id} accepts ${accepted.join(', ')}`);
@@ -502,13 +505,13 @@ class Instance {
     const opt = { given: new Map() };
     for (const name of accepted) {
       const info = this.#optionInfo.get(name);
-      const raw = options[name];
+      const given = raw.get(name);
       if (info.kind === 'WEIGHTS') continue; // read with the components they weigh
-      const value = raw === undefined || raw === null ? info.default : raw; // null: the default, for every option
-      opt[name] = this.#readOption(info, value, raw !== undefined && raw !== null);
-      if (raw !== undefined && raw !== null) opt.given.set(name, opt[name]);
+      const value = given === undefined || given === null ? info.default : given; // null: the default, for every option
+      opt[name] = this.#readOption(info, value, given !== undefined && given !== null);
+      if (given !== undefined && given !== null) opt.given.set(name, opt[name]);
     }
-    if (opt.components && !excluded.has('alpha')) this.#readWeights(variant, options, opt);
+    if (opt.components && !excluded.has('alpha')) this.#readWeights(variant, raw, opt);
     return opt;
   }
 
@@ -542,14 +545,17 @@ class Instance {
         if (!given && value === null) {
           throw new AttnError('VALUE', `option ${name} must be an array of 1 to ${max} variant ids among ${info.values.join(', ')}, got ${describe(value)}`);
         }
-        if (!Array.isArray(value) || value.length < 1 || value.length > max) {
+        const length = Array.isArray(value) ? value.length : 0; // read once, as each entry below
+        if (length < 1 || length > max) {
           throw new AttnError('VALUE', `option ${name} must be an array of 1 to ${max} variant ids among ${info.values.join(', ')}, got ${describe(value)}`);
         }
-        for (const c of value) {
+        const list = [];
+        for (let i = 0; i < length; i++) list.push(value[i]);
+        for (const c of list) {
           if (!this.#byId.has(c)) throw new AttnError('UNKNOWN', `${name}: unknown variant ${describe(c)}; a mixture combines ${info.values.join(', ')}`);
           if (!info.values.includes(c)) throw new AttnError('UNSUPPORTED', `${name}: ${c} cannot be mixed; a mixture combines ${info.values.join(', ')}`);
         }
-        return value.slice();
+        return list;
       }
       default:
         throw new AttnError('LOAD', `option ${name} has kind ${info.kind}, which this binding does not know`);
@@ -557,18 +563,19 @@ class Instance {
   }
 
   // Weights options (alpha, alphaLogits) share one array: exactly one is given, a number per component.
-  #readWeights(variant, options, opt) {
+  #readWeights(variant, raw, opt) {
     const names = variant.options.filter((o) => this.#optionInfo.get(o).kind === 'WEIGHTS');
-    const given = names.filter((o) => options[o] !== undefined && options[o] !== null);
+    const given = names.filter((o) => raw.get(o) !== undefined && raw.get(o) !== null);
     if (given.length !== 1) {
       throw new AttnError('VALUE', given.length
         ? `give ${given.join(' or ')}, not both`
         : `${variant.id} needs ${names.map((o) => `${o} (${this.#optionInfo.get(o).description})`).join(' or ')}`);
     }
     const name = given[0];
-    const values = options[name];
+    const values = raw.get(name);
     const count = opt.components.length;
-    if (values === null || typeof values !== 'object' || typeof values.length !== 'number' || values.length !== count) {
+    const length = values !== null && typeof values === 'object' ? (ArrayBuffer.isView(values) && !(values instanceof DataView) ? typedLength.call(values) : values.length) : undefined;
+    if (typeof length !== 'number' || length !== count) {
       throw new AttnError('VALUE', `${name} must hold one number per component (${count}), got ${describe(values)}`);
     }
     const list = [];
