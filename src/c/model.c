@@ -188,10 +188,13 @@ static attn_status make_shape(const attn_model_config *cfg, model_shape *s, cons
     /* Fixed heads cycle through the patterns a causal model may use. */
     static const int every[] = {ATTN_PATTERN_PREVIOUS, ATTN_PATTERN_CURRENT, ATTN_PATTERN_NEXT, ATTN_PATTERN_LEFT,
                                 ATTN_PATTERN_RIGHT, ATTN_PATTERN_FIRST, ATTN_PATTERN_LAST};
-    for (int i = 0; i < (int)(sizeof every / sizeof *every); i++) {
-        int ahead = every[i] == ATTN_PATTERN_NEXT || every[i] == ATTN_PATTERN_RIGHT || every[i] == ATTN_PATTERN_LAST;
-        if (!(cfg->causal && ahead)) s->patterns[s->npatterns++] = every[i];
-    }
+    static const int looks_ahead[ATTN_PATTERN_COUNT] = { /* the pattern list's own flags */
+#define X(ENUM, name, ahead, description) ahead,
+        ATTN_PATTERN_LIST(X)
+#undef X
+    };
+    for (int i = 0; i < (int)(sizeof every / sizeof *every); i++)
+        if (!(cfg->causal && looks_ahead[every[i]])) s->patterns[s->npatterns++] = every[i];
 
     /* The attention's own checks, for every distinct head (they differ only in the fixed pattern). */
     for (int h = 0; h < s->H && h < s->npatterns; h++) {
