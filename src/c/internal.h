@@ -212,6 +212,9 @@ typedef struct attn_efficient_buffers {
     float *rho;       /* [d]: one row of rho_q */
     float *rho_rows;  /* [BT, d] or NULL: every row of rho_q of the chunk */
 } attn_efficient_buffers;
+/* Carves those buffers from the arena in one fixed order (rho_rows only when with_rows), so that
+ * the forward and backward passes measure and run the same layout. */
+void attn_efficient_carve(int d, int dv, int with_rows, arena *ws, attn_efficient_buffers *b);
 /* Row-by-row update of the state over rows i0..i1 (absorb, then y_i = sum_c rho_c S_c / z_c). */
 void attn_efficient_absorb(int d, int dv, const float *k_row, const float *v_row, float *m,
                            float *z, float *S);

@@ -302,21 +302,25 @@ void attn_efficient_chunk_absorb(int d, int dv, int bt, const float *vb,
     add_column_sums(bt, d, b->E, b->z);
 }
 
+void attn_efficient_carve(int d, int dv, int with_rows, arena *ws, attn_efficient_buffers *b) {
+    b->m = arena_floats(ws, (uint64_t)d);
+    b->chunk_max = arena_floats(ws, (uint64_t)d);
+    b->zs = arena_floats(ws, (uint64_t)d);
+    b->z = arena_floats(ws, (uint64_t)d);
+    b->S = arena_floats(ws, (uint64_t)d * dv);
+    b->E = arena_floats(ws, (uint64_t)BT * d);
+    b->Et = arena_floats(ws, (uint64_t)d * BT);
+    b->Zq = arena_floats(ws, (uint64_t)BT * d);
+    b->Qt = arena_floats(ws, (uint64_t)d * BT);
+    b->PT = arena_floats(ws, (uint64_t)BT * BT);
+    b->rho = arena_floats(ws, (uint64_t)d);
+    b->rho_rows = with_rows ? arena_floats(ws, (uint64_t)BT * d) : 0;
+}
+
 static void efficient_causal(const attn_dims *dims, const attn_inputs *in, float *out, arena *ws) {
     int n = dims->n, d = dims->d, dv = dims->dv;
     attn_efficient_buffers b;
-    b.m = arena_floats(ws, (uint64_t)d);
-    b.chunk_max = arena_floats(ws, (uint64_t)d);
-    b.zs = arena_floats(ws, (uint64_t)d);
-    b.z = arena_floats(ws, (uint64_t)d);
-    b.S = arena_floats(ws, (uint64_t)d * dv);
-    b.E = arena_floats(ws, (uint64_t)BT * d);
-    b.Et = arena_floats(ws, (uint64_t)d * BT);
-    b.Zq = arena_floats(ws, (uint64_t)BT * d);
-    b.Qt = arena_floats(ws, (uint64_t)d * BT);
-    b.PT = arena_floats(ws, (uint64_t)BT * BT);
-    b.rho = arena_floats(ws, (uint64_t)d);
-    b.rho_rows = 0;
+    attn_efficient_carve(d, dv, 0, ws, &b);
     if (arena_measuring(ws)) return;
     attn_fill(b.m, (size_t)d, -ATTN_INF);
     attn_fill(b.z, (size_t)d, 0.0f);
