@@ -110,7 +110,7 @@ describe('attnlab.d.ts from the packed package', () => {
     assert.deepEqual(D.model, sorted(report.model.members.filter((k) => k !== 'constructor')), 'Model members vs a model');
     const task = pkg.tasks.copy({ seqLen: 8, vocab: 6 });
     for (const k of D.task) assert.ok(k in task, `Task declares ${k}, which a task lacks`);
-    assert.ok(report.model.after <= report.model.before && report.model.step === 1 && report.model.parameters === report.model.grads,
+    assert.ok(report.model.after <= report.model.before && report.model.step === 1 + report.model.trainedSteps && report.model.trainedSteps === 4 && report.model.parameters === report.model.grads,
       `the model calls: ${JSON.stringify(report.model)}`);
 
     // what the calls did

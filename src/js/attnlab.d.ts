@@ -210,6 +210,8 @@ export interface AttnLab {
   attentionGrad(id: VariantId, inputs: AttentionInputs, dOutput: Matrix, options?: GradOptions): GradResult;
   /** A small transformer whose attention is one variant (docs/model.md). */
   model(config: ModelConfig): Model;
+  /** Trains a model on a task: warmup then cosine decay, held-out evaluation, progress, abort. */
+  train(model: Model, task: Task, options?: TrainOptions): Promise<TrainResult>;
   /** A model from the bytes model.save() gave. */
   loadModel(bytes: Uint8Array | ArrayBuffer): Model;
   /** Bytes of WebAssembly memory the instance holds now (grows to the largest call, never shrinks). */
@@ -297,6 +299,45 @@ export interface Model {
   /** Configuration, step count, parameters and optimizer state. */
   save(): Uint8Array;
   dispose(): void;
+}
+
+export interface TrainOptions {
+  /** Default: the task's defaults. */
+  steps?: number;
+  batch?: number;
+  lr?: number;
+  warmup?: number;
+  /** Evaluate on the held-out set every this many steps (default steps / 20) and at the end. */
+  evalEvery?: number;
+  /** Held-out sequences (default 256). */
+  evalBatch?: number;
+  /** Data seed (default 1): step s trains on task.sample(batch, seed + s). */
+  seed?: number;
+  onProgress?: (progress: TrainProgress) => void;
+  /** Stops after the current step; the result then has aborted: true. */
+  signal?: AbortSignal;
+}
+
+export interface TrainProgress {
+  step: number;
+  loss: number;
+  accuracy: number;
+  evalLoss: number;
+  evalAccuracy: number;
+  lr: number;
+  msPerStep: number;
+  elapsedMs: number;
+  /** Mixtures: alpha[layer][head], the component weights now. */
+  alpha?: number[][][];
+}
+
+export interface TrainResult {
+  history: TrainProgress[];
+  final: { loss: number; accuracy: number; evalLoss: number; evalAccuracy: number };
+  steps: number;
+  ms: number;
+  trainMs: number;
+  aborted: boolean;
 }
 
 export interface TaskBatch {

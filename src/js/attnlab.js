@@ -14,6 +14,7 @@
 
 import { AttnError, STATUS_CODES, align, describe, typedLength } from './errors.js';
 import { Model } from './model.js';
+import { train } from './train.js';
 
 export { AttnError };
 
@@ -300,6 +301,15 @@ class Instance {
   model(config) {
     this.#alive();
     return new Model(this.#engine(), config);
+  }
+
+  /**
+   * Trains a model on a task (lab.tasks / the tasks export) with warmup and cosine decay,
+   * evaluating on a fixed held-out set every evalEvery steps; onProgress, AbortSignal; src/js/train.js.
+   */
+  train(model, task, options) {
+    this.#alive();
+    return train(model, task, options);
   }
 
   /** A model from model.save()'s bytes: its configuration, parameters and optimizer state. */

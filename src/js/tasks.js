@@ -86,16 +86,44 @@ function checkSequence(tokens, i, seqLen, task) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Defaults. NOT YET PILOTED: sensible starting values chosen before the C engine existed. The
-// issue asks for values chosen by pilot runs such that softmax reaches >= 90 % held-out accuracy
-// within 60 s of one-thread training; the lead pilots and replaces these.
+// Defaults: chosen by pilot runs of softmax (model seed 1, data seed 1 unless said) on this
+// project's 2-core Intel Xeon machine, node 20, the simd build, through train() (src/js/train.js:
+// linear warmup then cosine decay, held-out evaluation every steps/20). The goal is >= 90 %
+// held-out accuracy for softmax within 60 s of one-thread training. The pilot machine was shared
+// (other builds and tests ran at the same time), so the times below are upper bounds: a step of the
+// dModel-64 models took 25-35 ms alone and 45-60 ms under that load. Nothing here was chosen by
+// how any other variant does; the experiments (scripts/experiments.mjs) train them all with these.
+// evalBatch (256 held-out sequences) and evalEvery (steps / 20) are train()'s own defaults.
 
 const DEFAULTS = {
-  recall: { dModel: 64, heads: 2, layers: 2, dFF: 128, steps: 2000, batch: 32, lr: 3e-3, warmup: 100 },
-  copy: { dModel: 64, heads: 2, layers: 2, dFF: 128, steps: 1000, batch: 32, lr: 3e-3, warmup: 50 },
-  reverse: { dModel: 64, heads: 2, layers: 2, dFF: 128, steps: 1000, batch: 32, lr: 3e-3, warmup: 50 },
-  sort: { dModel: 64, heads: 2, layers: 2, dFF: 128, steps: 1500, batch: 32, lr: 3e-3, warmup: 100 },
-  text: { dModel: 64, heads: 4, layers: 2, dFF: 256, steps: 1500, batch: 16, lr: 3e-3, warmup: 100 },
+  // recall: the hardest. Softmax sits on the 1/8 plateau (loss ln 8 = 2.08: "one of the 8 values in
+  // this sequence") until it forms the two-layer lookup, then jumps to ~100 % within ~200 steps.
+  // Tried: heads 2, lr 3e-3, 2000 steps (the first default): plateau at 12.5 % through step 1600;
+  // heads 2, lr 1e-3: plateau through 1500; heads 2, lr 1e-2: plateau; heads 4, lr 3e-3: plateau
+  // through 1800; batch 8 (6000 steps) and batch 16 (4000 steps, lr 2e-3): plateau; dModel 128,
+  // batch 16, lr 1e-3: plateau through 750; dModel 32, heads 1, lr 3e-3, 4000 steps: plateau;
+  // heads 1, lr 3e-3: plateau through 1600 (seed 2). heads 1, lr 1e-3 (these defaults): seed 1
+  // reached 98.5 % at step 1250 and 99.9 % at 1500 (about 51 s under load); seeds 2 and 3 (a
+  // 1500-step schedule) were still on the plateau at step 1400. So the 90 % goal is NOT reliably
+  // met within 60 s: softmax gets there on some seeds only; the experiments record how many.
+  // (With heads 1, fixed attention has only its first pattern, "previous", in every layer.)
+  recall: { dModel: 64, heads: 1, layers: 2, dFF: 128, steps: 2000, batch: 32, lr: 1e-3, warmup: 100 },
+  // copy: softmax reached 90 % at step 55 and 100 % by step 60 (first default lr 3e-3, batch 32;
+  // 3.5 s); 400 steps (~12 s alone) leave the other variants room to learn it too.
+  copy: { dModel: 64, heads: 2, layers: 2, dFF: 128, steps: 400, batch: 32, lr: 3e-3, warmup: 40 },
+  // reverse: these defaults: softmax 90 % at step 60 (6 s under load), 100 % held-out at 400.
+  reverse: { dModel: 64, heads: 2, layers: 2, dFF: 128, steps: 400, batch: 32, lr: 3e-3, warmup: 40 },
+  // sort: 1500 steps (the first default): 90 % at step 300 (28 s under load), 100 % from step 1200,
+  // 119 s in all, too long. These defaults (800 steps): 90 % at step 280 (20 s under load), 99.8 %
+  // at 560, 100 % at the end (about 37 s under load).
+  sort: { dModel: 64, heads: 2, layers: 2, dFF: 128, steps: 800, batch: 32, lr: 3e-3, warmup: 80 },
+  // text (the default string: 546 characters, the last 54 held out; every held-out character is
+  // predicted once): the 90 % goal is NOT met and cannot be with so little text. The first default
+  // (1500 steps, batch 16) memorised the training part (train accuracy 96 %) while held-out
+  // next-character accuracy stayed at 17-24 % (24.1 % at steps 50 and 300, 22.2 % at 1500, held-out
+  // loss rising from 2.85 to 7.3: over-fitting). 600 steps (here) end in the same range (22.2 %
+  // at step 600 in that run) in ~15 s.
+  text: { dModel: 64, heads: 4, layers: 2, dFF: 256, steps: 600, batch: 16, lr: 3e-3, warmup: 50 },
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import { init, features, version, AttnError, tasks } from 'attnlab';
 import type {
   AttnLab, AttnErrorCode, AttentionInputs, AttentionOptions, AttentionResult, BuildName, DimInfo, Features,
   FixedPattern, GradOptions, GradResult, InitOptions, InputSpec, KnownVariantId, Matrix, MixtureComponent, OptionInfo,
-  VariantId, VariantInfo, Model, ModelConfig, LossResult, GenerateResult, Task, TaskBatch,
+  VariantId, VariantInfo, Model, ModelConfig, LossResult, GenerateResult, Task, TaskBatch, TrainResult,
 } from 'attnlab';
 
 /** What the runner provides: the package's .wasm files, as bytes and as a location. */
@@ -50,7 +50,7 @@ const INPUT_FIELD_KEYS: Record<keyof InputSpec, true> = { name: true, shape: tru
 const FEATURE_KEYS: Record<keyof Features, true> = { simd: true, relaxedSimd: true };
 const INSTANCE_KEYS: Record<keyof AttnLab, true> = {
   simd: true, build: true, version: true, variants: true, options: true, dims: true, attention: true, attentionGrad: true,
-  memoryBytes: true, dispose: true, model: true, loadModel: true,
+  memoryBytes: true, dispose: true, model: true, loadModel: true, train: true,
 };
 const MODEL_KEYS: Record<keyof Model, true> = {
   config: true, parameterCount: true, step: true, trainStep: true, evaluate: true, forward: true, parameters: true,
@@ -218,11 +218,13 @@ export async function exercise(env: Env) {
   const logits: Float32Array = model.forward(batch.tokens);
   const grads: Record<string, Float32Array> = model.gradients(batch.tokens, batch.targets);
   const reloaded: Model = lab.loadModel(model.save());
+  const trained: TrainResult = await lab.train(reloaded, task, { steps: 4, batch: 2, evalEvery: 2, evalBatch: 4 });
   const generated: GenerateResult = model.generate(batch.tokens.subarray(0, 2), 3, { temperature: 0 });
   const map: Float32Array = model.attentionMap(batch.tokens.subarray(0, task.seqLen), { layer: 0, head: 1 });
   const modelSummary = {
     before: before.loss, after: stepped.loss, gradNorm: stepped.gradNorm, logits: logits.length, step: reloaded.step,
     generated: [generated.tokens.length, generated.msPerToken.length, generated.logits.length], map: map.length,
+    trainedSteps: trained.steps, history: trained.history.length,
     parameters: Object.keys(model.parameters()).length, grads: Object.keys(grads).length, count: model.parameterCount,
     described: task.describe(batch.tokens, 0).length > 0, members: [...Object.keys(model), ...Object.getOwnPropertyNames(Object.getPrototypeOf(model))],
   };

@@ -1,0 +1,174 @@
+// train.js — lab.train(model, task, options): trains a lab.model on a task (src/js/tasks.js) with
+// a learning-rate schedule, evaluates it on a fixed held-out set as it goes, reports progress,
+// and stops early on an AbortSignal.
+//
+//   const { history, final, steps, ms, aborted } = await train(model, tasks.copy(), {
+//     steps: 1000, onProgress: (p) => console.log(p.step, p.evalAccuracy), signal });
+//
+// Schedule: linear warmup, then cosine decay. Step s (0-based) trains with
+//   lr_s = lr · (s + 1) / warmup                                   for s < warmup
+//   lr_s = lr · ½ (1 + cos(π (s − warmup) / (steps − warmup)))      otherwise
+// so the rate rises linearly to lr, then falls towards 0 (the last step's rate is small and
+// positive). learningRate(s, { steps, lr, warmup }) is exported for inspection.
+//
+// Data: step s trains on task.sample(batch, seed + s, 'train'). The held-out set is fixed for the
+// run: task.heldOutWindows() when the task has it (text: every held-out character once),
+// otherwise task.sample(evalBatch, seed, 'heldout') (an independent stream from the training one).
+//
+// Progress: after every evalEvery steps and after the last step, the model is evaluated on the
+// held-out set and onProgress gets (and history records)
+//   { step,             steps taken so far
+//     loss, accuracy,   mean training loss / accuracy over the steps since the previous entry
+//     evalLoss, evalAccuracy,   on the held-out set
+//     lr,               the rate of the last step taken
+//     msPerStep,        mean wall time of a training step since the previous entry (no evaluation)
+//     elapsedMs,        wall time since the start, evaluations and pauses included
+//     alpha? }          mixtures only: alpha[layer][head] = the head's component weights
+// The result is { history, final: { loss, accuracy, evalLoss, evalAccuracy } (the last entry's),
+// steps, ms, trainMs, aborted }.
+//
+// Training is deterministic for a model seed, a task, these options and a build: the yields to
+// the event loop (every ~25 ms of work, so a page stays live and an abort can arrive) do not
+// change the numbers. An abort stops after the current step; the run then evaluates once more and
+// resolves with what it has and aborted: true. A plain ES module: no DOM, no Node APIs.
+import { AttnError, describe } from './errors.js';
+
+const YIELD_MS = 25;
+
+const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
+const pause = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+function bad(name, msg, value) {
+  return new AttnError('VALUE', `train: ${name} ${msg}, got ${describe(value)}`);
+}
+
+function intArg(name, value, min, max = 0x7fffffff) {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw bad(name, `must be an integer in [${min}, ${max}]`, value);
+  }
+  return value;
+}
+
+/** The learning rate of step s (0-based) of the schedule above. */
+export function learningRate(s, { steps, lr, warmup = 0 }) {
+  if (s < warmup) return (lr * (s + 1)) / warmup;
+  const t = (s - warmup) / Math.max(1, steps - warmup);
+  return lr * 0.5 * (1 + Math.cos(Math.PI * Math.min(t, 1)));
+}
+
+function readOptions(model, task, options) {
+  if (model === null || typeof model !== 'object' || typeof model.trainStep !== 'function' ||
+      typeof model.evaluate !== 'function' || !model.config) {
+    throw new AttnError('VALUE', `train: model must be a lab.model(), got ${describe(model)}`);
+  }
+  if (task === null || typeof task !== 'object' || typeof task.sample !== 'function' ||
+      !Number.isInteger(task.seqLen) || !Number.isInteger(task.vocab)) {
+    throw new AttnError('VALUE', `train: task must be a task of tasks (with sample, seqLen, vocab), got ${describe(task)}`);
+  }
+  if (task.seqLen !== model.config.seqLen) {
+    throw new AttnError('VALUE', `train: task ${task.name} has seqLen ${task.seqLen}, the model has seqLen ${model.config.seqLen}`);
+  }
+  if (task.vocab > model.config.vocab) {
+    throw new AttnError('VALUE', `train: task ${task.name} has vocab ${task.vocab}, more than the model's ${model.config.vocab}`);
+  }
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new AttnError('VALUE', `train: options must be an object, got ${describe(options)}`);
+  }
+  const known = ['steps', 'batch', 'lr', 'warmup', 'evalEvery', 'evalBatch', 'seed', 'onProgress', 'signal'];
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) throw new AttnError('VALUE', `train: unknown option "${key}"; expected ${known.join(', ')}`);
+  }
+  const d = task.defaults ?? {};
+  const o = {};
+  o.steps = intArg('steps', options.steps ?? d.steps ?? 1000, 1);
+  o.batch = intArg('batch', options.batch ?? d.batch ?? 32, 1, 1 << 20);
+  o.lr = options.lr ?? d.lr ?? 3e-3;
+  if (typeof o.lr !== 'number' || !Number.isFinite(o.lr) || o.lr <= 0) throw bad('lr', 'must be a positive finite number', o.lr);
+  o.warmup = intArg('warmup', options.warmup ?? d.warmup ?? 0, 0);
+  o.evalEvery = intArg('evalEvery', options.evalEvery ?? d.evalEvery ?? Math.max(1, Math.round(o.steps / 20)), 1);
+  o.evalBatch = intArg('evalBatch', options.evalBatch ?? d.evalBatch ?? 256, 1, 1 << 20);
+  o.seed = intArg('seed', options.seed ?? 0, 0, 0xffffffff);
+  o.onProgress = options.onProgress;
+  if (o.onProgress !== undefined && typeof o.onProgress !== 'function') throw bad('onProgress', 'must be a function', o.onProgress);
+  o.signal = options.signal;
+  if (o.signal !== undefined && (o.signal === null || typeof o.signal !== 'object' || typeof o.signal.aborted !== 'boolean')) {
+    throw bad('signal', 'must be an AbortSignal', o.signal);
+  }
+  return o;
+}
+
+/** The mixture weights of every layer and head, alpha[layer][head] = [w per component]. */
+function alphas(model) {
+  if (model.config.variant !== 'mixture' || typeof model.alpha !== 'function') return undefined;
+  const { layers, heads } = model.config;
+  return Array.from({ length: layers }, (_, layer) =>
+    Array.from({ length: heads }, (_, head) => Array.from(model.alpha({ layer, head }))));
+}
+
+/** Trains model on task; see the top of this file. */
+export async function train(model, task, options = {}) {
+  const o = readOptions(model, task, options);
+  const heldOut = typeof task.heldOutWindows === 'function'
+    ? task.heldOutWindows()
+    : task.sample(o.evalBatch, o.seed, 'heldout');
+  const history = [];
+  const start = now();
+  let lastYield = start;
+  let trainMs = 0;
+  let window = { loss: 0, accuracy: 0, steps: 0, ms: 0 };
+  let step = 0;
+  let lr = 0;
+  let aborted = false;
+
+  const report = () => {
+    const ev = model.evaluate(heldOut.tokens, heldOut.targets);
+    const n = window.steps;
+    const entry = {
+      step,
+      loss: n ? window.loss / n : NaN,
+      accuracy: n ? window.accuracy / n : NaN,
+      evalLoss: ev.loss,
+      evalAccuracy: ev.accuracy,
+      lr,
+      msPerStep: n ? window.ms / n : 0,
+      elapsedMs: now() - start,
+    };
+    const alpha = alphas(model);
+    if (alpha) entry.alpha = alpha;
+    history.push(entry);
+    window = { loss: 0, accuracy: 0, steps: 0, ms: 0 };
+    if (o.onProgress) o.onProgress(entry);
+  };
+
+  while (step < o.steps) {
+    if (o.signal?.aborted) { aborted = true; break; }
+    const { tokens, targets } = task.sample(o.batch, (o.seed + step) >>> 0, 'train');
+    lr = learningRate(step, o);
+    const t0 = now();
+    const r = model.trainStep(tokens, targets, { lr });
+    const dt = now() - t0;
+    trainMs += dt;
+    window.loss += r.loss;
+    window.accuracy += r.accuracy;
+    window.steps++;
+    window.ms += dt;
+    step++;
+    if (step % o.evalEvery === 0 || step === o.steps) report();
+    if (now() - lastYield >= YIELD_MS) {
+      await pause();
+      lastYield = now();
+    }
+  }
+  if (aborted && (history.length === 0 || history[history.length - 1].step !== step)) report();
+  const last = history[history.length - 1];
+  return {
+    history,
+    final: { loss: last.loss, accuracy: last.accuracy, evalLoss: last.evalLoss, evalAccuracy: last.evalAccuracy },
+    steps: step,
+    ms: now() - start,
+    trainMs,
+    aborted,
+  };
+}
+
+export default train;

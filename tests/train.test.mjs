@@ -1,0 +1,163 @@
+// train(): the learning-rate schedule, progress at every evalEvery steps and at the end, a fixed
+// held-out set, determinism for a seed, AbortSignal cancel, and bad arguments. Tiny models only.
+//
+//   node --test tests/train.test.mjs
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { train, learningRate } from '../src/js/train.js';
+import { tasks } from '../src/js/tasks.js';
+import { binding } from './helpers.mjs';
+
+const { init } = await binding(); // train.js throws src/js/errors.js's AttnError: tests check name and code
+const lab = await init();
+
+const task = tasks.copy({ seqLen: 8, vocab: 6 });
+const tiny = (extra = {}) => lab.model({
+  variant: 'softmax', vocab: task.vocab, seqLen: task.seqLen, dModel: 16, heads: 2, layers: 1, dFF: 32,
+  causal: true, seed: 7, ...extra,
+});
+
+test('schedule: linear warmup to lr, then cosine decay towards 0', () => {
+  const o = { steps: 100, lr: 0.01, warmup: 10 };
+  const r = Array.from({ length: o.steps }, (_, s) => learningRate(s, o));
+  for (let s = 0; s < 10; s++) assert.ok(Math.abs(r[s] - (0.01 * (s + 1)) / 10) < 1e-15, `warmup step ${s}: ${r[s]}`);
+  for (let s = 1; s < 10; s++) {
+    assert.ok(Math.abs((r[s] - r[s - 1]) - 0.001) < 1e-12, 'warmup rises by the same amount each step');
+  }
+  assert.equal(r[10], 0.01, 'the first step after warmup trains at lr');
+  for (let s = 11; s < 100; s++) assert.ok(r[s] < r[s - 1], `decay is strictly decreasing at ${s}`);
+  assert.ok(Math.abs(r[55] - 0.005) < 1e-12, 'half way through the decay: lr / 2');
+  assert.ok(r[99] > 0 && r[99] < 0.01 * 0.002, `the last step's rate is ~0 and positive: ${r[99]}`);
+  // No warmup: starts at lr.
+  assert.equal(learningRate(0, { steps: 10, lr: 1, warmup: 0 }), 1);
+});
+
+test('the steps train at the schedule: progress records the last rate', async () => {
+  const model = tiny();
+  const seen = [];
+  const res = await train(model, task, { steps: 12, batch: 4, lr: 0.004, warmup: 4, evalEvery: 2, evalBatch: 8,
+    onProgress: (p) => seen.push(p) });
+  for (const p of res.history) assert.equal(p.lr, learningRate(p.step - 1, { steps: 12, lr: 0.004, warmup: 4 }));
+  assert.equal(model.step, 12);
+  assert.deepEqual(seen, res.history, 'onProgress gets every history entry');
+  model.dispose();
+});
+
+test('progress at every evalEvery steps and at the end', async () => {
+  const model = tiny();
+  const res = await train(model, task, { steps: 23, batch: 4, lr: 3e-3, warmup: 3, evalEvery: 5, evalBatch: 16, seed: 3 });
+  assert.deepEqual(res.history.map((p) => p.step), [5, 10, 15, 20, 23]);
+  assert.equal(res.steps, 23);
+  assert.equal(res.aborted, false);
+  for (const p of res.history) {
+    for (const k of ['loss', 'accuracy', 'evalLoss', 'evalAccuracy', 'lr', 'msPerStep', 'elapsedMs']) {
+      assert.equal(typeof p[k], 'number', `${k} is a number`);
+      assert.ok(Number.isFinite(p[k]), `${k} is finite: ${p[k]}`);
+    }
+    assert.ok(p.evalAccuracy >= 0 && p.evalAccuracy <= 1);
+    assert.equal(p.alpha, undefined, 'no alpha for a non-mixture');
+  }
+  const last = res.history.at(-1);
+  assert.deepEqual(res.final, { loss: last.loss, accuracy: last.accuracy, evalLoss: last.evalLoss, evalAccuracy: last.evalAccuracy });
+  // The held-out set is fixed: evaluating it again by hand gives the last entry's numbers.
+  const held = task.sample(16, 3, 'heldout');
+  const ev = model.evaluate(held.tokens, held.targets);
+  assert.equal(ev.loss, last.evalLoss);
+  assert.equal(ev.accuracy, last.evalAccuracy);
+  model.dispose();
+});
+
+test('defaults come from task.defaults', async () => {
+  const small = { ...task, defaults: { ...task.defaults, steps: 6, batch: 2, lr: 1e-3, warmup: 2, evalEvery: 3, evalBatch: 4 } };
+  const model = tiny();
+  const res = await train(model, small);
+  assert.equal(res.steps, 6);
+  assert.deepEqual(res.history.map((p) => p.step), [3, 6]);
+  model.dispose();
+});
+
+test('a mixture reports alpha of every layer and head', async () => {
+  const model = tiny({ variant: 'mixture', options: { components: ['softmax', 'random'] }, layers: 2 });
+  const res = await train(model, task, { steps: 4, batch: 2, evalEvery: 2, evalBatch: 4 });
+  for (const p of res.history) {
+    assert.equal(p.alpha.length, 2, 'layers');
+    for (const layer of p.alpha) {
+      assert.equal(layer.length, 2, 'heads');
+      for (const a of layer) {
+        assert.equal(a.length, 2, 'components');
+        assert.ok(Math.abs(a[0] + a[1] - 1) < 1e-6);
+      }
+    }
+  }
+  model.dispose();
+});
+
+test('text: the held-out set is heldOutWindows()', async () => {
+  const text = tasks.text({ seqLen: 16 });
+  const model = lab.model({ variant: 'softmax', vocab: text.vocab, seqLen: 16, dModel: 16, heads: 2, layers: 1, dFF: 32, causal: true, seed: 1 });
+  const res = await train(model, text, { steps: 3, batch: 2, evalEvery: 3 });
+  const w = text.heldOutWindows();
+  assert.equal(res.history[0].evalLoss, model.evaluate(w.tokens, w.targets).loss);
+  model.dispose();
+});
+
+test('same seed -> the same history, bit for bit', async () => {
+  const run = async (seed) => {
+    const model = tiny();
+    const res = await train(model, task, { steps: 15, batch: 4, lr: 3e-3, warmup: 3, evalEvery: 5, evalBatch: 8, seed });
+    model.dispose();
+    return res.history.map(({ step, loss, accuracy, evalLoss, evalAccuracy, lr }) => [step, loss, accuracy, evalLoss, evalAccuracy, lr]);
+  };
+  const a = await run(11), b = await run(11), c = await run(12);
+  assert.deepEqual(a, b);
+  assert.notDeepEqual(a, c, 'another data seed trains differently');
+});
+
+test('abort: stops after the current step and resolves with aborted: true', async () => {
+  const model = tiny();
+  const controller = new AbortController();
+  let stepsAtAbort = -1;
+  const res = await train(model, task, { steps: 100000, batch: 2, evalEvery: 10, evalBatch: 4,
+    signal: controller.signal,
+    onProgress: (p) => { if (p.step === 30) { stepsAtAbort = p.step; controller.abort(); } } });
+  assert.equal(res.aborted, true);
+  assert.equal(stepsAtAbort, 30);
+  assert.ok(res.steps === 30, `stopped right after the step during which it was aborted: ${res.steps}`);
+  assert.equal(model.step, res.steps);
+  assert.equal(res.history.at(-1).step, res.steps);
+
+  // An abort from outside (a timer) reaches the loop through its yields.
+  const other = new AbortController();
+  setTimeout(() => other.abort(), 50);
+  const res2 = await train(model, task, { steps: 1e6, batch: 2, evalEvery: 1000, evalBatch: 4, signal: other.signal });
+  assert.equal(res2.aborted, true);
+  assert.ok(res2.steps > 0 && res2.steps < 1e6, `steps ${res2.steps}`);
+  assert.equal(res2.history.at(-1).step, res2.steps, 'the run ends with an evaluation of what it has');
+
+  // Already aborted: no step at all.
+  const res3 = await train(model, task, { steps: 10, batch: 2, evalBatch: 4, signal: AbortSignal.abort() });
+  assert.equal(res3.aborted, true);
+  assert.equal(res3.steps, 0);
+  model.dispose();
+});
+
+test('bad arguments are AttnError VALUE naming the argument', async () => {
+  const model = tiny();
+  const cases = [
+    [{ steps: 0 }, /steps/], [{ steps: 1.5 }, /steps/], [{ batch: 0 }, /batch/], [{ lr: -1 }, /lr/],
+    [{ lr: NaN }, /lr/], [{ lr: '0.1' }, /lr/], [{ warmup: -1 }, /warmup/], [{ evalEvery: 0 }, /evalEvery/],
+    [{ evalBatch: 0 }, /evalBatch/], [{ seed: -1 }, /seed/], [{ seed: 2 ** 32 }, /seed/],
+    [{ onProgress: 3 }, /onProgress/], [{ signal: {} }, /signal/], [{ stpes: 3 }, /stpes/],
+  ];
+  for (const [opts, re] of cases) {
+    await assert.rejects(train(model, task, opts), (err) => err.name === 'AttnError' && err.code === 'VALUE' && re.test(err.message),
+      `options ${JSON.stringify(opts)}`);
+  }
+  await assert.rejects(train(null, task), (err) => err.code === 'VALUE' && /model/.test(err.message));
+  await assert.rejects(train(model, {}), (err) => err.code === 'VALUE' && /task/.test(err.message));
+  await assert.rejects(train(model, tasks.copy({ seqLen: 10, vocab: 6 })), (err) => err.code === 'VALUE' && /seqLen/.test(err.message));
+  await assert.rejects(train(model, task, null), (err) => err.code === 'VALUE' && /options/.test(err.message));
+  assert.equal(model.step, 0, 'a rejected call trains nothing');
+  model.dispose();
+});
