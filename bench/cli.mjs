@@ -19,7 +19,10 @@ export const USAGE = `attnlab benchmark: \`npm run bench\` (node bench/run.mjs a
   node bench/run.mjs --out DIR          where results*.json / .md / scaling*.svg go (default bench/)
   node bench/run.mjs --sizes 64,256     other sizes (development)
   node bench/run.mjs --skip native,onnxruntime-web,...   leave contenders out (development);
-                                        also backward (the backward pass) and tfjs-wasm-grad
+                                        also backward (the backward pass), tfjs-wasm-grad and
+                                        training (the training part)
+  node bench/run.mjs --training-only    measure only the training part and put it into the
+                                        recorded results (results.json / results.md of --out)
 
 One thread, d = dv = 64. Contenders: the attnlab builds (scalar, SIMD128, relaxed-SIMD), a plain-JS
 implementation (softmax, linear), the same C compiled natively with gcc -O3 -march=native (a
@@ -27,7 +30,9 @@ reference, not a competitor), onnxruntime-web and @tensorflow/tfjs-backend-wasm 
 a micro-kernel that measures this machine's WebAssembly SIMD128 peak. Then the backward pass:
 lab.attentionGrad against lab.attention (SIMD and relaxed builds, n = 1024 and 4096; 256 and 1024
 when --quick), the tfjs-wasm gradient of softmax attention, and softmax's backward memory at
-n = 32768 (8192 when --quick). See bench/README.md.`;
+n = 32768 (8192 when --quick). Then training: lab.model's training step against the same model
+trained with tfjs-wasm (reference shape dModel 96, 4 layers, seqLen 64, batch 16), every variant at
+that shape and at each task's defaults, and generation ms/token against position. See bench/README.md.`;
 
 /**
  * Node 20 runs the relaxed build only with --experimental-wasm-relaxed-simd: re-runs `script` in a
@@ -44,7 +49,7 @@ export function respawnWithFlags(script, relaxedSupported) {
 }
 
 export function parseArgs(argv) {
-  const o = { quick: false, only: null, out: BENCH_DIR, sizes: null, skip: new Set(), help: false };
+  const o = { quick: false, only: null, out: BENCH_DIR, sizes: null, skip: new Set(), help: false, trainingOnly: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => {
@@ -54,6 +59,7 @@ export function parseArgs(argv) {
     };
     const list = () => val().split(',').map((s) => s.trim()).filter(Boolean);
     if (a === '--quick') o.quick = true;
+    else if (a === '--training-only') o.trainingOnly = true;
     else if (a.startsWith('--only')) o.only = list();
     else if (a.startsWith('--out')) o.out = path.resolve(process.cwd(), val());
     else if (a.startsWith('--sizes')) o.sizes = list().map(Number);

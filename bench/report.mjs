@@ -1,9 +1,10 @@
 // Turns the rows a run measured into results.json, results.md (the targets, targets.mjs, then a
-// table per variant, peak memory, the backward pass (backward-report.mjs), the checks and the
-// notes) and scaling.svg (svg.mjs).
+// table per variant, peak memory, the backward pass (backward-report.mjs), training
+// (training-report.mjs), the checks and the notes) and scaling.svg (svg.mjs).
 import fs from 'node:fs';
 import path from 'node:path';
 import { backwardSection, backwardTargets } from './backward-report.mjs';
+import { trainingSection, trainingTargets } from './training-report.mjs';
 import { svg } from './svg.mjs';
 import { computeTargets, CONTENDED, CONTENDERS, fmtG, fmtMiB, fmtMs, okRow, PEAK, rowOf } from './targets.mjs';
 
@@ -32,13 +33,15 @@ function targetsSection(results, targets, L) {
   const m = results.meta;
   L.push('## Targets', '', 'Computed from this run (ratios and fractions, so they do not depend on how fast the machine was today).', '');
   L.push('| target | n | measured | required | status | detail |', '|---|---:|---:|---:|---|---|');
-  const shown = targets.filter((t) => t.group !== 'backward' && m.sizes.includes(t.n) && (t.group !== 'linear' || m.sizes.includes(1024)));
+  const shown = targets.filter((t) => t.group !== 'backward' && t.group !== 'training' && m.sizes.includes(t.n) && (t.group !== 'linear' || m.sizes.includes(1024)));
   for (const t of shown) L.push(`| ${t.target} | ${t.n} | ${t.shown ?? '–'} | ${t.required} | ${mark(t.met)} | ${t.detail ?? ''} |`);
   const count = (f) => shown.filter(f).length;
-  const missingSizes = [...new Set(targets.filter((t) => t.group !== 'backward' && !shown.includes(t)).map((t) => t.n))];
+  const missingSizes = [...new Set(targets.filter((t) => t.group !== 'backward' && t.group !== 'training' && !shown.includes(t)).map((t) => t.n))];
   L.push('', `${count((t) => t.met === true)} met, ${count((t) => t.met === false)} not met, ${count((t) => t.met == null)} not measured.${missingSizes.length ? ` The targets at n = ${missingSizes.join(', ')} need sizes this run did not measure (the full run).` : ''}`, '');
   const bw = targets.filter((t) => t.group === 'backward');
   if (bw.length) L.push(`The backward-pass goals (${bw.filter((t) => t.met === true).length} met, ${bw.filter((t) => t.met === false).length} not met) are in [Backward pass](#backward-pass).`, '');
+  const tr = targets.filter((t) => t.group === 'training');
+  if (tr.length) L.push(`The training goals (${tr.filter((t) => t.met === true).length} met, ${tr.filter((t) => t.met === false).length} not met) are in [Training](#training).`, '');
   if (!results.paired?.length) return;
   L.push('The softmax targets and the linear-family targets use **interleaved** timings: each round calls every contender (or both sizes) once, and the SIMD128 peak kernel (about 20 ms), starting from a different one each round, so load from other processes hits them alike; the fractions of peak divide by the peak measured in those same rounds. Medians over the rounds:', '');
   L.push('| measurement | rounds | median ms (± half IQR) · GFLOP/s |', '|---|---:|---|');
@@ -137,6 +140,7 @@ export function markdown(results, targets) {
   timeSection(results, L);
   memorySection(results, L);
   backwardSection(results, targets, L);
+  trainingSection(results, targets, L);
   checksSection(results, L);
   notesSection(results, L);
   return L.join('\n');
@@ -147,7 +151,7 @@ export function writeReports(results, { dir, suffix = '' }) {
   const files = [path.join(dir, `results${suffix}.json`), path.join(dir, `results${suffix}.md`), path.join(dir, `scaling${suffix}.svg`)];
   const writeJson = () => fs.writeFileSync(files[0], JSON.stringify(results, (k, v) => (typeof v === 'number' && !Number.isInteger(v) ? +v.toPrecision(6) : v), 2) + '\n');
   try {
-    results.targets = [...computeTargets(results), ...backwardTargets(results)];
+    results.targets = [...computeTargets(results), ...backwardTargets(results), ...trainingTargets(results)];
   } catch (e) {
     writeJson(); // keep the measurements even if the report code fails
     throw e;

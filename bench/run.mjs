@@ -9,7 +9,9 @@
 //                onnxruntime-web.mjs and tfjs-wasm.mjs (through external.mjs), peak.mjs
 //   paired.mjs   the interleaved pass behind the headline ratios
 //   backward.mjs the backward pass (attentionGrad against attention; tfjs-grad.mjs: tfjs's gradient)
+//   training.mjs model.trainStep against tfjs-wasm (tfjs-train.mjs), every variant, generation
 //   report.mjs   results.json, results.md (targets.mjs) and scaling.svg (svg.mjs)
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +27,7 @@ import { plainJs } from './plain-js.mjs';
 import { log, Record } from './record.mjs';
 import { writeReports } from './report.mjs';
 import { tfjsWasm } from './tfjs-wasm.mjs';
+import { trainingPhase } from './training.mjs';
 
 const errorText = (e) => `${e.code ? e.code + ': ' : ''}${e.message}`;
 
@@ -110,11 +113,33 @@ async function runSize(n, ctx) {
   ctx.record.doneWith(n);
 }
 
+const trainingContext = (builds, before, cfg, machine) => ({
+  builds, quick: cfg.quick, want: cfg.want, machine, peakCfg: before.simd128.best, relaxedPeakCfg: before.relaxed?.best ?? null,
+});
+
+/**
+ * --training-only: measures the training part again and puts it into the recorded results
+ * (results.json of --out), whose other parts are kept as they were; results.md is rewritten.
+ */
+async function trainingOnly(cfg, machine) {
+  const file = path.join(cfg.out, `results${cfg.suffix}.json`);
+  if (!fs.existsSync(file)) throw new Error(`--training-only merges into ${file}, which does not exist: run the whole benchmark first`);
+  const results = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const before = peaksBefore(cfg.quick);
+  const { builds } = await loadBuilds({ policy: cfg.policy, want: (c) => c !== 'attnlab-scalar' && cfg.want(c) });
+  for (const b of builds) log(`${b.name}: ${b.error ? 'n/a: ' + b.error : 'loaded (' + b.lab.build + ')'}`);
+  results.training = await trainingPhase(trainingContext(builds, before, cfg, machine));
+  for (const b of builds) await b.dispose();
+  const files = writeReports(results, { dir: cfg.out, suffix: cfg.suffix });
+  log(`\nwrote the training part into ${files.slice(0, 2).map((f) => path.relative(process.cwd(), f)).join(' and ')}`);
+}
+
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
   if (opts.help) return log(USAGE);
   const cfg = configure(opts);
   const machine = machineInfo();
+  if (opts.trainingOnly) return trainingOnly(cfg, machine);
   log(`attnlab bench${cfg.quick ? ' --quick' : ''}: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node} (V8 ${machine.v8}), one thread, d = dv = ${D}`);
   log(`sizes: ${cfg.sizes.join(', ')}`);
   const before = peaksBefore(cfg.quick);
@@ -131,6 +156,7 @@ async function main() {
   const results = record.results;
   results.paired = await pairedPhase({ builds, externals: externals.filter((c) => !c.error), registry, variants, sizes: cfg.sizes, quick: cfg.quick, peakCfg: before.simd128.best });
   results.backward = cfg.want('backward') ? await backwardPhase({ builds, registry, variants, quick: cfg.quick, want: cfg.want }) : null;
+  results.training = cfg.want('training') ? await trainingPhase(trainingContext(builds, before, cfg, machine)) : null;
   for (const c of all) await c.dispose();
   results.peak = peaksAfter(before, cfg.quick);
   log(`\nSIMD128 peak: before ${before.simd128.gflops.toFixed(1)}, after ${results.peak.simd128.after.toFixed(1)} GFLOP/s (the higher is used)`);

@@ -7,23 +7,11 @@
 // function of (task, variant, seed, settings, build).
 import { parentPort, workerData } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
+import { modelConfig } from './experiment-variants.mjs';
 
 const { init, tasks } = await import(pathToFileURL(workerData.binding).href);
 const { train } = await import(pathToFileURL(workerData.train).href);
 const lab = await init();
-
-function modelConfig(task, v, s, seed) {
-  const config = {
-    variant: v.variant, vocab: task.vocab, seqLen: task.seqLen, dModel: s.dModel, heads: s.heads,
-    layers: s.layers, dFF: s.dFF, causal: task.causal, seed,
-  };
-  if (v.options) config.options = v.options;
-  if (v.freezeParam) {
-    config.freeze = [];
-    for (let l = 0; l < s.layers; l++) for (let h = 0; h < s.heads; h++) config.freeze.push(`l${l}.h${h}.${v.freezeParam}`);
-  }
-  return config;
-}
 
 async function run(r) {
   const task = tasks[r.task](r.taskOptions);

@@ -19,24 +19,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tasks } from '../src/js/tasks.js';
 import { writeReport } from './experiments-report.mjs';
+import { VARIANTS } from './experiment-variants.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-/** The variants of the experiment, in table order. */
-export const VARIANTS = [
-  { name: 'softmax', variant: 'softmax' },
-  { name: 'dense', variant: 'dense' },
-  { name: 'dense1', variant: 'dense1' },
-  { name: 'random', variant: 'random' },
-  { name: 'random-frozen', variant: 'random', freezeParam: 'r' },
-  { name: 'factorized-dense', variant: 'factorized-dense' },
-  { name: 'factorized-random', variant: 'factorized-random' },
-  { name: 'mixture', variant: 'mixture', options: { components: ['softmax', 'random'] } },
-  { name: 'linear', variant: 'linear' },
-  { name: 'efficient', variant: 'efficient' },
-  { name: 'taylor', variant: 'taylor' },
-  { name: 'fixed', variant: 'fixed' },
-];
 const TASKS = ['recall', 'copy', 'reverse', 'sort', 'text'];
 
 function parseArgs(argv) {

@@ -1,0 +1,220 @@
+// The training benchmark: how fast lab.model trains and generates.
+//
+//   1. The reference shape (dModel 96, 4 layers, 4 heads, seqLen 64, batch 16, vocab 65, dFF 384,
+//      causal; ~0.46 M parameters): softmax on the SIMD and relaxed builds, the same model trained
+//      with tfjs-core + tfjs-backend-wasm (tfjs-train.mjs, one thread, AdamW) and the SIMD128 and
+//      relaxed-FMA peak kernels in the same interleaved rounds (so ratios and fractions of peak
+//      divide numbers measured side by side); then every experiment variant on both builds.
+//      tfjs starts from attnlab's initial parameters and trains on the same batch: the two loss
+//      curves over the first steps are compared, so "the same model" is checked, not assumed.
+//   2. The smaller shape tfjs was first measured at (dModel 64, 2 layers, seqLen 32, batch 32):
+//      softmax against tfjs again, interleaved.
+//   3. Every experiment variant at every task's defaults (src/js/tasks.js), SIMD build, on a real
+//      batch of the task: ms per step and tokens per second.
+//   4. Generation: model.generate() of a causal model at the reference widths with seqLen 4096,
+//      ms per token against position for softmax (a key/value cache: O(t) per token) and linear,
+//      efficient, taylor (a constant-size state: O(1)).
+//
+// A step is model.trainStep(tokens, targets, { lr }) on one fixed batch (the numbers a step
+// computes do not change its cost). Flops: the matrix products of the step only (stepFlops).
+import { tasks } from '../src/js/tasks.js';
+import { mulberry32 } from '../src/js/prng.js';
+import { modelConfig, VARIANTS } from '../scripts/experiment-variants.mjs';
+import { roundRobin } from './measure.mjs';
+import { peakRunner } from './peak.mjs';
+import { fmtMs, log } from './record.mjs';
+import { tfjsTrainer } from './tfjs-train.mjs';
+
+export const REFERENCE_SHAPE = { vocab: 65, seqLen: 64, dModel: 96, heads: 4, layers: 4, dFF: 384, batch: 16 };
+export const TFJS_SMALL_SHAPE = { vocab: 65, seqLen: 32, dModel: 64, heads: 4, layers: 2, dFF: 256, batch: 32 };
+export const GENERATION = { seqLen: 4096, positions: [16, 64, 256, 1024, 4096], window: 16, variants: ['softmax', 'linear', 'efficient', 'taylor'] };
+const TRAIN_BUILDS = ['attnlab-simd', 'attnlab-relaxed'];
+const LR = 1e-3;
+const CHECK_STEPS = 4; // steps of the tfjs / attnlab loss-curve comparison
+const errorText = (e) => `${e.code ? e.code + ': ' : ''}${e.message}`;
+
+/**
+ * Flops of the matrix products of one training step of a softmax model (2 per multiply-add):
+ * forward F = tokens · (layers · (4·d² + 2·d·dFF) + d·vocab) · 2 for the projections (q, k, v, W_o,
+ * the MLP, the output layer) plus batch · layers · heads · T(T+1)/2 · dh · 2 · 2 for q·kᵀ and
+ * A·v over the causal pairs (the kernels skip the masked half, so it is not counted); the backward
+ * pass computes two products per forward product (the input's gradient and the weight's), so a
+ * step is 3·F. Element-wise work (LayerNorm, GELU, softmax, AdamW) is not counted.
+ */
+export function stepFlops(c) {
+  const tokens = c.batch * c.seqLen, dh = c.dModel / c.heads;
+  const projections = tokens * (c.layers * (4 * c.dModel ** 2 + 2 * c.dModel * c.dFF) + c.dModel * c.vocab) * 2;
+  const attention = c.batch * c.layers * c.heads * (c.seqLen * (c.seqLen + 1) / 2) * dh * 2 * 2;
+  return 3 * (projections + attention);
+}
+
+/** A batch of uniform tokens in [0, vocab), targets the next token of the same stream. */
+function randomBatch({ vocab, seqLen, batch }, seed = 1) {
+  const rnd = mulberry32(seed);
+  const stream = Int32Array.from({ length: batch * seqLen + 1 }, () => Math.floor(rnd() * vocab));
+  return { tokens: stream.subarray(0, batch * seqLen), targets: stream.subarray(1) };
+}
+
+const shapeConfig = (s, variant = 'softmax') => ({ variant, vocab: s.vocab, seqLen: s.seqLen, dModel: s.dModel, heads: s.heads, layers: s.layers, dFF: s.dFF, causal: true, seed: 1 });
+const perStep = (st, s) => ({ ...st, tokens_per_s: (s.batch * s.seqLen) / (st.median_ms / 1000) });
+
+/**
+ * tfjs (made from the initial parameters of shapeConfig(shape), seed 1) and a fresh attnlab model of
+ * that config, on the same batch: their losses over CHECK_STEPS steps.
+ */
+function sameModelCheck(lab, tfjs, shape, batch) {
+  const model = lab.model(shapeConfig(shape));
+  try {
+    const ours = [], theirs = [];
+    for (let i = 0; i < CHECK_STEPS; i++) {
+      theirs.push(tfjs.step(batch.tokens, batch.targets, LR));
+      ours.push(model.trainStep(batch.tokens, batch.targets, { lr: LR }).loss);
+    }
+    const diff = Math.max(...ours.map((x, i) => Math.abs(x - theirs[i]) / Math.abs(x)));
+    return { steps: CHECK_STEPS, attnlab: ours, tfjs: theirs, max_rel_diff: diff, ok: diff < 1e-3 };
+  } finally { model.dispose(); }
+}
+
+/**
+ * softmax on each build against tfjs (and the peak kernels) at one shape, interleaved. Returns
+ * { shape, flops, rounds, entries: { name: stats + tokens_per_s + gflops }, check, tfjs_meta }.
+ */
+async function headToHead(shape, builds, ctx) {
+  const batch = randomBatch(shape);
+  const entries = [], cleanup = [];
+  for (const b of builds) {
+    const model = b.lab.model(shapeConfig(shape));
+    cleanup.push(() => model.dispose());
+    entries.push({ key: b.name, fn: () => model.trainStep(batch.tokens, batch.targets, { lr: LR }) });
+  }
+  const out = { shape, flops: stepFlops(shape), rounds: ctx.quick ? 3 : 7, check: null, tfjs: null };
+  if (ctx.want('tfjs-wasm')) {
+    try {
+      const simd = builds.find((b) => b.name === 'attnlab-simd') ?? builds[0];
+      const start = simd.lab.model(shapeConfig(shape));
+      const checker = await tfjsTrainer(shape, start.parameters());
+      start.dispose();
+      out.check = sameModelCheck(simd.lab, checker, shape, batch);
+      checker.dispose();
+      const tfjs = await tfjsTrainer(shape);
+      cleanup.push(() => tfjs.dispose());
+      out.tfjs = { ...tfjs.meta, parameters: tfjs.parameterCount };
+      entries.push({ key: 'tfjs-wasm', fn: () => tfjs.step(batch.tokens, batch.targets, LR) });
+    } catch (e) {
+      out.tfjs = { error: errorText(e) };
+      log(`  tfjs-wasm training: n/a: ${errorText(e)}`);
+    }
+  }
+  const simdPeak = peakRunner(ctx.peakCfg ?? undefined);
+  const relaxedPeak = ctx.relaxedPeakCfg ? peakRunner(ctx.relaxedPeakCfg, { relaxed: true }) : null;
+  entries.push({ key: 'peak-simd128', fn: simdPeak.fn });
+  if (relaxedPeak) entries.push({ key: 'peak-relaxed', fn: relaxedPeak.fn });
+  globalThis.gc?.();
+  try {
+    out.entries = await roundRobin(entries, out.rounds);
+  } finally { for (const f of cleanup) f(); }
+  for (const [k, st] of Object.entries(out.entries)) {
+    if (k.startsWith('peak')) st.gflops = (k === 'peak-simd128' ? simdPeak : relaxedPeak).flops / (st.median_ms * 1e6);
+    else Object.assign(st, perStep(st, shape), { gflops: out.flops / (st.median_ms * 1e6) });
+  }
+  log(`  training step, dModel ${shape.dModel}, ${shape.layers} layers, seqLen ${shape.seqLen}, batch ${shape.batch} (${out.rounds} rounds): ` +
+    Object.entries(out.entries).map(([k, v]) => `${k} ${fmtMs(v.median_ms)} ms`).join(', ') +
+    (out.check ? `; tfjs vs attnlab loss over ${out.check.steps} steps: max rel diff ${out.check.max_rel_diff.toExponential(1)}` : ''));
+  return out;
+}
+
+/** One model per build, timed in the same rounds; rows { variant, contender, ...stats } or n/a. */
+async function variantSteps(name, config, batch, shape, builds, rounds) {
+  const rows = [], entries = [], models = [];
+  for (const b of builds) {
+    try {
+      const m = b.lab.model(config);
+      models.push(m);
+      entries.push({ key: b.name, fn: () => m.trainStep(batch.tokens, batch.targets, { lr: LR }) });
+    } catch (e) { rows.push({ variant: name, contender: b.name, status: 'n/a', reason: errorText(e) }); }
+  }
+  try {
+    if (entries.length) {
+      const st = await roundRobin(entries, rounds);
+      for (const [k, s] of Object.entries(st)) rows.push({ variant: name, contender: k, status: 'ok', parameters: models[0].parameterCount, ...perStep(s, shape) });
+    }
+  } catch (e) {
+    for (const x of entries) rows.push({ variant: name, contender: x.key, status: 'n/a', reason: errorText(e) });
+  } finally { for (const m of models) m.dispose(); }
+  return rows;
+}
+
+async function everyVariant(shape, builds, ctx) {
+  const rows = [];
+  const batch = randomBatch(shape);
+  for (const v of VARIANTS) {
+    const config = modelConfig({ vocab: shape.vocab, seqLen: shape.seqLen, causal: true }, v, shape, 1);
+    rows.push(...await variantSteps(v.name, config, batch, shape, builds, ctx.quick ? 2 : 4));
+  }
+  log(`  every variant at the reference shape: ${rows.filter((r) => r.contender === 'attnlab-simd').map((r) => `${r.variant} ${r.status === 'ok' ? fmtMs(r.median_ms) : 'n/a'}`).join(', ')} ms (SIMD build)`);
+  return rows;
+}
+
+async function taskDefaults(simd, ctx) {
+  const out = [];
+  for (const name of Object.keys(tasks)) {
+    const task = tasks[name]();
+    const d = task.defaults;
+    const shape = { vocab: task.vocab, seqLen: task.seqLen, dModel: d.dModel, heads: d.heads, layers: d.layers, dFF: d.dFF, batch: d.batch };
+    const batch = task.sample(d.batch, 1, 'train');
+    const rows = [];
+    for (const v of VARIANTS) rows.push(...await variantSteps(v.name, modelConfig(task, v, d, 1), batch, shape, [simd], ctx.quick ? 3 : 5));
+    out.push({ task: name, shape: { ...shape, causal: task.causal }, rows });
+    log(`  ${name} defaults (SIMD build): ${rows.map((r) => `${r.variant} ${r.status === 'ok' ? fmtMs(r.median_ms) : 'n/a'}`).join(', ')} ms`);
+  }
+  return out;
+}
+
+/** ms per token of generate() against position, for the GENERATION variants. */
+function generation(simd, ctx) {
+  const seqLen = ctx.quick ? 1024 : GENERATION.seqLen;
+  const positions = GENERATION.positions.filter((p) => p <= seqLen);
+  const rows = [];
+  for (const variant of GENERATION.variants) {
+    let model;
+    try {
+      model = simd.lab.model({ ...shapeConfig({ ...REFERENCE_SHAPE, seqLen }, variant) });
+      const { msPerToken } = model.generate([1], seqLen - 1, { temperature: 0 });
+      // msPerToken[g] is the step that read position g (0-based) of the sequence
+      const at = positions.map((p) => {
+        const w = Array.from(msPerToken.slice(Math.max(0, p - GENERATION.window), Math.min(p, msPerToken.length))).sort((a, b) => a - b);
+        return { position: p, median_ms: w[w.length >> 1] };
+      });
+      const total = msPerToken.reduce((s, x) => s + x, 0);
+      rows.push({ variant, status: 'ok', seqLen, at, total_ms: total });
+      log(`  generate ${variant}: ${at.map((x) => `t=${x.position} ${x.median_ms.toFixed(3)}`).join(', ')} ms/token`);
+    } catch (e) {
+      rows.push({ variant, status: 'n/a', reason: errorText(e) });
+      log(`  generate ${variant}: n/a: ${errorText(e)}`);
+    } finally { model?.dispose(); }
+  }
+  return { seqLen, window: GENERATION.window, rows };
+}
+
+/**
+ * ctx: { builds (loaded attnlab contenders), quick, want, machine (machineInfo()), peakCfg and relaxedPeakCfg (the best
+ * peak-kernel shapes of peaksBefore; relaxedPeakCfg null when relaxed SIMD is unsupported) }.
+ * Returns results.training.
+ */
+export async function trainingPhase(ctx) {
+  log(`\n== training at ${(performance.now() / 1000).toFixed(0)} s`);
+  const builds = ctx.builds.filter((b) => TRAIN_BUILDS.includes(b.name) && !b.error);
+  const simd = builds.find((b) => b.name === 'attnlab-simd');
+  if (!simd) return { error: 'the SIMD build did not load' };
+  const t0 = performance.now();
+  const m = ctx.machine;
+  const out = { date: new Date().toISOString(), builds: builds.map((b) => b.name), lr: LR,
+    meta: m && { cpu: m.cpu, cores: m.cores, node: m.node, commit: m.commit, uncommitted: m.uncommitted, loadavg_start: m.loadavg_start } };
+  out.reference = await headToHead(REFERENCE_SHAPE, builds, ctx);
+  out.small = await headToHead(TFJS_SMALL_SHAPE, builds, ctx);
+  out.variants = await everyVariant(REFERENCE_SHAPE, builds, ctx);
+  out.tasks = await taskDefaults(simd, ctx);
+  out.generation = generation(simd, ctx);
+  out.elapsed_s = (performance.now() - t0) / 1000;
+  return out;
+}

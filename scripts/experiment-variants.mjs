@@ -1,0 +1,35 @@
+// The variants the experiments train (in table order) and the model config of one run, shared by
+// `npm run experiments` (experiments.mjs, experiments-worker.mjs) and the training benchmark
+// (bench/training.mjs), so both measure the same models.
+//
+// An entry: { name (the table's), variant (a lab.variants id), options? (attention options),
+//             freezeParam? (a per-head parameter kept at its initial value in every head) }.
+
+export const VARIANTS = [
+  { name: 'softmax', variant: 'softmax' },
+  { name: 'dense', variant: 'dense' },
+  { name: 'dense1', variant: 'dense1' },
+  { name: 'random', variant: 'random' },
+  { name: 'random-frozen', variant: 'random', freezeParam: 'r' },
+  { name: 'factorized-dense', variant: 'factorized-dense' },
+  { name: 'factorized-random', variant: 'factorized-random' },
+  { name: 'mixture', variant: 'mixture', options: { components: ['softmax', 'random'] } },
+  { name: 'linear', variant: 'linear' },
+  { name: 'efficient', variant: 'efficient' },
+  { name: 'taylor', variant: 'taylor' },
+  { name: 'fixed', variant: 'fixed' },
+];
+
+/** The lab.model config of entry `v` on `task` with sizes `s` ({ dModel, heads, layers, dFF }). */
+export function modelConfig(task, v, s, seed) {
+  const config = {
+    variant: v.variant, vocab: task.vocab, seqLen: task.seqLen, dModel: s.dModel, heads: s.heads,
+    layers: s.layers, dFF: s.dFF, causal: task.causal, seed,
+  };
+  if (v.options) config.options = v.options;
+  if (v.freezeParam) {
+    config.freeze = [];
+    for (let l = 0; l < s.layers; l++) for (let h = 0; h < s.heads; h++) config.freeze.push(`l${l}.h${h}.${v.freezeParam}`);
+  }
+  return config;
+}
