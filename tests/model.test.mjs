@@ -24,7 +24,7 @@ const configFor = (v, extra = {}) => ({
   variant: v.id, vocab: 6, seqLen: 5, dModel: 8, heads: 2, layers: 1, dFF: 12, causal: true, seed: 3,
   options: isMixture(v) ? MIX : {}, ...extra,
 });
-const describeConfig = (c) => `${c.variant} layers=${c.layers} heads=${c.heads} ${c.causal ? 'causal' : 'bidirectional'}`;
+const describeConfig = (c) => `${c.variant} layers=${c.layers} heads=${c.heads} ${c.causal ? 'causal' : 'bidirectional'}${c.options?.patterns ? ` patterns=${c.options.patterns.join(',')}` : ''}`;
 
 function batchFor(config, batch, seed) {
   const rnd = mulberry32(seed);
@@ -65,6 +65,10 @@ for (const v of VARIANTS) {
     CASES.push({ v, config: configFor(v, { layers, heads, causal, seed: 3 + layers + heads }) });
   }
 }
+// fixed heads given their patterns (options.patterns, cycled over the heads)
+const FIXED = VARIANTS.find((v) => v.id === 'fixed');
+CASES.push({ v: FIXED, config: configFor(FIXED, { layers: 2, heads: 2, causal: true, options: { patterns: ['first', 'left'], window: 2 } }) });
+CASES.push({ v: FIXED, config: configFor(FIXED, { layers: 1, heads: 2, causal: false, options: { patterns: ['last', 'right', 'next'] } }) });
 
 for (const build of buildList) {
   const lab = await loadBuild(build);
@@ -175,6 +179,12 @@ for (const build of buildList) {
         [{ ...ok, options: { causal: true } }, 'UNSUPPORTED', /causal/],
         [{ ...configFor(VARIANTS.find(isMixture)), options: { components: ['softmax'], alpha: [1] } }, 'UNSUPPORTED', /learns its mixture weights/],
         [{ ...configFor(VARIANTS.find((x) => x.id === 'factorized-dense')), seqLen: 7, options: { tiling: 'zigzag' } }, 'VALUE', /tiling/],
+        [{ ...configFor(FIXED), options: { pattern: 'first' } }, 'UNSUPPORTED', /options\.patterns/],
+        [{ ...configFor(FIXED), options: { patterns: ['next'] } }, 'VALUE', /causal model cannot take a pattern that looks ahead/],
+        [{ ...configFor(FIXED), options: { patterns: ['first', 'sideways'] } }, 'UNKNOWN', /patterns\[1\] is "sideways"/],
+        [{ ...configFor(FIXED), options: { patterns: [] } }, 'VALUE', /1 to 16 pattern names/],
+        [{ ...configFor(FIXED), options: { patterns: Array(17).fill('first') } }, 'VALUE', /1 to 16 pattern names/],
+        [{ ...ok, options: { patterns: ['first'] } }, 'VALUE', /patterns are for fixed heads/],
       ];
       for (const [config, code, pattern] of cases) {
         assert.throws(() => lab.model(config), (err) => err instanceof AttnError && err.code === code && pattern.test(err.message),

@@ -345,6 +345,8 @@ describe('reference model: the parameter table', () => {
     const full = resolveConfig(configFor('fixed', { heads: 8, dModel: 8, causal: false }));
     assert.deepEqual([0, 1, 2, 3, 4, 5, 6, 7].map((h) => headPattern(full, h)),
       ['previous', 'current', 'next', 'left', 'right', 'first', 'last', 'previous']);
+    const given = resolveConfig(configFor('fixed', { heads: 4, dModel: 8, options: { patterns: ['first', 'left', 'current'] } }));
+    assert.deepEqual([0, 1, 2, 3].map((h) => headPattern(given, h)), ['first', 'left', 'current', 'first']);
   });
 
   test('bad configs throw, naming the problem', () => {
@@ -353,7 +355,9 @@ describe('reference model: the parameter table', () => {
     assert.throws(() => resolveConfig(configFor('softmax', { freeze: ['l0.h0.r'] })), /freeze.*l0\.h0\.r/);
     assert.throws(() => resolveConfig(configFor('mixture', { options: {} })), /components/);
     assert.throws(() => resolveConfig(configFor('mixture', { options: { components: ['linear'] } })), /linear/);
-    assert.throws(() => resolveConfig(configFor('fixed', { options: { pattern: 'next' } })), /pattern/);
+    assert.throws(() => resolveConfig(configFor('fixed', { options: { pattern: 'next' } })), /options\.patterns/);
+    assert.throws(() => resolveConfig(configFor('fixed', { options: { patterns: ['next'] } })), /next.*looks ahead/);
+    assert.throws(() => resolveConfig(configFor('softmax', { options: { patterns: ['first'] } })), /fixed heads/);
     const config = configFor('softmax');
     const p = initParameters(config);
     const ok = new Int32Array(6);

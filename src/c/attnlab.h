@@ -123,6 +123,7 @@ typedef enum attn_pattern {
 } attn_pattern;
 
 #define ATTN_MAX_COMPONENTS 8
+#define ATTN_MODEL_MAX_PATTERNS 16 /* attn_model_config.patterns: the most a model's fixed heads cycle through */
 /* The largest dimension accepted (larger ones are ATTN_ERR_MEMORY): every size the core computes
  * then fits its integer types. */
 #define ATTN_MAX_DIM 1073741824
@@ -298,13 +299,19 @@ typedef struct attn_model_config {
     uint32_t seed;        /* initialisation */
     /* The attention options of every head: scale, eps, tiling, window, and for a mixture
      * n_components + component. causal comes from the field above; fixed heads take their pattern
-     * from their head index (docs/model.md); a mixture's weights are the learned logits of each
-     * head's `alpha` parameter (options.alpha is ignored). */
+     * from the list below (options.pattern is ignored); a mixture's weights are the learned logits
+     * of each head's `alpha` parameter (options.alpha is ignored). */
     attn_options options;
     /* NULL, or one flag per parameter index (attn_model_param_count entries): nonzero = frozen,
      * i.e. no gradient (it stays 0), no update, no moments, not counted in the clipping norm.
      * Caller-owned; read by loss_backward and adamw. */
     const int32_t *frozen;
+    /* fixed only: head h of every layer takes patterns[h % n_patterns] (attn_pattern values; a
+     * causal model may not take one that looks ahead). n_patterns 0: the default cycle previous,
+     * current, next, left, right, first, last without the look-ahead ones when causal
+     * (docs/model.md). Another variant must leave n_patterns 0. */
+    int32_t n_patterns;
+    int32_t patterns[ATTN_MODEL_MAX_PATTERNS];
 } attn_model_config;
 
 /* One entry of the parameter table. Field order and offsets are part of the ABI (80 bytes:

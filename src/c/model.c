@@ -105,7 +105,7 @@ typedef struct model_shape {
     int proj_slot[4];          /* their slot indices, in slot order */
     int alpha_slot;            /* -1 unless mixture */
     int npatterns;
-    int patterns[ATTN_PATTERN_COUNT];
+    int patterns[ATTN_MODEL_MAX_PATTERNS];
     int64_t head_floats;
     int head_params;
     /* floats from the layer's first parameter */
@@ -185,7 +185,8 @@ static attn_status make_shape(const attn_model_config *cfg, model_shape *s, cons
                           .L = s->T, .a = a, .b = s->T / a,
                           .rank = cfg->rank ? cfg->rank : imin(8, s->T)};
 
-    /* Fixed heads cycle through the patterns a causal model may use. */
+    /* Fixed heads cycle through the config's patterns, or by default through those a causal
+     * model may use. */
     static const int every[] = {ATTN_PATTERN_PREVIOUS, ATTN_PATTERN_CURRENT, ATTN_PATTERN_NEXT, ATTN_PATTERN_LEFT,
                                 ATTN_PATTERN_RIGHT, ATTN_PATTERN_FIRST, ATTN_PATTERN_LAST};
     static const int looks_ahead[ATTN_PATTERN_COUNT] = { /* the pattern list's own flags */
@@ -193,8 +194,19 @@ static attn_status make_shape(const attn_model_config *cfg, model_shape *s, cons
         ATTN_PATTERN_LIST(X)
 #undef X
     };
-    for (int i = 0; i < (int)(sizeof every / sizeof *every); i++)
-        if (!(cfg->causal && looks_ahead[every[i]])) s->patterns[s->npatterns++] = every[i];
+    if (cfg->n_patterns < 0 || cfg->n_patterns > ATTN_MODEL_MAX_PATTERNS)
+        FAIL(ATTN_ERR_VALUE, "n_patterns must be in [0, ATTN_MODEL_MAX_PATTERNS]");
+    if (cfg->n_patterns && cfg->variant != ATTN_FIXED)
+        FAIL(ATTN_ERR_VALUE, "patterns are for fixed heads: another variant takes none");
+    for (int i = 0; i < cfg->n_patterns; i++) {
+        int p = cfg->patterns[i];
+        if (p < 0 || p >= ATTN_PATTERN_COUNT) FAIL(ATTN_ERR_VALUE, "patterns: an entry is not an attn_pattern");
+        if (cfg->causal && looks_ahead[p]) FAIL(ATTN_ERR_VALUE, "patterns: a causal model cannot take a pattern that looks ahead (next, right, last)");
+        s->patterns[s->npatterns++] = p;
+    }
+    if (!cfg->n_patterns)
+        for (int i = 0; i < (int)(sizeof every / sizeof *every); i++)
+            if (!(cfg->causal && looks_ahead[every[i]])) s->patterns[s->npatterns++] = every[i];
 
     /* The attention's own checks, for every distinct head (they differ only in the fixed pattern). */
     for (int h = 0; h < s->H && h < s->npatterns; h++) {

@@ -230,9 +230,14 @@ export interface ModelConfig {
   /** The attention of every head; default 'softmax'. */
   variant?: VariantId;
   /** The variant's attention options (scale, eps, tiling, window; a mixture's components). A model
-   * sets causal itself, learns a mixture's weights per head, and gives fixed heads the patterns in
-   * turn, so causal, weights, state, alpha, alphaLogits and pattern are not taken. */
-  options?: Omit<GradOptions, 'causal' | 'alpha' | 'alphaLogits' | 'pattern'>;
+   * sets causal itself, learns a mixture's weights per head, and gives fixed heads their patterns
+   * in turn, so causal, weights, state, alpha, alphaLogits and pattern are not taken. */
+  options?: Omit<GradOptions, 'causal' | 'alpha' | 'alphaLogits' | 'pattern'> & {
+    /** fixed only: head h of every layer takes patterns[h % patterns.length] (1 to 16 names; a
+     * causal model cannot take next, right or last). Default: previous, current, next, left,
+     * right, first, last in turn (a causal model skips the look-ahead ones). */
+    patterns?: readonly FixedPattern[] | null;
+  };
   vocab: number;
   seqLen: number;
   dModel: number;

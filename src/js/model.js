@@ -7,7 +7,7 @@
 import { AttnError, STATUS_CODES, align, describe, typedLength } from './errors.js';
 import { mulberry32 } from './prng.js';
 
-const CONFIG_BYTES = 256; // attn_model_config: 12 four-byte fields, attn_options, a pointer
+const CONFIG_BYTES = 256; // attn_model_config: 12 four-byte fields, attn_options, a pointer, 1 + 16 ints
 const CONFIG_FIELDS = ['variant', 'vocab', 'seqLen', 'dModel', 'heads', 'layers', 'dFF', 'causal',
   'hidden', 'rank', 'weightDecay', 'seed']; // in the struct's order; weightDecay is a float
 const OPTIONS_AT = 48; // attn_options follows the 12 fields; the frozen pointer follows it
@@ -22,8 +22,9 @@ const MODEL_SETS = new Map([
   ['state', 'a model keeps no attention state to return'],
   ['alpha', "a model learns its mixture weights per head (the parameters 'l*.h*.alpha', starting uniform)"],
   ['alphaLogits', "a model learns its mixture weights per head (the parameters 'l*.h*.alpha', starting uniform)"],
-  ['pattern', 'fixed heads take the patterns in turn (docs/model.md)'],
+  ['pattern', 'fixed heads take the patterns in turn: give the list as options.patterns (docs/model.md)'],
 ]);
+const MAX_PATTERNS = 16; // ATTN_MODEL_MAX_PATTERNS
 
 
 function positiveInt(name, x) {
@@ -67,9 +68,37 @@ function readConfig(engine, config) {
   }
   c.freeze = freeze.slice();
   const options = config.options ?? {};
-  c.opt = engine.readOptions(variant, options, MODEL_SETS);
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new AttnError('VALUE', `model config: options must be an object, got ${describe(options)}`);
+  }
+  const attention = {}; // every option read once; patterns is the model's, the rest the attention's
+  for (const key of Object.keys(options)) attention[key] = options[key];
+  const { patterns } = attention;
+  delete attention.patterns;
+  c.opt = engine.readOptions(variant, attention, MODEL_SETS);
   c.options = Object.fromEntries(c.opt.given);
+  if (patterns !== undefined && patterns !== null) {
+    c.patterns = readPatterns(engine, patterns);
+    c.options.patterns = c.patterns.slice();
+  }
   return c;
+}
+
+// options.patterns: names of fixed patterns, cycled over the heads. The names are checked here
+// (the core sees indices); which variant and which causal setting may take them, in the core.
+function readPatterns(engine, patterns) {
+  const names = engine.meta.options.find((o) => o.name === 'pattern').values;
+  const length = Array.isArray(patterns) ? patterns.length : 0;
+  if (length < 1 || length > MAX_PATTERNS) {
+    throw new AttnError('VALUE', `model config: options.patterns must be an array of 1 to ${MAX_PATTERNS} pattern names among ${names.join(', ')}, got ${describe(patterns)}`);
+  }
+  const out = [];
+  for (let i = 0; i < length; i++) {
+    const name = patterns[i];
+    if (!names.includes(name)) throw new AttnError('UNKNOWN', `model config: options.patterns[${i}] is ${describe(name)}, not one of ${names.join(', ')}`);
+    out.push(name);
+  }
+  return out;
 }
 
 // Int32Array copy of tokens or targets, read once (the true length of a typed array, each element
@@ -376,7 +405,13 @@ export class Model {
       else i32[(ptr >>> 2) + i] = values[name];
     });
     this.#engine.writeOptionsAt(ptr + OPTIONS_AT, c.opt);
-    i32[(ptr + OPTIONS_AT + this.#engine.meta.optionsBytes) >>> 2] = frozenPtr; // after attn_options, whatever its size
+    const frozenAt = ptr + OPTIONS_AT + this.#engine.meta.optionsBytes; // after attn_options, whatever its size
+    i32[frozenAt >>> 2] = frozenPtr;
+    if (c.patterns) { // n_patterns, then patterns[], after the (wasm32: 4-byte) frozen pointer
+      const names = this.#engine.meta.options.find((o) => o.name === 'pattern').values;
+      i32[(frozenAt + 4) >>> 2] = c.patterns.length;
+      c.patterns.forEach((name, i) => { i32[((frozenAt + 8) >>> 2) + i] = names.indexOf(name); });
+    }
   }
 
   // Runs a query that writes one 4-byte result at ptr + CONFIG_BYTES.

@@ -167,9 +167,14 @@ export function resolveConfig(config) {
     }
   }
   const causal = !!config.causal;
-  if (variantOf(registry, variant).options.includes('pattern') && options.pattern != null) {
-    if (!PATTERNS.includes(options.pattern)) throw new Error(`reference-model: config.options.pattern '${options.pattern}' is not one of ${PATTERNS.join(', ')}`);
-    if (causal && !CAUSAL_PATTERNS.includes(options.pattern)) throw new Error(`reference-model: config.options.pattern '${options.pattern}' looks ahead: a causal model cannot use it`);
+  if (options.pattern != null) throw new Error('reference-model: fixed heads take their patterns in turn from config.options.patterns, not options.pattern');
+  if (options.patterns != null) {
+    if (!variantOf(registry, variant).options.includes('pattern')) throw new Error(`reference-model: config.options.patterns is for fixed heads; ${variant} takes none`);
+    if (!Array.isArray(options.patterns) || options.patterns.length < 1) throw new Error('reference-model: config.options.patterns must be a non-empty array of pattern names');
+    for (const p of options.patterns) {
+      if (!PATTERNS.includes(p)) throw new Error(`reference-model: config.options.patterns names '${p}', not one of ${PATTERNS.join(', ')}`);
+      if (causal && !CAUSAL_PATTERNS.includes(p)) throw new Error(`reference-model: config.options.patterns names '${p}', which looks ahead: a causal model cannot use it`);
+    }
   }
   const resolved = {
     registry, variant, options, vocab, seqLen, dModel, heads, layers, dFF, causal, seed,
@@ -187,10 +192,10 @@ export function resolveConfig(config) {
   return resolved;
 }
 
-/** The pattern of head h of a fixed model: config.options.pattern if given, else the cycle. */
+/** The pattern of head h of a fixed model: config.options.patterns cycled if given, else the default cycle. */
 export function headPattern(config, h) {
   const c = resolveConfig(config);
-  if (c.options.pattern != null) return c.options.pattern;
+  if (c.options.patterns != null) return c.options.patterns[h % c.options.patterns.length];
   const causalValues = c.registry.options.pattern.causalValues;
   const list = c.causal ? HEAD_PATTERN_CYCLE.filter((p) => causalValues.includes(p)) : HEAD_PATTERN_CYCLE;
   return list[h % list.length];

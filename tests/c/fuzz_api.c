@@ -82,6 +82,12 @@ static void fuzz_model(reader *r, attn_variant variant, const attn_dims *dims, c
     cfg.hidden = take8(r) & 1 ? dims->h : 0, cfg.rank = take8(r) & 1 ? dims->b : 0;
     cfg.options = *opt;
     cfg.seed = take32(r);
+    /* half the time a fixed-pattern list, including counts, entries and variants the core must
+     * refuse (the other half leaves it empty, so other variants' models get built) */
+    if (take8(r) & 1) {
+        cfg.n_patterns = (int32_t)(take8(r) % (ATTN_MODEL_MAX_PATTERNS + 2)) - (take8(r) == 255);
+        for (int i = 0; i < ATTN_MODEL_MAX_PATTERNS; i++) cfg.patterns[i] = (int32_t)(take8(r) % (ATTN_PATTERN_COUNT + 1));
+    }
     const char *detail = 0;
     int32_t count = 0;
     size_t bytes = 0, ws_bytes = 0;

@@ -201,7 +201,8 @@ static void rattention(const rmodel *m, const double *P, const char *pre, int he
         static const int all[] = {ATTN_PATTERN_PREVIOUS, ATTN_PATTERN_CURRENT, ATTN_PATTERN_NEXT, ATTN_PATTERN_LEFT,
                                   ATTN_PATTERN_RIGHT, ATTN_PATTERN_FIRST, ATTN_PATTERN_LAST};
         static const int causal_ok[] = {ATTN_PATTERN_PREVIOUS, ATTN_PATTERN_CURRENT, ATTN_PATTERN_LEFT, ATTN_PATTERN_FIRST};
-        int pat = causal ? causal_ok[head % 4] : all[head % 7], w = m->cfg.options.window;
+        int pat = m->cfg.n_patterns ? m->cfg.patterns[head % m->cfg.n_patterns] : causal ? causal_ok[head % 4] : all[head % 7];
+        int w = m->cfg.options.window;
         for (int i = 0; i < T; i++) {
             int lo = i, hi = i;
             if (pat == ATTN_PATTERN_PREVIOUS) lo = hi = i > 0 ? i - 1 : 0;
@@ -614,6 +615,14 @@ static void check_errors(void) {
     expect_error(attn_model_check(&bad, &detail), ATTN_ERR_VALUE, detail, "eps", "eps -1");
     bad = tiny(ATTN_FIXED, 1, 1, 0), bad.options.window = 0;
     expect_error(attn_model_check(&bad, &detail), ATTN_ERR_VALUE, detail, "window", "window 0");
+    bad = tiny(ATTN_FIXED, 1, 1, 1), bad.n_patterns = 1, bad.patterns[0] = ATTN_PATTERN_NEXT;
+    expect_error(attn_model_check(&bad, &detail), ATTN_ERR_VALUE, detail, "looks ahead", "causal model given next");
+    bad = tiny(ATTN_FIXED, 1, 1, 0), bad.n_patterns = ATTN_MODEL_MAX_PATTERNS + 1;
+    expect_error(attn_model_check(&bad, &detail), ATTN_ERR_VALUE, detail, "n_patterns", "17 patterns");
+    bad = tiny(ATTN_FIXED, 1, 1, 0), bad.n_patterns = 1, bad.patterns[0] = ATTN_PATTERN_COUNT;
+    expect_error(attn_model_check(&bad, &detail), ATTN_ERR_VALUE, detail, "attn_pattern", "pattern out of range");
+    bad = cfg, bad.n_patterns = 1;
+    expect_error(attn_model_check(&bad, &detail), ATTN_ERR_VALUE, detail, "fixed heads", "softmax given patterns");
     bad = cfg, bad.weight_decay = -1;
     expect_error(attn_model_check(&bad, &detail), ATTN_ERR_VALUE, detail, "weightDecay", "weightDecay -1");
     bad = cfg, bad.d_model = 1 << 30, bad.vocab = 1 << 30, bad.heads = 1;
@@ -739,6 +748,15 @@ int main(int argc, char **argv) {
         cfg.options.n_components = 6;
         for (int c = 0; c < 6; c++) cfg.options.component[c] = all[c];
         cfg.options.tiling = tiling, cfg.hidden = 3, cfg.rank = 2;
+        check_gradients(&cfg);
+        cases++;
+    }
+    /* fixed heads with their patterns given: the list, cycled, not the default cycle */
+    for (int causal = 0; causal <= 1; causal++) {
+        attn_model_config cfg = tiny(ATTN_FIXED, 2, 2, causal);
+        cfg.n_patterns = 3;
+        cfg.patterns[0] = causal ? ATTN_PATTERN_FIRST : ATTN_PATTERN_LAST;
+        cfg.patterns[1] = ATTN_PATTERN_LEFT, cfg.patterns[2] = ATTN_PATTERN_CURRENT;
         check_gradients(&cfg);
         cases++;
     }

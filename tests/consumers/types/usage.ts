@@ -212,6 +212,8 @@ export async function exercise(env: Env) {
   const task: Task = tasks.copy({ seqLen: 8, vocab: 6 });
   const config: ModelConfig = { variant: 'softmax', vocab: task.vocab, seqLen: task.seqLen, dModel: 8, heads: 2, layers: 1, dFF: 16, causal: true, seed: 1 };
   const model: Model = lab.model(config);
+  const fixedModel: Model = lab.model({ ...config, variant: 'fixed', options: { patterns: ['first', 'previous'], window: 2 } });
+  fixedModel.dispose();
   const batch: TaskBatch = task.sample(4, 1);
   const before: LossResult = model.evaluate(batch.tokens, batch.targets);
   const stepped = model.trainStep(batch.tokens, batch.targets, { lr: 1e-2 });
@@ -286,6 +288,8 @@ export async function wrongCalls(lab: AttnLab): Promise<void> {
   lab.attention('factorized-dense', { n: 3, dv: 1, v }, { tiling: 'grid' });
   // @ts-expect-error pattern is one of the fixed patterns
   lab.attention('fixed', { n: 3, dv: 1, v }, { pattern: 'diagonal' });
+  // @ts-expect-error a model's fixed heads take fixed patterns
+  lab.model({ variant: 'fixed', vocab: 4, seqLen: 4, dModel: 4, heads: 1, layers: 1, dFF: 4, options: { patterns: ['sideways'] } });
   // @ts-expect-error an input array is numbers, not a string
   lab.attention('fixed', { n: 3, dv: 1, v: 'abc' });
   // @ts-expect-error no such option
