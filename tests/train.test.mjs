@@ -142,13 +142,54 @@ test('abort: stops after the current step and resolves with aborted: true', asyn
   model.dispose();
 });
 
+test('pause: the hook holds training between steps and does not change the numbers', async () => {
+  const opts = { steps: 15, batch: 4, lr: 3e-3, warmup: 3, evalEvery: 5, evalBatch: 8, seed: 5 };
+  const numbers = (res) => res.history.map(({ step, loss, accuracy, evalLoss, evalAccuracy, lr }) => [step, loss, accuracy, evalLoss, evalAccuracy, lr]);
+  const plain = tiny();
+  const a = await train(plain, task, opts);
+  plain.dispose();
+
+  // Held before every step, some of them for a while; released like a page's "step" button.
+  const model = tiny();
+  const seen = [];
+  let waited = 0;
+  const b = await train(model, task, { ...opts, pause: ({ step }) => {
+    seen.push(step);
+    assert.equal(model.step, step, 'the hook runs before the step it holds');
+    if (step % 4 !== 1) return undefined; // no promise: no wait
+    waited++;
+    return new Promise((resolve) => setTimeout(resolve, 20));
+  } });
+  assert.deepEqual(seen, Array.from({ length: 15 }, (_, s) => s), 'called once before every step');
+  assert.ok(waited >= 3);
+  assert.deepEqual(numbers(b), numbers(a), 'the same history, bit for bit, with and without pauses');
+  // time spent paused is not training time: elapsedMs leaves it out
+  assert.ok(b.history.at(-1).elapsedMs <= b.ms + 1e-9);
+
+  // An abort while paused ends the run when the pause is released, before another step.
+  const controller = new AbortController();
+  let release;
+  const held = train(model, task, { ...opts, steps: 100, signal: controller.signal, pause: ({ step }) =>
+    (step === 7 ? new Promise((resolve) => { release = resolve; }) : undefined) });
+  while (!release) await new Promise((r) => setTimeout(r, 5));
+  controller.abort();
+  release();
+  const c = await held;
+  assert.equal(c.aborted, true);
+  assert.equal(c.steps, 7);
+
+  // A hook that rejects ends train() with its error.
+  await assert.rejects(train(model, task, { ...opts, pause: () => Promise.reject(new Error('stop here')) }), /stop here/);
+  model.dispose();
+});
+
 test('bad arguments are AttnError VALUE naming the argument', async () => {
   const model = tiny();
   const cases = [
     [{ steps: 0 }, /steps/], [{ steps: 1.5 }, /steps/], [{ batch: 0 }, /batch/], [{ lr: -1 }, /lr/],
     [{ lr: NaN }, /lr/], [{ lr: '0.1' }, /lr/], [{ warmup: -1 }, /warmup/], [{ evalEvery: 0 }, /evalEvery/],
     [{ evalBatch: 0 }, /evalBatch/], [{ seed: -1 }, /seed/], [{ seed: 2 ** 32 }, /seed/],
-    [{ onProgress: 3 }, /onProgress/], [{ signal: {} }, /signal/], [{ stpes: 3 }, /stpes/],
+    [{ onProgress: 3 }, /onProgress/], [{ signal: {} }, /signal/], [{ stpes: 3 }, /stpes/], [{ pause: true }, /pause/],
   ];
   for (const [opts, re] of cases) {
     await assert.rejects(train(model, task, opts), (err) => err.name === 'AttnError' && err.code === 'VALUE' && re.test(err.message),

@@ -14,6 +14,8 @@
 //   theme.js         colour theme
 //   heatmap.js       canvas heatmaps with axes (colormap.js: colour maps, legend); tooltip.js
 //   test-hook.js     window.__attnlab for the browser tests
+//   view.js          the Explore / Experiment switch (#view=experiment&x.… opens Experiment)
+//   experiment/      the Experiment view: train variants side by side (experiment/index.js)
 //   load-check.js    (a classic script) what to do when the page cannot start, e.g. from file://
 
 import { $, el } from './dom.js';
@@ -30,6 +32,9 @@ import { initCompare } from './compare.js';
 import { initScaling } from './scaling.js';
 import { initExport } from './export.js';
 import { installTestHook } from './test-hook.js';
+import { initViews, showView } from './view.js';
+import { initExperiment, experimentHash, loadExperimentHash } from './experiment/index.js';
+import { viewOfHash } from './experiment/config.js';
 
 /** Says what the link had that the page could not use (it took the defaults instead). */
 function showHashNotes() {
@@ -69,8 +74,17 @@ async function boot() {
     if (what.all || what.variant || what.arrays || what.options || what.causal) clearTooltip();
   });
   $('#hash-warning-close').addEventListener('click', () => ($('#hash-warning').hidden = true));
+  initViews(experimentHash);
+  initExperiment(store.lab, { writeHash });
   window.addEventListener('hashchange', () => {
     if (location.hash.replace(/^#/, '') === store.ui.lastHash) return;
+    if (viewOfHash(location.hash) === 'experiment') {
+      showView('experiment');
+      loadExperimentHash(location.hash);
+      writeHash();
+      return;
+    }
+    showView('explore');
     loadHash();
     showHashNotes();
     renderAll();
@@ -79,6 +93,10 @@ async function boot() {
   });
   loadHash();
   showHashNotes();
+  if (viewOfHash(location.hash) === 'experiment') {
+    showView('experiment');
+    loadExperimentHash(location.hash);
+  } else showView('explore');
   renderAll();
   writeHash();
   hook.ready = true;

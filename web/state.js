@@ -114,6 +114,8 @@ export function decodeHash(hash, ignored = []) {
       skip(k ?? rawK, rawV, 'a % escape is cut off or invalid (was the link truncated?)');
       continue;
     }
+    // the view switch and the Experiment view's own keys (web/experiment/config.js) are not ours
+    if (k === 'view' || k.startsWith('x.')) continue;
     if (k === 'v') s.variant = v;
     else if (k === 'n' || k === 'd' || k === 'dv' || EXTRA_DIMS.includes(k)) {
       const x = Number(v);

@@ -71,8 +71,14 @@ export function validateDims() {
 
 // ---- URL hash
 
+// The Experiment view writes its own hash while it is shown (web/view.js sets this).
+let viewHash = null;
+export function setViewHash(fn) {
+  viewHash = fn;
+}
+
 export function writeHash() {
-  const h = encodeHash(store.state);
+  const h = viewHash?.() ?? encodeHash(store.state);
   store.ui.lastHash = h;
   history.replaceState(null, '', `#${h}`);
 }

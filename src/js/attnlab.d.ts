@@ -316,11 +316,17 @@ export interface TrainOptions {
   evalEvery?: number;
   /** Held-out sequences (default 256). */
   evalBatch?: number;
-  /** Data seed (default 1): step s trains on task.sample(batch, seed + s). */
+  /** Data seed (default 0): step s trains on task.sample(batch, seed + s). */
   seed?: number;
   onProgress?: (progress: TrainProgress) => void;
   /** Stops after the current step; the result then has aborted: true. */
   signal?: AbortSignal;
+  /**
+   * Called before every step with the steps taken so far; a returned promise holds training until
+   * it settles (a page's pause / step). It never changes the numbers; time spent waiting on it is
+   * left out of elapsedMs and ms.
+   */
+  pause?: (at: { step: number }) => PromiseLike<unknown> | void;
 }
 
 export interface TrainProgress {

@@ -1,6 +1,6 @@
 // train.js — lab.train(model, task, options): trains a lab.model on a task (src/js/tasks.js) with
 // a learning-rate schedule, evaluates it on a fixed held-out set as it goes, reports progress,
-// and stops early on an AbortSignal.
+// pauses when a caller's hook says so, and stops early on an AbortSignal.
 //
 //   const { history, final, steps, ms, aborted } = await train(model, tasks.copy(), {
 //     steps: 1000, onProgress: (p) => console.log(p.step, p.evalAccuracy), signal });
@@ -22,21 +22,28 @@
 //     evalLoss, evalAccuracy,   on the held-out set
 //     lr,               the rate of the last step taken
 //     msPerStep,        mean wall time of a training step since the previous entry (no evaluation)
-//     elapsedMs,        wall time since the start, evaluations and pauses included
+//     elapsedMs,        wall time since the start, evaluations and yields included, time spent
+//                       waiting in the pause hook excluded (so a paused run's time axis has no gap)
 //     alpha? }          mixtures only: alpha[layer][head] = the head's component weights
 // The result is { history, final: { loss, accuracy, evalLoss, evalAccuracy } (the last entry's),
 // steps, ms, trainMs, aborted }.
 //
+// Pause: options.pause, if given, is called before every step as pause({ step }) (step = the
+// steps taken so far); when it returns a promise (a thenable), training waits for it, so a page
+// can hold a run ("pause") and release it one evaluation at a time ("step"). An abort that arrives
+// while paused is seen as soon as the promise settles. A rejected promise ends train() with that
+// error. The hook decides only *when* the next step runs, never what it computes.
+//
 // Training is deterministic for a model seed, a task, these options and a build: the yields to
-// the event loop (every ~25 ms of work, so a page stays live and an abort can arrive) do not
-// change the numbers. An abort stops after the current step; the run then evaluates once more and
-// resolves with what it has and aborted: true. A plain ES module: no DOM, no Node APIs.
+// the event loop (every ~25 ms of work, so a page stays live and an abort can arrive) and the
+// pauses do not change the numbers. An abort stops after the current step; the run then
+// evaluates once more and resolves with what it has and aborted: true. A plain ES module: no DOM, no Node APIs.
 import { AttnError, describe } from './errors.js';
 
 const YIELD_MS = 25;
 
 const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
-const pause = () => new Promise((resolve) => setTimeout(resolve, 0));
+const yieldToEventLoop = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 function bad(name, msg, value) {
   return new AttnError('VALUE', `train: ${name} ${msg}, got ${describe(value)}`);
@@ -74,7 +81,7 @@ function readOptions(model, task, options) {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new AttnError('VALUE', `train: options must be an object, got ${describe(options)}`);
   }
-  const known = ['steps', 'batch', 'lr', 'warmup', 'evalEvery', 'evalBatch', 'seed', 'onProgress', 'signal'];
+  const known = ['steps', 'batch', 'lr', 'warmup', 'evalEvery', 'evalBatch', 'seed', 'onProgress', 'signal', 'pause'];
   for (const key of Object.keys(options)) {
     if (!known.includes(key)) throw new AttnError('VALUE', `train: unknown option "${key}"; expected ${known.join(', ')}`);
   }
@@ -90,6 +97,8 @@ function readOptions(model, task, options) {
   o.seed = intArg('seed', options.seed ?? 0, 0, 0xffffffff);
   o.onProgress = options.onProgress;
   if (o.onProgress !== undefined && typeof o.onProgress !== 'function') throw bad('onProgress', 'must be a function', o.onProgress);
+  o.pause = options.pause;
+  if (o.pause !== undefined && typeof o.pause !== 'function') throw bad('pause', 'must be a function', o.pause);
   o.signal = options.signal;
   if (o.signal !== undefined && (o.signal === null || typeof o.signal !== 'object' || typeof o.signal.aborted !== 'boolean')) {
     throw bad('signal', 'must be an AbortSignal', o.signal);
@@ -115,6 +124,7 @@ export async function train(model, task, options = {}) {
   const start = now();
   let lastYield = start;
   let trainMs = 0;
+  let pausedMs = 0; // time spent waiting in the pause hook, left out of elapsedMs
   let window = { loss: 0, accuracy: 0, steps: 0, ms: 0 };
   let step = 0;
   let lr = 0;
@@ -131,7 +141,7 @@ export async function train(model, task, options = {}) {
       evalAccuracy: ev.accuracy,
       lr,
       msPerStep: n ? window.ms / n : 0,
-      elapsedMs: now() - start,
+      elapsedMs: now() - start - pausedMs,
     };
     const alpha = alphas(model);
     if (alpha) entry.alpha = alpha;
@@ -142,6 +152,16 @@ export async function train(model, task, options = {}) {
 
   while (step < o.steps) {
     if (o.signal?.aborted) { aborted = true; break; }
+    if (o.pause) {
+      const wait = o.pause({ step });
+      if (wait && typeof wait.then === 'function') {
+        const t = now();
+        await wait;
+        pausedMs += now() - t;
+        lastYield = now();
+        if (o.signal?.aborted) { aborted = true; break; }
+      }
+    }
     const { tokens, targets } = task.sample(o.batch, (o.seed + step) >>> 0, 'train');
     lr = learningRate(step, o);
     const t0 = now();
@@ -155,7 +175,7 @@ export async function train(model, task, options = {}) {
     step++;
     if (step % o.evalEvery === 0 || step === o.steps) report();
     if (now() - lastYield >= YIELD_MS) {
-      await pause();
+      await yieldToEventLoop();
       lastYield = now();
     }
   }
@@ -165,7 +185,7 @@ export async function train(model, task, options = {}) {
     history,
     final: { loss: last.loss, accuracy: last.accuracy, evalLoss: last.evalLoss, evalAccuracy: last.evalAccuracy },
     steps: step,
-    ms: now() - start,
+    ms: now() - start - pausedMs,
     trainMs,
     aborted,
   };

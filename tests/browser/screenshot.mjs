@@ -1,9 +1,14 @@
-// Saves the README screenshot of the page: web/screenshot.png (1200×800, light mode).
+// Saves the README screenshots of the page (light mode):
+//   web/screenshot.png             the Explore view (1200×800)
+//   web/screenshot-experiment.png  the Experiment view after a real run (1200×1000)
 //
 //   node tests/browser/screenshot.mjs [out.png] [#hash]
+//   node tests/browser/screenshot.mjs --experiment [out.png] [#hash]
 //
 // Needs dist/ built and Chromium (CHROMIUM, default /usr/bin/chromium). If ImageMagick's
-// `convert` is on PATH the PNG is quantised to a palette to keep it small.
+// `convert` is on PATH the PNG is quantised to a palette to keep it small. The experiment run
+// trains four variants on copy with the task's default model and 300 steps (about a minute on
+// two cores).
 
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -13,8 +18,13 @@ import { chromium } from 'playwright-core';
 import { startServer } from '../../scripts/serve.mjs';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const out = path.resolve(process.argv[2] ?? path.join(REPO, 'web', 'screenshot.png'));
-const hash = process.argv[3] ?? '#v=softmax&n=24&d=8&dv=8&seed=3&preset=positional&causal=1&cmp=softmax,linear,random';
+const args = process.argv.slice(2);
+const experiment = args[0] === '--experiment';
+if (experiment) args.shift();
+const out = path.resolve(args[0] ?? path.join(REPO, 'web', experiment ? 'screenshot-experiment.png' : 'screenshot.png'));
+const hash = args[1] ?? (experiment
+  ? '#view=experiment&x.task=copy&x.seqLen=32&x.vocab=16&x.vars=softmax,random,mixture,linear&x.dModel=64&x.heads=2&x.layers=2&x.dFF=128&x.steps=300&x.batch=32&x.lr=0.003&x.warmup=30&x.evalEvery=15&x.evalBatch=256&x.seed=1'
+  : '#v=softmax&n=24&d=8&dv=8&seed=3&preset=positional&causal=1&cmp=softmax,linear,random');
 
 const server = await startServer({ port: 0, root: REPO, quiet: true });
 const browser = await chromium.launch({
@@ -22,13 +32,18 @@ const browser = await chromium.launch({
   args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
 });
 try {
-  const page = await browser.newPage({ viewport: { width: 1200, height: 800 }, colorScheme: 'light' });
+  const page = await browser.newPage({ viewport: { width: 1200, height: experiment ? 1000 : 800 }, colorScheme: 'light' });
   await page.goto(server.url + hash);
   await page.waitForFunction(() => window.__attnlab?.ready);
   await page.evaluate(() => window.__attnlab.idle());
-  // show a tooltip on A, as a user hovering would see it
-  const box = await page.locator('#weights-map canvas.hm-canvas').boundingBox();
-  await page.mouse.move(box.x + box.width * 0.3, box.y + box.height * 0.62);
+  if (experiment) {
+    await page.click('#x-play');
+    await page.evaluate(() => window.__attnlab.experiment.idle(600000));
+  } else {
+    // show a tooltip on A, as a user hovering would see it
+    const box = await page.locator('#weights-map canvas.hm-canvas').boundingBox();
+    await page.mouse.move(box.x + box.width * 0.3, box.y + box.height * 0.62);
+  }
   await page.screenshot({ path: out });
   try {
     execFileSync('convert', [out, '-colors', '192', `PNG8:${out}`], { stdio: 'ignore' });

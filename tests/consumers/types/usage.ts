@@ -9,7 +9,7 @@ import { init, features, version, AttnError, tasks } from 'attnlab';
 import type {
   AttnLab, AttnErrorCode, AttentionInputs, AttentionOptions, AttentionResult, BuildName, DimInfo, Features,
   FixedPattern, GradOptions, GradResult, InitOptions, InputSpec, KnownVariantId, Matrix, MixtureComponent, OptionInfo,
-  VariantId, VariantInfo, Model, ModelConfig, LossResult, GenerateResult, Task, TaskBatch, TrainResult,
+  VariantId, VariantInfo, Model, ModelConfig, LossResult, GenerateResult, Task, TaskBatch, TrainResult, TrainOptions,
 } from 'attnlab';
 
 /** What the runner provides: the package's .wasm files, as bytes and as a location. */
@@ -55,6 +55,10 @@ const INSTANCE_KEYS: Record<keyof AttnLab, true> = {
 const MODEL_KEYS: Record<keyof Model, true> = {
   config: true, parameterCount: true, step: true, trainStep: true, evaluate: true, forward: true, parameters: true,
   gradients: true, alpha: true, generate: true, attentionMap: true, save: true, dispose: true,
+};
+const TRAIN_OPTION_KEYS: Record<keyof TrainOptions, true> = {
+  steps: true, batch: true, lr: true, warmup: true, evalEvery: true, evalBatch: true, seed: true, onProgress: true,
+  signal: true, pause: true,
 };
 const TASK_KEYS: Record<keyof Task, true> = { name: true, vocab: true, seqLen: true, causal: true, defaults: true, sample: true, describe: true };
 const KNOWN_VARIANTS: Record<KnownVariantId, true> = {
@@ -220,7 +224,8 @@ export async function exercise(env: Env) {
   const logits: Float32Array = model.forward(batch.tokens);
   const grads: Record<string, Float32Array> = model.gradients(batch.tokens, batch.targets);
   const reloaded: Model = lab.loadModel(model.save());
-  const trained: TrainResult = await lab.train(reloaded, task, { steps: 4, batch: 2, evalEvery: 2, evalBatch: 4 });
+  const trainOptions: TrainOptions = { steps: 4, batch: 2, evalEvery: 2, evalBatch: 4, pause: ({ step }) => (step === 2 ? Promise.resolve() : undefined) };
+  const trained: TrainResult = await lab.train(reloaded, task, trainOptions);
   const generated: GenerateResult = model.generate(batch.tokens.subarray(0, 2), 3, { temperature: 0 });
   const map: Float32Array = model.attentionMap(batch.tokens.subarray(0, task.seqLen), { layer: 0, head: 1 });
   const modelSummary = {
@@ -261,7 +266,7 @@ export async function exercise(env: Env) {
       options: keys(OPTION_KEYS), dims: keys(DIM_KEYS), inputs: keys(INPUT_KEYS), variantInfo: keys(VARIANT_INFO_KEYS),
       optionInfo: keys(OPTION_INFO_KEYS), dimInfo: keys(DIM_INFO_KEYS), inputSpec: keys(INPUT_FIELD_KEYS),
       gradOptions: keys(GRAD_OPTION_KEYS), grads: keys(GRAD_KEYS), gradResult: keys(GRAD_RESULT_KEYS),
-      features: keys(FEATURE_KEYS), instance: keys(INSTANCE_KEYS), model: keys(MODEL_KEYS), task: keys(TASK_KEYS), variants: keys(KNOWN_VARIANTS), patterns: keys(PATTERNS),
+      features: keys(FEATURE_KEYS), instance: keys(INSTANCE_KEYS), model: keys(MODEL_KEYS), task: keys(TASK_KEYS), trainOptions: keys(TRAIN_OPTION_KEYS), variants: keys(KNOWN_VARIANTS), patterns: keys(PATTERNS),
       tilings: keys(TILINGS), builds: keys(BUILDS), errorCodes: keys(ERROR_CODES), optionTypes: keys(INFO_TYPES),
       families: keys(FAMILIES),
     },

@@ -1,0 +1,308 @@
+// Browser tests of the page's Experiment view (web/experiment/, web/experiment-worker.js) with
+// playwright-core and the system Chromium.
+//
+//   node --experimental-wasm-relaxed-simd --test tests/browser/experiment.test.mjs
+//
+// Tiny models and a few dozen steps, so the whole file takes well under two minutes on two cores.
+// The numbers the page shows are checked against lab.train run in Node on the same config and
+// the same (SIMD) build: training is deterministic for a build, so they must be equal, bit for
+// bit. No timing assertions.
+
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ROOT, BINDING, ARTIFACTS, startEnv, stopEnv, newPage, assertNoProblems, assertClose } from './harness.mjs';
+
+let binding, simdLab;
+
+/** A hash for the Experiment view: tiny copy-task models unless overridden. */
+function hashOf(over = {}) {
+  const x = { task: 'copy', seqLen: 8, vocab: 6, vars: 'softmax,linear', dModel: 16, heads: 2, layers: 1, dFF: 32, steps: 30, batch: 8, lr: 0.003, warmup: 3, evalEvery: 10, evalBatch: 16, seed: 3, ...over };
+  return '#view=experiment&' + Object.entries(x).map(([k, v]) => `x.${k}=${encodeURIComponent(v).replace(/%2C/g, ',')}`).join('&');
+}
+
+const X = (page, fn, arg) => page.evaluate(([f, a]) => new Function('x', 'a', `return (${f})(x, a)`)(window.__attnlab.experiment, a), [fn.toString(), arg]);
+const runsOf = (page) => X(page, (x) => x.runs());
+const idle = (page) => X(page, (x) => x.idle());
+
+/** What lab.train gives in Node for the page's config of one variant (the SIMD build, as the page). */
+async function nodeRun(cfg, name, { stopAt } = {}) {
+  const { tasks } = binding;
+  const task = tasks[cfg.task]({ ...cfg.knobs, ...(cfg.task === 'text' && cfg.text ? { text: cfg.text } : {}) });
+  // the page's own config → lab.model / lab.train arguments (a plain module: Node can load it)
+  const { modelConfig, trainOptions } = await import(pathToFileURL(path.join(ROOT, 'web', 'experiment', 'config.js')).href);
+  const config = modelConfig(cfg, task, name);
+  const model = simdLab.model(config);
+  const controller = new AbortController();
+  const res = await simdLab.train(model, task, {
+    ...trainOptions(cfg), signal: controller.signal,
+    // abort before step stopAt runs, as the page's Cancel did (a settled promise makes train() look)
+    pause: stopAt == null ? undefined : ({ step }) => (step === stopAt ? (controller.abort(), Promise.resolve()) : undefined),
+  });
+  return { res, model };
+}
+
+const numbers = (history) => history.map(({ step, loss, accuracy, evalLoss, evalAccuracy, lr, alpha }) => ({ step, loss, accuracy, evalLoss, evalAccuracy, lr, alpha }));
+
+describe('attnlab page: the Experiment view', () => {
+  before(async () => {
+    ({ binding } = await startEnv());
+    simdLab = await binding.init({ simd: true });
+  });
+  after(stopEnv);
+
+  test('two variants train in parallel workers (a third queued); curves, maps and α render; the numbers equal lab.train in Node', async (t) => {
+    const page = await newPage(t, { hash: hashOf({ vars: 'softmax,mixture,linear' }) });
+    assert.equal(await page.isVisible('#experiment-view'), true, 'the link opens the Experiment view');
+    assert.equal(await page.isVisible('#main'), false, 'Explore is hidden');
+    await page.click('#x-play');
+    await idle(page);
+    const runs = await runsOf(page);
+    const cfg = await X(page, (x) => x.config());
+    assert.deepEqual(runs.map((r) => [r.variant, r.status]), [['softmax', 'done'], ['mixture', 'done'], ['linear', 'done']]);
+    const parallel = Math.min(3, await X(page, (x) => x.maxParallel()));
+    assert.equal(await X(page, (x) => x.peakRunning()), parallel, `${parallel} workers trained at once`);
+
+    // the page's numbers are lab.train's in Node on the same config and build, exactly
+    const inspected = await X(page, (x) => x.inspected());
+    for (const r of runs) {
+      assert.equal(r.build, 'simd');
+      const { res, model } = await nodeRun(cfg, r.variant);
+      assert.deepEqual(numbers(r.history), numbers(res.history), `${r.variant}: history`);
+      assert.equal(r.parameterCount, model.parameterCount);
+      // the maps shown are the trained model's attention on the held-out sequence shown
+      const shown = inspected[r.variant];
+      for (let l = 0; l < cfg.model.layers; l++) {
+        for (let h = 0; h < cfg.model.heads; h++) {
+          assertClose(shown.maps[l][h], Array.from(model.attentionMap(Int32Array.from(shown.tokens), { layer: l, head: h })), `${r.variant} L${l} H${h} map`, 0, 0);
+        }
+      }
+      model.dispose();
+    }
+
+    // curves: a training and a held-out loss line and an accuracy line per variant; the legend table
+    assert.equal(await page.locator('#x-chart-loss svg polyline').count(), 6);
+    assert.equal(await page.locator('#x-chart-accuracy svg polyline').count(), 3);
+    assert.equal(await page.locator('#x-legend tbody tr').count(), 3);
+    const shownAcc = await page.$$eval('#x-legend td.x-acc', (tds) => tds.map((td) => Number(td.dataset.value)));
+    assert.deepEqual(shownAcc, runs.map((r) => r.final.evalAccuracy));
+    await page.click('input[name="x-axis"][value="time"]');
+    assert.match(await page.textContent('#x-chart-loss svg'), /wall time/);
+    // the dark theme redraws the charts in its own, lighter colours
+    const stroke = () => page.getAttribute('#x-chart-accuracy svg polyline', 'stroke');
+    const light = await stroke();
+    await page.click('#theme-toggle'); // auto → light → dark
+    await page.click('#theme-toggle');
+    await page.waitForFunction((was) => document.querySelector('#x-chart-accuracy svg polyline')?.getAttribute('stroke') !== was, light);
+    assert.equal(await page.evaluate(() => document.documentElement.dataset.scheme), 'dark');
+
+    // α of the mixture, per head over training
+    assert.equal(await page.locator('#x-alpha .x-alpha-fig').count(), cfg.model.layers * cfg.model.heads);
+    assert.equal(await page.locator('#x-alpha polygon').count(), 2 * cfg.model.layers * cfg.model.heads);
+
+    // predictions, right / wrong marked, and the layer × head grid of every model
+    assert.equal(await page.locator('#x-maps canvas.x-map').count(), 3 * cfg.model.layers * cfg.model.heads);
+    const marks = await page.$$eval('#x-predictions tr[data-variant="softmax"] td.tok', (tds) => tds.map((td) => td.className));
+    const asked = inspected.softmax.targets.filter((x) => x >= 0).length;
+    assert.equal(marks.filter((c) => /right|wrong/.test(c)).length, asked);
+    const right = inspected.softmax.predictions.filter((p, i) => p >= 0 && p === inspected.softmax.targets[i]).length;
+    assert.equal(marks.filter((c) => /right/.test(c)).length, right);
+    // click to enlarge: the map with the tokens as labels
+    await page.click('#x-maps canvas.x-map[data-variant="linear"]');
+    assert.equal(await page.isVisible('#x-map-dialog canvas.x-map-large'), true);
+    assert.match(await page.textContent('#x-map-dialog .x-dialog-title'), /linear/);
+    await page.click('#x-map-dialog-close');
+
+    // the recorded run next to this one
+    assert.equal(await page.locator('#x-answers-table tbody tr').count(), 3);
+    assert.match(await page.textContent('#x-answers-table tr[data-variant="softmax"] .x-recorded'), /100\.0 %/);
+    assert.match(await page.textContent('#x-answers'), /Is softmax necessary\?/);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'experiment-desktop.png'), fullPage: true });
+    assertNoProblems(page);
+  });
+
+  test('pause holds, step runs to the next evaluation, resume and cancel work, and the numbers still equal Node', async (t) => {
+    // long enough to pause mid-run; one variant queued behind two running ones on two cores
+    const page = await newPage(t, { hash: hashOf({ seqLen: 16, vocab: 8, dModel: 32, heads: 2, layers: 2, dFF: 64, steps: 4000, batch: 16, evalEvery: 5, evalBatch: 32, vars: 'softmax,linear,random' }) });
+    await page.click('#x-play');
+    await page.waitForFunction(() => window.__attnlab.experiment.runs().some((r) => r.history.length >= 2));
+    await page.click('#x-pause');
+    assert.equal(await X(page, (x) => x.paused()), true);
+    // the curves are live: drawn while training, before any run has finished
+    await page.waitForFunction(() => document.querySelectorAll('#x-chart-accuracy svg polyline').length > 0);
+    assert.match(await page.textContent('#x-status'), /paused/);
+    await page.waitForTimeout(300); // a report already under way may still arrive
+    const held = (await runsOf(page)).map((r) => r.history.length);
+    await page.waitForTimeout(500);
+    assert.deepEqual((await runsOf(page)).map((r) => r.history.length), held, 'nothing trains while paused');
+    assert.equal(await page.textContent('#x-play'), '▶ Resume');
+
+    await page.click('#x-step');
+    await page.waitForFunction((before) => window.__attnlab.experiment.runs().every((r, i) => r.status !== 'training' && (r.status !== 'paused' || r.history.length > before[i])), held);
+    const stepped = (await runsOf(page)).map((r) => r.history.length);
+    for (const [i, r] of (await runsOf(page)).entries()) if (r.status === 'paused') assert.equal(stepped[i], held[i] + 1, `${r.variant}: one evaluation further`);
+    await page.waitForTimeout(400);
+    assert.deepEqual((await runsOf(page)).map((r) => r.history.length), stepped, 'held again after the step');
+
+    await page.click('#x-play');
+    await page.waitForFunction((before) => window.__attnlab.experiment.runs().some((r, i) => r.history.length > before[i] + 2), stepped);
+    await page.click('#x-cancel');
+    await idle(page);
+    const runs = await runsOf(page);
+    const cfg = await X(page, (x) => x.config());
+    for (const r of runs) {
+      assert.equal(r.status, 'cancelled', `${r.variant} stopped`);
+      if (!r.history.length) continue; // still queued when cancelled
+      assert.ok(r.steps < cfg.train.steps);
+      // paused, stepped, resumed and cancelled: still exactly what Node computes up to that step
+      const { res, model } = await nodeRun(cfg, r.variant, { stopAt: r.steps });
+      assert.deepEqual(numbers(r.history), numbers(res.history), `${r.variant}: history`);
+      model.dispose();
+    }
+    assert.ok(runs.some((r) => r.history.length), 'something trained');
+    await page.click('#x-reset');
+    assert.deepEqual(await runsOf(page), []);
+    assert.equal(await page.isDisabled('#x-reset'), true);
+    assertNoProblems(page);
+  });
+
+  test('the URL restores the config; Explore links still open Explore; the tabs switch views', async (t) => {
+    const page = await newPage(t, { hash: hashOf({ task: 'recall', seqLen: 16, pairs: 4, vocab: 12, vars: 'dense,fixed', dModel: 32, heads: 4, layers: 2, dFF: 64, steps: 77, seed: 9, build: 'scalar' }) });
+    const cfg = await X(page, (x) => x.config());
+    assert.deepEqual(cfg.knobs, { seqLen: 16, pairs: 4, vocab: 12 });
+    assert.deepEqual(cfg.variants, ['dense', 'fixed']);
+    assert.deepEqual(cfg.model, { dModel: 32, heads: 4, layers: 2, dFF: 64 });
+    assert.equal(cfg.train.steps, 77);
+    assert.equal(cfg.seed, 9);
+    assert.equal(cfg.build, 'scalar');
+    assert.equal(await page.inputValue('#x-task'), 'recall');
+    assert.equal(await page.inputValue('#x-knob-pairs'), '4');
+    assert.equal(await page.inputValue('#x-steps'), '77');
+    assert.equal(await page.isChecked('#x-variants input[value="fixed"]'), true);
+    assert.equal(await page.isChecked('#x-variants input[value="softmax"]'), false);
+
+    // an edit goes into the link, and the link brings it back in a new page
+    await page.fill('#x-seed', '12');
+    await page.check('#x-variants input[value="taylor"]');
+    const link = await page.evaluate(() => location.hash);
+    assert.match(link, /x\.seed=12/);
+    assert.match(link, /x\.vars=dense,taylor,fixed/);
+    const again = await newPage(t, { hash: link });
+    const cfg2 = await X(again, (x) => x.config());
+    assert.deepEqual(cfg2, { ...cfg, seed: 12, variants: ['dense', 'taylor', 'fixed'] });
+
+    // a preset sets the task and the variants
+    await page.click('button[data-preset="softmax-text"]');
+    const cfg3 = await X(page, (x) => x.config());
+    assert.equal(cfg3.task, 'text');
+    assert.deepEqual(cfg3.variants, ['softmax', 'linear', 'efficient', 'taylor']);
+    assert.equal(await page.isVisible('#x-text'), true, 'the box for the user\'s own text');
+
+    // a link with parts the page cannot use says so and keeps the rest
+    const bad = await newPage(t, { hash: hashOf({ vars: 'softmax,nosuch', dModel: 'big' }) });
+    assert.equal(await bad.isVisible('#x-hash-warning'), true);
+    assert.match(await bad.textContent('#x-hash-warning'), /nosuch/);
+    assert.deepEqual((await X(bad, (x) => x.config())).variants, ['softmax']);
+
+    // an Explore link (no view) opens Explore as before; the tabs switch, and the hash follows
+    const explore = await newPage(t, { hash: '#v=linear&n=8&d=4&dv=4&seed=2&preset=random' });
+    assert.equal(await explore.isVisible('#main'), true);
+    assert.equal(await explore.isVisible('#experiment-view'), false);
+    await explore.click('#tab-experiment');
+    assert.equal(await explore.isVisible('#experiment-view'), true);
+    assert.match(await explore.evaluate(() => location.hash), /^#view=experiment&x\.task=/);
+    await explore.click('#tab-explore');
+    assert.equal(await explore.isVisible('#main'), true);
+    assert.match(await explore.evaluate(() => location.hash), /v=linear&n=8/, 'Explore keeps its state');
+    for (const p of [page, again, bad, explore]) assertNoProblems(p);
+  });
+
+  test('a bad config shows its AttnError in the view and loses nothing; bad knobs are named', async (t) => {
+    const page = await newPage(t, { hash: hashOf({ dModel: 18, heads: 4, vars: 'softmax' }) });
+    await page.click('#x-play');
+    await idle(page);
+    const [run] = await runsOf(page);
+    assert.equal(run.status, 'error');
+    assert.equal(run.error.code, 'SHAPE');
+    assert.match(await page.textContent('#x-legend'), /heads/);
+    assert.equal(await page.isVisible('#x-run-error'), true);
+    assert.ok((await page.textContent('#x-run-error')).includes(`softmax: SHAPE ${run.error.message}`), 'the AttnError, in the view');
+    assert.equal(await page.inputValue('#x-dModel'), '18', 'the form keeps what was typed');
+    // knobs that do not fit together: tasks.js's message, and no run starts
+    await page.selectOption('#x-task', 'recall');
+    await page.fill('#x-knob-pairs', '20');
+    await page.fill('#x-knob-vocab', '8');
+    await page.click('#x-play');
+    assert.match(await page.textContent('#x-config-error'), /pairs/);
+    await page.fill('#x-steps', '');
+    assert.equal(await page.getAttribute('#x-steps', 'aria-invalid'), 'true');
+    assert.equal(await page.isDisabled('#x-play'), true);
+    assertNoProblems(page);
+  });
+
+  test('text: generate with each trained model, ms per token plotted; export JSON and copy as code reproduce the run in Node', async (t) => {
+    const page = await newPage(t, { hash: hashOf({ task: 'text', seqLen: 16, vars: 'softmax,linear', steps: 12, evalEvery: 6, batch: 4 }).replace(/&x\.vocab=[^&]*/, '') });
+    await page.click('#x-play');
+    await idle(page);
+    assert.equal(await page.isVisible('#x-generate'), true);
+    await page.fill('#x-gen-prompt', 'the ');
+    await page.click('#x-gen-run');
+    await page.waitForSelector('#x-gen-chart svg polyline', { state: 'attached' });
+    assert.equal(await page.locator('#x-gen-out .x-gen-line').count(), 2);
+    assert.equal(await page.locator('#x-gen-chart svg polyline').count(), 2);
+
+    // export the run as JSON
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#x-export-json')]);
+    const file = path.join(os.tmpdir(), `attnlab-exp-${process.pid}.json`);
+    await download.saveAs(file);
+    const exported = JSON.parse(fs.readFileSync(file, 'utf8'));
+    fs.rmSync(file);
+    const runs = await runsOf(page);
+    assert.deepEqual(exported.runs.map((r) => r.history), runs.map((r) => r.history));
+    assert.equal(exported.config.task, 'text');
+    const [svg] = await Promise.all([page.waitForEvent('download'), page.click('#x-export-svg')]);
+    assert.match(svg.suggestedFilename(), /^attnlab-text-curves-by-step\.svg$/);
+    const svgText = fs.readFileSync(await svg.path(), 'utf8');
+    assert.match(svgText, /^<svg xmlns/);
+    assert.equal((svgText.match(/<polyline/g) ?? []).length, 3 * runs.length, 'both charts: two loss lines and an accuracy line per variant');
+    assert.match(svgText, /softmax: /, 'with a legend');
+    const [png] = await Promise.all([page.waitForEvent('download'), page.click('#x-export-png')]);
+    const pngBytes = fs.readFileSync(await png.path());
+    assert.deepEqual([...pngBytes.subarray(1, 4)], [0x50, 0x4e, 0x47], 'a PNG file');
+
+    // copy as code: run the snippet in Node against this build; it gives the page's final numbers
+    await page.click('#x-copy-code');
+    const code = await page.inputValue('#code-text');
+    assert.match(code, /lab\.train\(model, task/);
+    const script = path.join(os.tmpdir(), `attnlab-snippet-${process.pid}.mjs`);
+    fs.writeFileSync(script, code.replace("from 'attnlab'", `from ${JSON.stringify(pathToFileURL(BINDING).href)}`)
+      .replace(/onProgress: \(p\) => console\.log\([^\n]*\),/, '') // quiet: the snippet logs progress
+      .replace('console.table(results);', 'export default results;'));
+    const { default: results } = await import(pathToFileURL(script).href);
+    fs.rmSync(script);
+    for (const r of runs) {
+      const { loss, accuracy, evalLoss, evalAccuracy } = r.final;
+      assert.deepEqual(results[r.variant], { loss, accuracy, evalLoss, evalAccuracy }, `${r.variant}: the snippet's final numbers`);
+    }
+    assertNoProblems(page);
+  });
+
+  test('phone layout: no horizontal overflow, controls reachable, a run renders', async (t) => {
+    const page = await newPage(t, { hash: hashOf({ steps: 10, evalEvery: 5 }), viewport: { width: 390, height: 844 } });
+    const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(await overflow() <= 0, `body wider than the phone by ${await overflow()} px`);
+    for (const id of ['#tab-explore', '#x-task', '#x-play', '#x-reset', '#x-copy-code']) {
+      await page.locator(id).scrollIntoViewIfNeeded();
+      assert.equal(await page.isVisible(id), true, `${id} visible`);
+    }
+    await page.click('#x-play');
+    await idle(page);
+    assert.ok(await page.locator('#x-maps canvas.x-map').count() > 0);
+    assert.ok(await overflow() <= 0, `after a run: wider by ${await overflow()} px`);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'experiment-phone.png'), fullPage: true });
+    assertNoProblems(page);
+  });
+});

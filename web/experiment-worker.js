@@ -1,0 +1,180 @@
+// Module worker of the Experiment view: trains ONE model (one variant of an experiment) with
+// lab.train, then answers questions about the trained model. The page runs one of these per
+// variant, as many at once as the machine has cores (web/experiment/runner.js).
+//
+// Requests (postMessage), answered in order: { id, type, ... } -> { id, ok: true, ... } | { id, ok: false, error }
+//   train    { build, config, task: { name, options }, train: { steps, batch, lr, warmup, evalEvery, evalBatch, seed } }
+//            -> { id, type: 'started', parameterCount, build } once the model exists,
+//               a { id, type: 'progress', point } per evaluation (lab.train's history entries), then
+//               { result: { steps, final, aborted, ms, trainMs, parameterCount, build } }
+//   inspect  { index } -> { tokens, targets, predictions, maps: [layer][head] Float32Array [seqLen²] } on
+//            held-out sequence `index` (the index-th sequence of the evaluation set lab.train used)
+//   generate { prompt: Int32Array, count, temperature, seed } -> { tokens, msPerToken }
+//   dispose  {} -> frees the model
+// Control messages, handled at once (training yields to the event loop every ~25 ms, so they
+// arrive mid-run), no reply: pause, resume, step (run to the next evaluation, then pause), abort.
+// The pause is lab.train's `pause` hook: it changes when steps run, never what they compute, so
+// the page's numbers equal lab.train's in Node for the same config and build.
+
+const BINDING_URL = new URL('../dist/attnlab.js', import.meta.url).href;
+const INIT_OPTIONS = { relaxed: { simd: 'relaxed' }, simd: { simd: true }, scalar: { simd: false } };
+
+let mod = null;
+let lab = null;
+let model = null;
+let task = null;
+let trainSeed = 0;
+let evalBatch = 256;
+
+// pause / step / abort state of the run in progress
+let paused = false;
+let stepping = false;
+let release = null;
+let controller = null;
+let abortRequested = false; // an abort can arrive while the binding is still loading
+
+function errorOf(err) {
+  return { code: err?.code ?? 'ERROR', name: err?.name ?? 'Error', message: String(err?.message ?? err) };
+}
+
+async function getLab(build) {
+  if (!INIT_OPTIONS[build]) throw Object.assign(new Error(`unknown build '${build}'`), { code: 'UNKNOWN' });
+  if (!mod) {
+    mod = await import(BINDING_URL).catch((err) => {
+      throw Object.assign(new Error(`could not load the binding (${BINDING_URL}): ${err.message}. Build it with \`npm run build\`.`), { code: 'LOAD' });
+    });
+  }
+  // this worker's own instance: disposing it on reset frees everything the model held
+  return mod.init({ ...INIT_OPTIONS[build], fresh: true, locateFile: (file) => new URL(`../dist/${file}`, import.meta.url).href });
+}
+
+function releasePause() {
+  const r = release;
+  release = null;
+  r?.();
+}
+
+const pauseHook = () => (paused ? new Promise((resolve) => { release = resolve; }) : undefined);
+
+async function train(msg, post) {
+  if (model) throw Object.assign(new Error('this worker has trained a model already; reset first'), { code: 'UNSUPPORTED' });
+  lab = await getLab(msg.build);
+  task = mod.tasks[msg.task.name](msg.task.options);
+  trainSeed = msg.train.seed;
+  evalBatch = msg.train.evalBatch;
+  model = lab.model(msg.config);
+  post({ type: 'started', parameterCount: model.parameterCount, build: lab.build });
+  controller = new AbortController();
+  if (abortRequested) controller.abort();
+  const res = await lab.train(model, task, {
+    ...msg.train,
+    signal: controller.signal,
+    pause: pauseHook,
+    onProgress: (point) => {
+      // "step" runs to the next evaluation, then holds again
+      if (stepping) {
+        stepping = false;
+        paused = true;
+      }
+      post({ type: 'progress', point });
+    },
+  });
+  controller = null;
+  return {
+    reply: { result: { steps: res.steps, final: res.final, aborted: res.aborted, ms: res.ms, trainMs: res.trainMs, parameterCount: model.parameterCount, build: lab.build } },
+    transfer: [],
+  };
+}
+
+/** Held-out sequence `index` of the evaluation set lab.train used (its prefix property: sample(k) starts like sample(256)). */
+function heldOutSequence(index) {
+  const L = task.seqLen;
+  if (typeof task.heldOutWindows === 'function') {
+    const w = task.heldOutWindows();
+    const count = w.tokens.length / L;
+    const i = ((index % count) + count) % count;
+    return { tokens: w.tokens.slice(i * L, (i + 1) * L), targets: w.targets.slice(i * L, (i + 1) * L), index: i, count };
+  }
+  const count = evalBatch;
+  const i = ((index % count) + count) % count;
+  const b = task.sample(i + 1, trainSeed, 'heldout');
+  return { tokens: b.tokens.slice(i * L), targets: b.targets.slice(i * L), index: i, count };
+}
+
+function inspect(msg) {
+  if (!model) throw Object.assign(new Error('no trained model in this worker'), { code: 'UNSUPPORTED' });
+  const { seqLen: L, vocab, layers, heads } = model.config;
+  const seq = heldOutSequence(msg.index ?? 0);
+  const logits = model.forward(seq.tokens);
+  const predictions = new Int32Array(L).fill(-1);
+  for (let t = 0; t < L; t++) {
+    if (seq.targets[t] < 0) continue;
+    let best = 0;
+    for (let c = 1; c < vocab; c++) if (logits[t * vocab + c] > logits[t * vocab + best]) best = c;
+    predictions[t] = best; // the first index of the maximum, as evaluate() counts it
+  }
+  const maps = [];
+  const transfer = [];
+  for (let layer = 0; layer < layers; layer++) {
+    const row = [];
+    for (let head = 0; head < heads; head++) {
+      const m = model.attentionMap(seq.tokens, { layer, head });
+      row.push(m);
+      transfer.push(m.buffer);
+    }
+    maps.push(row);
+  }
+  return { reply: { ...seq, predictions, maps }, transfer };
+}
+
+const GENERATE_BUDGET_MS = 300;
+
+/**
+ * Generates, then repeats the same generation (same seed: the same tokens) within a small time
+ * budget and keeps the mean time per position over the repeats (the first pass, a warm-up, left
+ * out): a step of a small model takes about the timer's resolution in a worker (~0.1 ms, with
+ * jitter), so a single pass would show mostly rounding, and a mean of many sees through it.
+ */
+function generate(msg) {
+  if (!model) throw Object.assign(new Error('no trained model in this worker'), { code: 'UNSUPPORTED' });
+  const args = [Int32Array.from(msg.prompt), msg.count, { temperature: msg.temperature ?? 0, seed: msg.seed ?? 0 }];
+  const first = model.generate(...args);
+  const times = [];
+  const t0 = performance.now();
+  while (times.length < 3 || (times.length < 200 && performance.now() - t0 < GENERATE_BUDGET_MS)) times.push(model.generate(...args).msPerToken);
+  const msPerToken = Float64Array.from(first.msPerToken, (_, g) => times.reduce((sum, t) => sum + t[g], 0) / times.length);
+  return { reply: { tokens: first.tokens, msPerToken, repeats: times.length }, transfer: [first.tokens.buffer, msPerToken.buffer] };
+}
+
+function dispose() {
+  model?.dispose();
+  model = null;
+  lab?.dispose();
+  lab = null;
+  return { reply: {}, transfer: [] };
+}
+
+const HANDLERS = { train, inspect, generate, dispose };
+const CONTROL = {
+  pause: () => { paused = true; },
+  resume: () => { paused = false; stepping = false; releasePause(); },
+  step: () => { stepping = true; paused = false; releasePause(); },
+  abort: () => { abortRequested = true; controller?.abort(); paused = false; releasePause(); },
+};
+
+let queue = Promise.resolve();
+self.onmessage = (e) => {
+  const msg = e.data;
+  if (CONTROL[msg.type]) return CONTROL[msg.type]();
+  queue = queue.then(async () => {
+    const post = (m) => self.postMessage({ id: msg.id, ...m });
+    try {
+      const h = HANDLERS[msg.type];
+      if (!h) throw Object.assign(new Error(`unknown request '${msg.type}'`), { code: 'UNKNOWN' });
+      const { reply, transfer } = await h(msg, post);
+      self.postMessage({ id: msg.id, ok: true, ...reply }, transfer);
+    } catch (err) {
+      self.postMessage({ id: msg.id, ok: false, error: errorOf(err) });
+    }
+  });
+};

@@ -1,0 +1,227 @@
+// Runs an experiment: one worker (web/experiment-worker.js) per variant, at most
+// navigator.hardwareConcurrency training at once, the rest queued in the order they were picked.
+// Play / pause / step / cancel / reset act on every run. A run's record:
+//   { name, status: 'queued' | 'loading' | 'training' | 'paused' | 'done' | 'cancelled' | 'error',
+//     history: [lab.train progress entries], result, error, parameterCount, build, client }
+// onChange(what) is called after every change ('progress', 'status', 'reset').
+
+import { makeTask, modelConfig, trainOptions } from './config.js';
+
+const WORKER_URL = new URL('../experiment-worker.js', import.meta.url);
+
+/** The page's side of one experiment worker: numbered requests, events by type. */
+class TrainClient {
+  constructor(onEvent) {
+    this.w = new Worker(WORKER_URL, { type: 'module' });
+    this.next = 1;
+    this.pending = new Map();
+    this.w.onmessage = (e) => {
+      const m = e.data;
+      const p = this.pending.get(m.id);
+      if (m.type) return onEvent(m);
+      if (!p) return;
+      this.pending.delete(m.id);
+      if (m.ok) p.resolve(m);
+      else p.reject(Object.assign(new Error(m.error.message), m.error));
+    };
+    this.w.onerror = (e) => {
+      e.preventDefault?.();
+      const err = Object.assign(new Error(`the training worker failed: ${e.message || 'could not start (is dist/attnlab.js built?)'}`), { code: 'LOAD' });
+      for (const p of this.pending.values()) p.reject(err);
+      this.pending.clear();
+    };
+  }
+  call(type, payload = {}) {
+    const id = this.next++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.w.postMessage({ id, type, ...payload });
+    });
+  }
+  control(type) {
+    this.w.postMessage({ type });
+  }
+  terminate() {
+    this.w.terminate();
+    const err = Object.assign(new Error('cancelled'), { code: 'CANCELLED' });
+    for (const p of this.pending.values()) p.reject(err);
+    this.pending.clear();
+  }
+}
+
+export const maxParallel = () => Math.max(1, navigator.hardwareConcurrency || 2);
+
+export class ExperimentRunner {
+  constructor(onChange) {
+    this.onChange = onChange;
+    this.runs = [];
+    this.cfg = null;
+    this.task = null;
+    this.paused = false;
+    this.startedAt = 0;
+    this.peakRunning = 0; // the most workers training at once (the tests check the parallelism)
+  }
+
+  get active() {
+    return this.runs.some((r) => ['queued', 'loading', 'training', 'paused'].includes(r.status));
+  }
+
+  get trained() {
+    return this.runs.filter((r) => r.client && (r.status === 'done' || r.status === 'cancelled') && r.history.length);
+  }
+
+  /** Starts cfg (throws tasks.js's Error for bad task knobs before anything starts). */
+  start(cfg) {
+    const task = makeTask(cfg.task, cfg.knobs, cfg.text);
+    this.reset();
+    this.cfg = structuredClone(cfg);
+    this.task = task;
+    this.paused = false;
+    this.startedAt = performance.now();
+    this.finishedAt = 0;
+    this.runs = cfg.variants.map((name) => ({ name, status: 'queued', history: [], result: null, error: null, parameterCount: null, build: null, client: null }));
+    this.onChange('status');
+    this.pump();
+  }
+
+  /** Starts queued runs while there are free slots (none while paused). */
+  pump() {
+    if (this.paused) return;
+    let running = this.runs.filter((r) => r.status === 'loading' || r.status === 'training').length;
+    for (const run of this.runs) {
+      if (running >= maxParallel()) break;
+      if (run.status !== 'queued') continue;
+      running++;
+      this.launch(run);
+    }
+    this.peakRunning = Math.max(this.peakRunning, running);
+  }
+
+  launch(run) {
+    run.status = 'loading';
+    const config = modelConfig(this.cfg, this.task, run.name);
+    run.client = new TrainClient((m) => {
+      if (m.type === 'started') {
+        run.parameterCount = m.parameterCount;
+        run.build = m.build;
+        if (run.status === 'loading') run.status = this.paused ? 'paused' : 'training';
+        if (this.paused) run.client.control('pause');
+        this.onChange('status');
+      } else if (m.type === 'progress') {
+        run.history.push(m.point);
+        // a "step" ends with the worker holding again
+        if (run.stepping) {
+          run.stepping = false;
+          run.status = 'paused';
+        }
+        this.onChange('progress');
+      }
+    });
+    if (this.paused) run.client.control('pause');
+    const taskSpec = { name: this.cfg.task, options: this.task.options };
+    run.client.call('train', { build: this.cfg.build, config, task: taskSpec, train: trainOptions(this.cfg) }).then(
+      (m) => {
+        run.result = m.result;
+        run.status = m.result.aborted ? 'cancelled' : 'done';
+        this.noteEnd();
+        this.onChange('status');
+        this.pump();
+      },
+      (err) => {
+        if (err.code === 'CANCELLED') return;
+        run.error = { code: err.code, message: err.message };
+        run.status = 'error';
+        run.client.terminate();
+        run.client = null;
+        this.noteEnd();
+        this.onChange('status');
+        this.pump();
+      },
+    );
+    this.onChange('status');
+  }
+
+  noteEnd() {
+    if (!this.active) this.finishedAt = performance.now();
+  }
+
+  pause() {
+    this.paused = true;
+    for (const r of this.runs) {
+      if (r.status === 'training' || r.status === 'loading') {
+        r.client.control('pause');
+        if (r.status === 'training') r.status = 'paused';
+      }
+    }
+    this.onChange('status');
+  }
+
+  play() {
+    this.paused = false;
+    for (const r of this.runs) {
+      if (r.status === 'paused') {
+        r.stepping = false;
+        r.client.control('resume');
+        r.status = 'training';
+      }
+    }
+    this.pump();
+    this.onChange('status');
+  }
+
+  /** Every paused run trains to its next evaluation, then holds again. */
+  step() {
+    if (!this.paused) this.pause();
+    for (const r of this.runs) {
+      if (r.status !== 'paused') continue;
+      r.stepping = true;
+      r.status = 'training';
+      r.client.control('step');
+    }
+    this.onChange('status');
+  }
+
+  /** Stops every run after its current step (they keep what they learned); drops the queue. */
+  cancel() {
+    for (const r of this.runs) {
+      if (r.status === 'queued') r.status = 'cancelled';
+      else if (r.status === 'training' || r.status === 'paused' || r.status === 'loading') r.client.control('abort');
+    }
+    this.paused = false;
+    this.noteEnd();
+    this.onChange('status');
+  }
+
+  /**
+   * Forgets the runs: a finished run's worker disposes of its model and WebAssembly instance,
+   * then ends; a run still training is ended at once (its memory goes with the worker).
+   */
+  reset() {
+    for (const r of this.runs) {
+      const client = r.client;
+      if (!client) continue;
+      if (r.status === 'done' || r.status === 'cancelled') client.call('dispose').catch(() => {}).finally(() => client.terminate());
+      else client.terminate();
+    }
+    this.runs = [];
+    this.paused = false;
+    this.peakRunning = 0;
+    this.onChange('reset');
+  }
+
+  /** Progress over all runs: { done, total, stepsPerSec, etaMs }. */
+  progress() {
+    const steps = this.cfg?.train.steps ?? 0;
+    const total = steps * this.runs.length;
+    let done = 0, rate = 0;
+    const finished = (r) => r.status === 'done' || r.status === 'cancelled' || r.status === 'error';
+    for (const r of this.runs) {
+      const last = r.history.at(-1);
+      done += finished(r) ? steps : last?.step ?? 0;
+      if ((r.status === 'training') && last?.msPerStep > 0) rate += 1000 / last.msPerStep;
+    }
+    const left = total - done;
+    // queued runs wait for a slot: time left ≈ steps left / the combined rate of the running ones
+    return { done, total, stepsPerSec: rate, etaMs: rate > 0 ? (left / rate) * 1000 : NaN };
+  }
+}

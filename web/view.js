@@ -1,0 +1,43 @@
+// The page's two views: Explore (one attention call at a time: the original page) and Experiment
+// (train variants side by side). The view is part of the link: #view=experiment&x.… opens the
+// Experiment view with its config; every other hash (all links made before the views existed)
+// opens Explore. Switching keeps each view's state in memory; the hash shows the visible one.
+
+import { $ } from './dom.js';
+import { setViewHash, writeHash } from './store.js';
+
+let current = 'explore';
+let experimentHash = () => null;
+
+export const currentView = () => current;
+
+export function showView(view) {
+  current = view === 'experiment' ? 'experiment' : 'explore';
+  for (const e of document.querySelectorAll('[data-view="explore"]')) e.hidden = current !== 'explore';
+  $('#experiment-view').hidden = current !== 'experiment';
+  for (const tab of document.querySelectorAll('.view-tab')) {
+    const on = tab.dataset.target === current;
+    tab.setAttribute('aria-selected', String(on));
+    tab.tabIndex = on ? 0 : -1;
+  }
+  document.body.dataset.currentView = current; // (not data-view: that marks the Explore view's parts)
+  setViewHash(current === 'experiment' ? experimentHash : null);
+}
+
+/** hashOf(): the Experiment view's hash (its module knows its config). */
+export function initViews(hashOf) {
+  experimentHash = hashOf;
+  for (const tab of document.querySelectorAll('.view-tab')) {
+    tab.addEventListener('click', () => {
+      showView(tab.dataset.target);
+      writeHash();
+    });
+    // arrow keys move between the tabs (the tablist pattern)
+    tab.addEventListener('keydown', (e) => {
+      if (e.key !== 'ArrowLeft' && e.key !== 'ArrowRight') return;
+      const other = [...document.querySelectorAll('.view-tab')].find((t) => t !== tab);
+      other.focus();
+      other.click();
+    });
+  }
+}
