@@ -10,6 +10,12 @@
 //   inspect  { index } -> { tokens, targets, predictions, maps: [layer][head] Float32Array [seqLen²] } on
 //            held-out sequence `index` (the index-th sequence of the evaluation set lab.train used)
 //   generate { prompt: Int32Array, count, temperature, seed } -> { tokens, msPerToken }
+//   timeGeneration { build, config, count } -> { id, type: 'generating' } once the model exists,
+//            then { msPerToken, build }: builds an UNTRAINED model of `config` (the trained model's
+//            widths, a long seqLen, causal), times model.generate([1], count, { temperature: 0 })
+//            once and disposes of the model (and of the instance, if this request loaded it).
+//            Speed only. The page's "Time generation to 2048 positions" (long-generate.js) sends it
+//            to a worker of its own, so Cancel can end that worker mid-call and keep the trained ones.
 //   dispose  {} -> frees the model
 // Control messages, handled at once (training yields to the event loop every ~25 ms, so they
 // arrive mid-run), no reply: pause, resume, step (run to the next evaluation, then pause), abort.
@@ -146,6 +152,23 @@ function generate(msg) {
   return { reply: { tokens: first.tokens, msPerToken, repeats: times.length }, transfer: [first.tokens.buffer, msPerToken.buffer] };
 }
 
+function timeGeneration(msg, post) {
+  return (async () => {
+    const own = !lab; // a worker holding a trained model lends its instance; otherwise load one
+    const l = own ? await getLab(msg.build) : lab;
+    let m = null;
+    try {
+      m = l.model(msg.config);
+      post({ type: 'generating' });
+      const { msPerToken } = m.generate([1], msg.count, { temperature: 0 });
+      return { reply: { msPerToken, build: l.build }, transfer: [msPerToken.buffer] };
+    } finally {
+      m?.dispose();
+      if (own) l.dispose();
+    }
+  })();
+}
+
 function dispose() {
   model?.dispose();
   model = null;
@@ -154,7 +177,7 @@ function dispose() {
   return { reply: {}, transfer: [] };
 }
 
-const HANDLERS = { train, inspect, generate, dispose };
+const HANDLERS = { train, inspect, generate, timeGeneration, dispose };
 const CONTROL = {
   pause: () => { paused = true; },
   resume: () => { paused = false; stepping = false; releasePause(); },

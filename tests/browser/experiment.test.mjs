@@ -183,6 +183,12 @@ describe('attnlab page: the Experiment view', () => {
     assert.equal(await page.inputValue('#x-steps'), '77');
     assert.equal(await page.isChecked('#x-variants input[value="fixed"]'), true);
     assert.equal(await page.isChecked('#x-variants input[value="softmax"]'), false);
+    // the header's badge names the experiment's build here (Explore's badge is hidden), and follows the form
+    assert.equal(await page.isVisible('#build-badge'), false);
+    assert.equal(await page.textContent('#x-build-badge'), 'scalar build');
+    await page.selectOption('#x-build', 'relaxed');
+    assert.equal(await page.textContent('#x-build-badge'), 'relaxed SIMD build');
+    await page.selectOption('#x-build', 'scalar');
 
     // an edit goes into the link, and the link brings it back in a new page
     await page.fill('#x-seed', '12');
@@ -211,8 +217,12 @@ describe('attnlab page: the Experiment view', () => {
     const explore = await newPage(t, { hash: '#v=linear&n=8&d=4&dv=4&seed=2&preset=random' });
     assert.equal(await explore.isVisible('#main'), true);
     assert.equal(await explore.isVisible('#experiment-view'), false);
+    assert.equal(await explore.isVisible('#build-badge'), true);
+    assert.equal(await explore.isVisible('#x-build-badge'), false);
     await explore.click('#tab-experiment');
     assert.equal(await explore.isVisible('#experiment-view'), true);
+    assert.equal(await explore.isVisible('#build-badge'), false, 'Explore\'s build is not claimed for the experiment');
+    assert.match(await explore.textContent('#x-build-badge'), /^SIMD build$/);
     assert.match(await explore.evaluate(() => location.hash), /^#view=experiment&x\.task=/);
     await explore.click('#tab-explore');
     assert.equal(await explore.isVisible('#main'), true);
@@ -253,6 +263,38 @@ describe('attnlab page: the Experiment view', () => {
     await page.waitForSelector('#x-gen-chart svg polyline', { state: 'attached' });
     assert.equal(await page.locator('#x-gen-out .x-gen-line').count(), 2);
     assert.equal(await page.locator('#x-gen-chart svg polyline').count(), 2);
+
+    // generation timed to long sequences with untrained models of the same widths: Cancel ends it
+    // mid-variant; then a short length (the test hook, so the test stays fast) runs to the end
+    assert.match(await page.textContent('#x-longgen-run'), /Time generation to 2048 positions/);
+    await page.click('#x-longgen-run');
+    await page.waitForFunction(() => /Timing softmax .*generating/.test(document.querySelector('#x-longgen-status').textContent));
+    await page.click('#x-longgen-cancel');
+    await page.waitForFunction(() => window.__attnlab.experiment.longGeneration()?.cancelled);
+    assert.match(await page.textContent('#x-longgen-status'), /Cancelled/);
+    assert.equal(await page.isEnabled('#x-longgen-run'), true);
+    const positions = 128;
+    await X(page, (x, n) => x.setLongGenerationLength(n), positions);
+    assert.match(await page.textContent('#x-longgen-run'), /to 128 positions/);
+    await page.click('#x-longgen-run');
+    await page.waitForFunction(() => window.__attnlab.experiment.longGeneration()?.cancelled === false, null, { timeout: 60000 });
+    const long = await X(page, (x) => x.longGeneration());
+    assert.deepEqual(long.series.map((s) => s.name), ['softmax', 'linear']);
+    assert.deepEqual(long.na, []);
+    const windows = Math.ceil((positions - 1) / 32); // medians of 32 steps over the 127 generated tokens
+    for (const s of long.series) {
+      assert.equal(s.points.length, windows, `${s.name}: one point per window`);
+      assert.ok(s.points.every(([x, ms], i) => (i === 0 || x > s.points[i - 1][0]) && ms >= 0), `${s.name}: positions increase`);
+      assert.equal(s.points.at(-1)[0], positions - 1);
+    }
+    const lines = await page.$$eval('#x-longgen-chart svg polyline', (ps) => ps.map((p) => p.getAttribute('points').split(' ').map((xy) => Number(xy.split(',')[0]))));
+    assert.equal(lines.length, 2, 'a line per variant');
+    for (const xs of lines) {
+      assert.equal(xs.length, windows);
+      assert.ok(xs.every((x, i) => i === 0 || x > xs[i - 1]), 'drawn left to right');
+    }
+    assert.equal(await page.locator('#x-longgen-legend li').count(), 2);
+    assert.match(await page.textContent('#x-longgen-note'), /speed only: untrained models of the same widths/i);
 
     // export the run as JSON
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#x-export-json')]);

@@ -34,6 +34,7 @@ export const TASK_KNOBS = { recall: ['seqLen', 'pairs', 'vocab'], copy: ['seqLen
 export const MODEL_FIELDS = ['dModel', 'heads', 'layers', 'dFF'];
 export const TRAIN_FIELDS = ['steps', 'batch', 'lr', 'warmup', 'evalEvery', 'evalBatch'];
 export const BUILDS = ['simd', 'relaxed', 'scalar'];
+export const BUILD_LABELS = { simd: 'SIMD', relaxed: 'relaxed SIMD', scalar: 'scalar' };
 
 export const PRESETS = {
   'token-to-token': { label: 'Is token-to-token needed? (recall)', task: 'recall', variants: ['softmax', 'dense', 'random', 'fixed'] },

@@ -71,16 +71,15 @@ export class CurvesPanel {
       this.table.replaceChildren(el('p', { class: 'note', text: 'Press Train to start: each variant trains in a worker of its own.' }));
       return;
     }
-    const head = el('tr', {}, ...['', 'variant', 'status', 'step', 'train loss', 'held-out loss', 'held-out acc.', 'ms/step', 'time', 'parameters'].map((t) => el('th', { scope: 'col', text: t })));
+    const head = el('tr', {}, ...['variant', 'status', 'step', 'train loss', 'held-out loss', 'held-out acc.', 'ms/step', 'time', 'parameters'].map((t) => el('th', { scope: 'col', text: t })));
     const rows = runs.map((r) => {
       const last = r.history.at(-1);
       const sw = el('i', { class: 'swatch' });
       sw.style.background = variantColor(r.name);
       const status = r.error ? `error: ${r.error.message}` : STATUS_TEXT[r.status];
       return el('tr', { dataset: { variant: r.name, status: r.status } },
-        el('td', {}, sw),
-        el('th', { scope: 'row', text: SPEC_BY_NAME[r.name]?.label ?? r.name }),
-        el('td', { class: r.error ? 'error-text' : '', text: status }),
+        el('th', { scope: 'row' }, sw, ` ${SPEC_BY_NAME[r.name]?.label ?? r.name}`),
+        el('td', { class: r.error ? 'x-status error-text' : 'x-status', text: status }),
         el('td', { text: last ? String(last.step) : '0' }),
         el('td', { text: num(last?.loss) }),
         el('td', { text: num(last?.evalLoss) }),

@@ -3,12 +3,14 @@
 // key/value cache and does O(t) work at position t; linear, efficient and taylor keep a
 // constant-size state, so their line stays flat. Models end at seqLen (their position embeddings
 // end there), and at a few dozen positions the projections and the MLP dominate each step, so
-// the lines are flat within the timer's noise; the panel says so rather than overclaim.
+// the lines are flat within the timer's noise; the panel says so rather than overclaim, and
+// long-generate.js times untrained models of the same widths to 2048 positions, where it shows.
 
 import { el } from '../dom.js';
 import { lineChart } from './svg-chart.js';
 import { variantColor, chartColors } from './colors.js';
 import { SPEC_BY_NAME } from './config.js';
+import { LongGenPanel } from './long-generate.js';
 
 export class GeneratePanel {
   constructor(root) {
@@ -25,14 +27,32 @@ export class GeneratePanel {
         el('div', { class: 'field' }, el('label', { for: 'x-gen-temp', text: 'Temperature (0: most likely)' }), this.temperature),
         this.button),
       this.error, this.out, this.chart);
+    this.long = new LongGenPanel(root);
     this.runs = [];
+    this.series = null;
   }
 
-  setRuns(runs, task) {
+  /** The trained runs (their workers answer generate), the task and the run's config (widths, build). */
+  setRuns(runs, task, cfg = null) {
     this.runs = runs;
     this.task = task;
     this.root.hidden = !task || task.name !== 'text';
     this.button.disabled = !runs.length;
+    this.series = null;
+    this.out.replaceChildren();
+    this.chart.replaceChildren();
+    this.long.setRuns(task?.name === 'text' ? runs : [], task, cfg);
+  }
+
+  /** Redraws the charts (a theme change: the colours are baked into the SVG). */
+  redraw() {
+    if (this.series) this.drawChart();
+    if (this.long.result) this.long.draw(this.long.result.series.map((s) => ({ ...s, color: variantColor(s.name) })), this.long.result.na);
+  }
+
+  drawChart() {
+    const width = Math.round(Math.min(560, Math.max(300, this.chart.clientWidth || 480)));
+    this.chart.innerHTML = lineChart({ width, title: 'Time per character (mean of repeats)', xLabel: 'position', yLabel: 'ms', series: this.series.map((s) => ({ ...s, color: variantColor(s.label) })), xMax: this.task.seqLen, colors: chartColors() });
   }
 
   async run() {
@@ -51,7 +71,9 @@ export class GeneratePanel {
     const count = task.seqLen - prompt.length;
     const temperature = Math.max(0, Number(this.temperature.value) || 0);
     this.button.disabled = true;
-    const replies = await Promise.all(this.runs.map((r) => r.client.call('generate', { prompt, count, temperature, seed: 1 }).then((m) => [r, m], (err) => [r, { error: err }])));
+    const runs = this.runs;
+    const replies = await Promise.all(runs.map((r) => r.client.call('generate', { prompt, count, temperature, seed: 1 }).then((m) => [r, m], (err) => [r, { error: err }])));
+    if (this.runs !== runs) return; // reset or trained again meanwhile: these models are gone
     this.button.disabled = false;
     this.out.replaceChildren(...replies.map(([r, m]) => {
       const sw = el('i', { class: 'swatch' });
@@ -60,10 +82,10 @@ export class GeneratePanel {
       return el('p', { class: 'x-gen-line', dataset: { variant: r.name } }, sw, ` ${SPEC_BY_NAME[r.name]?.label ?? r.name}: `,
         el('span', { class: 'mono muted', text: this.prompt.value }), el('span', { class: m.error ? 'error-text' : 'mono', text }));
     }));
-    const series = replies.filter(([, m]) => !m.error).map(([r, m]) => ({
-      label: r.name, color: variantColor(r.name),
+    this.series = replies.filter(([, m]) => !m.error).map(([r, m]) => ({
+      label: r.name,
       points: Array.from(m.msPerToken, (ms, g) => [prompt.length + g, ms]),
     }));
-    this.chart.innerHTML = lineChart({ title: 'Time per generated character (mean of repeats)', xLabel: 'position', yLabel: 'ms', series, xMax: task.seqLen, colors: chartColors() });
+    this.drawChart();
   }
 }

@@ -6,12 +6,13 @@
 //   setup.js      the form        runner.js   workers, queue, play / pause / step / cancel / reset
 //   curves.js     learning curves (svg-chart.js draws; colors.js picks colours per theme)
 //   inspect.js    predictions and attention maps (token-map.js)   alpha.js   mixture α over training
-//   generate.js   text generation and ms per token                 answers.js the recorded run
+//   generate.js   text generation and ms per token (long-generate.js: to 2048 positions)
+//   answers.js    the recorded run
 //   share.js      export JSON / SVG / PNG, copy as code
 
 import { $, copyText, toast } from '../dom.js';
 import { on } from '../store.js';
-import { encodeConfig, decodeConfig, defaultConfig, SPEC_BY_NAME } from './config.js';
+import { encodeConfig, decodeConfig, defaultConfig, SPEC_BY_NAME, BUILD_LABELS } from './config.js';
 import { SetupForm } from './setup.js';
 import { ExperimentRunner, maxParallel } from './runner.js';
 import { CurvesPanel } from './curves.js';
@@ -46,6 +47,18 @@ function updateButtons() {
   for (const id of ['#x-export-json', '#x-export-svg', '#x-export-png']) $(id).disabled = !runner.runs.some((r) => r.history.length);
 }
 
+/**
+ * The header's build badge in this view (view.js shows it instead of Explore's): the build the
+ * form has chosen, and the build of the runs shown when they were trained on another.
+ */
+function renderBadge() {
+  const badge = $('#x-build-badge');
+  const chosen = cfg.build;
+  const ran = runner.runs.length ? runner.cfg.build : chosen;
+  badge.textContent = ran === chosen ? `${BUILD_LABELS[chosen]} build` : `${BUILD_LABELS[chosen]} build (runs shown: ${BUILD_LABELS[ran]})`;
+  badge.dataset.build = chosen;
+}
+
 function renderProgress() {
   const p = runner.progress();
   const bar = $('#x-progress');
@@ -72,6 +85,7 @@ function renderErrors() {
 function render() {
   renderQueued = false;
   updateButtons();
+  renderBadge();
   renderProgress();
   renderErrors();
   curves.render(runner.runs, runner.cfg ?? cfg);
@@ -90,7 +104,7 @@ function scheduleRender() {
 /** Once every run has ended: read the trained models, offer generation, compare with the record. */
 function afterTraining() {
   const trained = runner.trained;
-  generate.setRuns(trained, runner.task);
+  generate.setRuns(trained, runner.task, runner.cfg);
   inspected = trained.length ? inspect.load(trained, runner.task) : Promise.resolve(inspect.clear('No model finished training.'));
   renderAnswers($('#x-answers'), runner.cfg, runner.runs);
 }
@@ -101,6 +115,7 @@ function configChanged(next, error) {
   $('#x-copy-link').disabled = !!error;
   if (!error) onHashChange();
   updateButtons();
+  renderBadge();
   if (!runner.runs.length) renderAnswers($('#x-answers'), cfg, []);
 }
 
@@ -169,6 +184,7 @@ export function initExperiment(lab, { writeHash }) {
   $('#x-map-dialog-close').addEventListener('click', () => $('#x-map-dialog').close());
   on('theme', () => {
     scheduleRender();
+    generate.redraw();
     if (runner.trained.length && !runner.active) inspected = inspect.load(runner.trained, runner.task);
   });
   render();
@@ -202,5 +218,12 @@ function installHook() {
     }])),
     codeSnippet: () => codeSnippet(cfg),
     label: (name) => SPEC_BY_NAME[name]?.label,
+    /** The "Time generation to 2048 positions" length; tests lower it to stay fast (applies at once, clearing a timing shown). */
+    setLongGenerationLength(n) {
+      generate.long.positions = n;
+      generate.long.setRuns(generate.long.runs, generate.long.task, generate.long.cfg);
+    },
+    /** Its last timing as plain data, or null while none has ended. */
+    longGeneration: () => generate.long.data(),
   };
 }

@@ -10,7 +10,7 @@ import { makeTask, modelConfig, trainOptions } from './config.js';
 const WORKER_URL = new URL('../experiment-worker.js', import.meta.url);
 
 /** The page's side of one experiment worker: numbered requests, events by type. */
-class TrainClient {
+export class TrainClient {
   constructor(onEvent) {
     this.w = new Worker(WORKER_URL, { type: 'module' });
     this.next = 1;

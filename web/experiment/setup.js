@@ -4,7 +4,7 @@
 // silently replaced.
 
 import { el } from '../dom.js';
-import { VARIANT_SPECS, TASK_NAMES, TASK_KNOBS, MODEL_FIELDS, TRAIN_FIELDS, BUILDS, PRESETS, configForTask } from './config.js';
+import { VARIANT_SPECS, TASK_NAMES, TASK_KNOBS, MODEL_FIELDS, TRAIN_FIELDS, BUILDS, BUILD_LABELS, PRESETS, configForTask } from './config.js';
 import { variantColor } from './colors.js';
 import { DEFAULT_TEXT } from '../../dist/tasks.js';
 
@@ -66,9 +66,9 @@ export class SetupForm {
       el('div', { class: 'grid3' }, ...MODEL_FIELDS.map((k) => numberField(`x-${k}`, k, c.model[k]))),
       el('div', { class: 'grid3' }, ...TRAIN_FIELDS.map((k) => numberField(`x-${k}`, k, c.train[k], k === 'lr' ? 'any' : '1'))),
       el('div', { class: 'grid3' }, numberField('x-seed', 'seed', c.seed),
-        el('div', { class: 'field' }, el('label', { for: 'x-build', text: 'build' }),
+        el('div', { class: 'field x-build-field' }, el('label', { for: 'x-build', text: 'build' }),
           el('select', { id: 'x-build', title: 'Which WebAssembly build trains: SIMD matches the recorded experiments and Node bit for bit' },
-            ...BUILDS.map((b) => el('option', { value: b, text: b === 'simd' ? 'SIMD' : b === 'relaxed' ? 'relaxed SIMD' : 'scalar', selected: b === c.build }))))));
+            ...BUILDS.map((b) => el('option', { value: b, text: BUILD_LABELS[b], selected: b === c.build }))))));
     this.error = el('p', { class: 'inline-error', id: 'x-config-error', role: 'alert', hidden: true });
     this.root.replaceChildren(presets, task, picks, model, this.error);
   }
