@@ -102,7 +102,7 @@ function tasksTable(t, L) {
 function generationTable(g, L) {
   if (!g) return;
   const positions = g.rows.find((r) => r.status === 'ok')?.at.map((x) => x.position) ?? [];
-  L.push('### Generation', '', `\`model.generate([1], ${g.seqLen - 1}, { temperature: 0 })\` of a causal model at the reference widths with seqLen ${g.seqLen}, SIMD build; ms per token at position t = the median of the ${g.window} steps up to t. softmax keeps a key/value cache (O(t) work per token); linear, efficient and taylor a constant-size state per head (O(1)).`, '');
+  L.push('### Generation', '', `\`model.generate([1], ${g.seqLen - 1}, { temperature: 0 })\` of a causal model at the reference widths with seqLen ${g.seqLen}, SIMD build; ms per token at position t = the median of the ${g.window} steps up to t, the lower of ${g.runs ?? 1} generations (after a warm-up). softmax keeps a key/value cache (O(t) work per token); linear, efficient and taylor a constant-size state per head (O(1)).`, '');
   L.push(`| variant | ${positions.map((p) => `t = ${p}`).join(' | ')} | whole run s |`, `|---|${positions.map(() => '---:').join('|')}|---:|`);
   for (const r of g.rows) {
     if (r.status !== 'ok') { L.push(`| ${r.variant} | n/a: ${r.reason} |`); continue; }
