@@ -12,7 +12,8 @@
 //
 // tfjs-core's Node entry registers no gradients; its ES-module build does, through
 // dist/register_all_gradients.js, which Node cannot import as shipped (extension-less imports).
-// esbuild (a devDependency) bundles that file once into build/bench/; tfjs keeps its kernel and
+// esbuild (a devDependency) bundles that file once into build/bench/ (named by tfjs-core's
+// version); tfjs keeps its kernel and
 // gradient registries on globalThis, so the bundle's registrations reach the tfjs-core that the
 // wasm backend uses.
 import { existsSync, mkdirSync } from 'node:fs';
@@ -23,9 +24,10 @@ import { ROOT } from './cli.mjs';
 import { loadTfjs } from './tfjs-wasm.mjs';
 
 const require = createRequire(import.meta.url);
-const GRADIENTS_BUNDLE = path.join(ROOT, 'build', 'bench', 'tfjs-gradients.mjs');
-
 async function registerAllGradients() {
+  // named by tfjs-core's version, so an upgrade bundles its own gradients again
+  const version = require('@tensorflow/tfjs-core/package.json').version;
+  const GRADIENTS_BUNDLE = path.join(ROOT, 'build', 'bench', `tfjs-core-${version}-gradients.mjs`);
   if (!existsSync(GRADIENTS_BUNDLE)) {
     const esbuild = require('esbuild');
     mkdirSync(path.dirname(GRADIENTS_BUNDLE), { recursive: true });
@@ -144,7 +146,7 @@ export async function tfjsTrainer(config, from = null) {
   };
 
   let t = 0;
-  return {
+  const trainer = {
     meta: { version: tfj.version, backend: 'wasm', simd: tfj.simd, threads: tfj.threads },
     parameterCount: params.reduce((s, p) => s + p.v.size, 0),
     step(tokens, targets, lr, weightDecay = 0.01) {
@@ -171,10 +173,41 @@ export async function tfjsTrainer(config, from = null) {
       value.dispose();
       return x;
     },
+    /** { name: Float32Array } of the named parameters (names as in makeParams). */
+    parameters(names) {
+      return Object.fromEntries(names.map((name) => [name, params.find((p) => p.name === name).v.dataSync().slice()]));
+    },
+    /**
+     * tf.profile of one step: { total_ms, kernels: [{ name, ms, calls }], matmuls: [{ shapes, ms,
+     * calls, gflops }] }, each sorted by time (kernel times as the backend reports them).
+     */
+    async profile(tokens, targets, lr) {
+      const info = await tf.profile(() => { trainer.step(tokens, targets, lr); });
+      const kernels = new Map(), matmuls = new Map();
+      for (const k of info.kernels) {
+        const e = kernels.get(k.name) ?? { name: k.name, ms: 0, calls: 0 };
+        e.ms += k.kernelTimeMs; e.calls++;
+        kernels.set(k.name, e);
+        if (k.name !== 'BatchMatMul') continue;
+        const shapes = k.inputShapes.map((x) => x.join('×')).join(' · ');
+        const [a, b] = k.inputShapes, batchDims = a.slice(0, -2).reduce((x, y) => x * y, 1);
+        const m = matmuls.get(shapes) ?? { shapes, ms: 0, calls: 0, flops: 2 * batchDims * a.at(-2) * a.at(-1) * b.at(-1) };
+        m.ms += k.kernelTimeMs; m.calls++;
+        matmuls.set(shapes, m);
+      }
+      const sorted = (m) => [...m.values()].sort((x, y) => y.ms - x.ms);
+      return {
+        total_ms: info.kernels.reduce((x, k) => x + k.kernelTimeMs, 0),
+        kernel_calls: info.kernels.length,
+        kernels: sorted(kernels),
+        matmuls: sorted(matmuls).map((m) => ({ shapes: m.shapes, ms: m.ms, calls: m.calls, gflops: (m.flops * m.calls) / (m.ms * 1e6) })),
+      };
+    },
     dispose() {
       for (const p of params) p.v.dispose();
       for (const m of moments) { m.m.dispose(); m.v.dispose(); }
       for (const x of [mask, scale, geluC, geluK, half, one]) x.dispose();
     },
   };
+  return trainer;
 }

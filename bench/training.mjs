@@ -27,10 +27,22 @@ import { tfjsTrainer } from './tfjs-train.mjs';
 
 export const REFERENCE_SHAPE = { vocab: 65, seqLen: 64, dModel: 96, heads: 4, layers: 4, dFF: 384, batch: 16 };
 export const TFJS_SMALL_SHAPE = { vocab: 65, seqLen: 32, dModel: 64, heads: 4, layers: 2, dFF: 256, batch: 32 };
-export const GENERATION = { seqLen: 4096, positions: [16, 64, 256, 1024, 4096], window: 32, runs: 2, variants: ['softmax', 'linear', 'efficient', 'taylor'] };
+// generate([1], seqLen - 1): step g reads position g (0-based), so position t (1-based: t tokens
+// read) is step t - 1 and the last is t = seqLen - 1. Each t's figure: the window of steps t - window
+// … t - 1, its median; the lowest over `runs` generations.
+export const GENERATION = { seqLen: 4096, positions: [16, 64, 256, 1024, 4095], window: 16, runs: 3, variants: ['softmax', 'linear', 'efficient', 'taylor'] };
 const TRAIN_BUILDS = ['attnlab-simd', 'attnlab-relaxed'];
 const LR = 1e-3;
-const CHECK_STEPS = 4; // steps of the tfjs / attnlab loss-curve comparison
+const CHECK_STEPS = 4; // steps of the tfjs / attnlab same-model check
+const CHECK_LR = 1e-2;
+// Weight decay 1 in the check: it shrinks the matrices by lr·1 = 1 % a step, far above the ~1e-3
+// by which float32 rounding, amplified by Adam's normalisation of tiny gradients, lets two correct
+// implementations' parameters drift apart in 4 steps (measured: without decay on the tfjs side the
+// arrays differ by 6e-2 to 2e-1). So a tfjs model without (or with wrong) decay fails the
+// parameter check, and a correct one passes it.
+const CHECK_DECAY = 1;
+const CHECK_TOL = { loss: 1e-5, params: 1e-2 }; // relative; measured: ~1e-7 and ~1e-3 when right, parameters ~1e-1 without decay
+const CHECK_PARAMS = ['tok_emb', 'pos_emb', 'l0.wo', 'l0.fc1', 'l0.fc2b', 'lnf.g', 'out', 'outb']; // same names and layout in both
 const errorText = (e) => `${e.code ? e.code + ': ' : ''}${e.message}`;
 
 /**
@@ -60,18 +72,32 @@ const perStep = (st, s) => ({ ...st, tokens_per_s: (s.batch * s.seqLen) / (st.me
 
 /**
  * tfjs (made from the initial parameters of shapeConfig(shape), seed 1) and a fresh attnlab model of
- * that config, on the same batch: their losses over CHECK_STEPS steps.
+ * that config train CHECK_STEPS steps on the same batch at CHECK_LR with weight decay CHECK_DECAY:
+ * their losses, and then CHECK_PARAMS (max |diff| / max |attnlab| per array), must agree within
+ * CHECK_TOL. The gradient norms say whether clipping (at 1) took part.
  */
 function sameModelCheck(lab, tfjs, shape, batch) {
-  const model = lab.model(shapeConfig(shape));
+  const model = lab.model({ ...shapeConfig(shape), weightDecay: CHECK_DECAY });
   try {
-    const ours = [], theirs = [];
+    const ours = [], theirs = [], gradNorms = [];
     for (let i = 0; i < CHECK_STEPS; i++) {
-      theirs.push(tfjs.step(batch.tokens, batch.targets, LR));
-      ours.push(model.trainStep(batch.tokens, batch.targets, { lr: LR }).loss);
+      theirs.push(tfjs.step(batch.tokens, batch.targets, CHECK_LR, CHECK_DECAY));
+      const r = model.trainStep(batch.tokens, batch.targets, { lr: CHECK_LR });
+      ours.push(r.loss);
+      gradNorms.push(r.gradNorm);
     }
-    const diff = Math.max(...ours.map((x, i) => Math.abs(x - theirs[i]) / Math.abs(x)));
-    return { steps: CHECK_STEPS, attnlab: ours, tfjs: theirs, max_rel_diff: diff, ok: diff < 1e-3 };
+    const lossDiff = Math.max(...ours.map((x, i) => Math.abs(x - theirs[i]) / Math.abs(x)));
+    const mine = model.parameters(), other = tfjs.parameters(CHECK_PARAMS);
+    const params = Object.fromEntries(CHECK_PARAMS.map((name) => {
+      const a = mine[name], b = other[name];
+      let scale = 0, diff = 0;
+      for (let i = 0; i < a.length; i++) { scale = Math.max(scale, Math.abs(a[i])); diff = Math.max(diff, Math.abs(a[i] - b[i])); }
+      return [name, diff / scale];
+    }));
+    const paramDiff = Math.max(...Object.values(params));
+    return { steps: CHECK_STEPS, lr: CHECK_LR, weight_decay: CHECK_DECAY, attnlab: ours, tfjs: theirs, grad_norms: gradNorms, clipped: gradNorms.some((g) => g > 1),
+      loss_rel_diff: lossDiff, param_rel_diff: params, max_param_rel_diff: paramDiff, tolerance: CHECK_TOL,
+      ok: lossDiff <= CHECK_TOL.loss && paramDiff <= CHECK_TOL.params };
   } finally { model.dispose(); }
 }
 
@@ -88,15 +114,17 @@ async function headToHead(shape, builds, ctx) {
     entries.push({ key: b.name, fn: () => model.trainStep(batch.tokens, batch.targets, { lr: LR }) });
   }
   const out = { shape, flops: stepFlops(shape), rounds: ctx.quick ? 3 : 7, check: null, tfjs: null };
+  let tfjs = null;
   if (ctx.want('tfjs-wasm')) {
     try {
       const simd = builds.find((b) => b.name === 'attnlab-simd') ?? builds[0];
       const start = simd.lab.model(shapeConfig(shape));
-      const checker = await tfjsTrainer(shape, start.parameters());
-      start.dispose();
-      out.check = sameModelCheck(simd.lab, checker, shape, batch);
-      checker.dispose();
-      const tfjs = await tfjsTrainer(shape);
+      let checker = null;
+      try {
+        checker = await tfjsTrainer(shape, start.parameters());
+        out.check = sameModelCheck(simd.lab, checker, shape, batch);
+      } finally { start.dispose(); checker?.dispose(); }
+      tfjs = await tfjsTrainer(shape);
       cleanup.push(() => tfjs.dispose());
       out.tfjs = { ...tfjs.meta, parameters: tfjs.parameterCount };
       entries.push({ key: 'tfjs-wasm', fn: () => tfjs.step(batch.tokens, batch.targets, LR) });
@@ -112,6 +140,8 @@ async function headToHead(shape, builds, ctx) {
   globalThis.gc?.();
   try {
     out.entries = await roundRobin(entries, out.rounds);
+    // where tfjs's step spends its time (one step, tf.profile's per-kernel times)
+    if (tfjs && ctx.profileTfjs) out.tfjs_profile = await tfjs.profile(batch.tokens, batch.targets, LR);
   } finally { for (const f of cleanup) f(); }
   for (const [k, st] of Object.entries(out.entries)) {
     if (k.startsWith('peak')) st.gflops = (k === 'peak-simd128' ? simdPeak : relaxedPeak).flops / (st.median_ms * 1e6);
@@ -119,7 +149,7 @@ async function headToHead(shape, builds, ctx) {
   }
   log(`  training step, dModel ${shape.dModel}, ${shape.layers} layers, seqLen ${shape.seqLen}, batch ${shape.batch} (${out.rounds} rounds): ` +
     Object.entries(out.entries).map(([k, v]) => `${k} ${fmtMs(v.median_ms)} ms`).join(', ') +
-    (out.check ? `; tfjs vs attnlab loss over ${out.check.steps} steps: max rel diff ${out.check.max_rel_diff.toExponential(1)}` : ''));
+    (out.check ? `; same-model check ${out.check.ok ? 'passed' : 'FAILED'} (losses ${out.check.loss_rel_diff.toExponential(1)}, parameters ${out.check.max_param_rel_diff.toExponential(1)})` : ''));
   return out;
 }
 
@@ -173,19 +203,17 @@ async function taskDefaults(simd, ctx) {
 /** ms per token of generate() against position, for the GENERATION variants. */
 function generation(simd, ctx) {
   const seqLen = ctx.quick ? 1024 : GENERATION.seqLen;
-  const positions = GENERATION.positions.filter((p) => p <= seqLen);
+  const positions = [...GENERATION.positions.filter((p) => p < seqLen - 1), seqLen - 1];
   const rows = [];
   for (const variant of GENERATION.variants) {
     let model;
     try {
       model = simd.lab.model({ ...shapeConfig({ ...REFERENCE_SHAPE, seqLen }, variant) });
-      model.generate([1], 255, { temperature: 0 }); // warm-up: the first steps also compile and grow memory
-      // msPerToken[g] is the step that read position g (0-based) of the sequence. Each position's
-      // figure is the median of the window of steps up to it, the lower of `runs` generations
-      // (a burst of load from another process lifts one run's window, rarely both).
+      model.generate([1], 255, { temperature: 0 }); // warm-up (255 steps): the first steps also compile and grow memory
+      // the lowest of `runs` generations: a burst of load from another process lifts one run's window, rarely all
       const runs = Array.from({ length: GENERATION.runs }, () => model.generate([1], seqLen - 1, { temperature: 0 }).msPerToken);
-      const windowMedian = (ms, p) => {
-        const w = Array.from(ms.slice(Math.max(0, p - GENERATION.window), Math.min(p, ms.length))).sort((a, b) => a - b);
+      const windowMedian = (ms, t) => {
+        const w = Array.from(ms.slice(t - GENERATION.window, t)).sort((a, b) => a - b);
         return w[w.length >> 1];
       };
       const at = positions.map((p) => ({ position: p, median_ms: Math.min(...runs.map((ms) => windowMedian(ms, p))) }));
@@ -214,7 +242,7 @@ export async function trainingPhase(ctx) {
   const m = ctx.machine;
   const out = { date: new Date().toISOString(), builds: builds.map((b) => b.name), lr: LR,
     meta: m && { cpu: m.cpu, cores: m.cores, node: m.node, commit: m.commit, uncommitted: m.uncommitted, loadavg_start: m.loadavg_start } };
-  out.reference = await headToHead(REFERENCE_SHAPE, builds, ctx);
+  out.reference = await headToHead(REFERENCE_SHAPE, builds, { ...ctx, profileTfjs: true });
   out.small = await headToHead(TFJS_SMALL_SHAPE, builds, ctx);
   out.variants = await everyVariant(REFERENCE_SHAPE, builds, ctx);
   out.tasks = await taskDefaults(simd, ctx);
