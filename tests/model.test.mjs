@@ -67,8 +67,9 @@ for (const v of VARIANTS) {
 }
 // fixed heads given their patterns (options.patterns, cycled over the heads)
 const FIXED = VARIANTS.find((v) => v.id === 'fixed');
-CASES.push({ v: FIXED, config: configFor(FIXED, { layers: 2, heads: 2, causal: true, options: { patterns: ['first', 'left'], window: 2 } }) });
-CASES.push({ v: FIXED, config: configFor(FIXED, { layers: 1, heads: 2, causal: false, options: { patterns: ['last', 'right', 'next'] } }) });
+// (4 heads, 3 patterns: the fourth head wraps to the first pattern)
+CASES.push({ v: FIXED, config: configFor(FIXED, { layers: 2, heads: 4, causal: true, options: { patterns: ['first', 'left', 'previous'], window: 2 } }) });
+CASES.push({ v: FIXED, config: configFor(FIXED, { layers: 1, heads: 4, causal: false, options: { patterns: ['last', 'right', 'next'] } }) });
 
 for (const build of buildList) {
   const lab = await loadBuild(build);
@@ -151,6 +152,21 @@ for (const build of buildList) {
       const lb = b.trainStep(data.tokens, data.targets, { lr: 3e-3 }).loss;
       assert.equal(lb, la, 'the optimizer state did not round-trip');
       assert.ok(sameBits(a.alpha({ layer: 0, head: 1 }), b.alpha({ layer: 0, head: 1 })));
+      a.dispose(), b.dispose();
+    });
+
+    test('save and loadModel keep a fixed model\'s options.patterns: the same maps, head by head', () => {
+      const config = configFor(FIXED, { heads: 4, causal: false, options: { patterns: ['last', 'first', 'next'] } });
+      const a = lab.model(config);
+      const b = lab.loadModel(a.save());
+      assert.deepEqual(b.config.options.patterns, ['last', 'first', 'next']);
+      const tokens = batchFor(config, 1, 2).tokens;
+      for (let head = 0; head < 4; head++) {
+        const map = a.attentionMap(tokens, { head });
+        assert.ok(sameBits(b.attentionMap(tokens, { head }), map), `head ${head}: the reloaded model's map differs`);
+        // head 3 wraps to the first pattern, 'last': every row puts its weight on the last column
+        if (head === 3) for (let i = 0; i < config.seqLen; i++) assert.equal(map[i * config.seqLen + config.seqLen - 1], 1, `head 3 row ${i}`);
+      }
       a.dispose(), b.dispose();
     });
 

@@ -313,6 +313,10 @@ typedef struct attn_model_config {
     int32_t n_patterns;
     int32_t patterns[ATTN_MODEL_MAX_PATTERNS];
 } attn_model_config;
+#if defined(__wasm32__)
+/* The binding writes this struct into a 256-byte block (src/js/model.js, CONFIG_BYTES). */
+_Static_assert(sizeof(attn_model_config) <= 256, "attn_model_config outgrew the binding's 256-byte config block");
+#endif
 
 /* One entry of the parameter table. Field order and offsets are part of the ABI (80 bytes:
  * name 0, index 32, offset 36, count 40, ndim 44, rows 48, cols 52, is_matrix 56, init_kind 60,

@@ -396,6 +396,10 @@ export class Model {
   }
 
   #writeConfig(ptr, c, frozenPtr) {
+    // the struct as laid out below (wasm32: a 4-byte pointer) must fit the block; attnlab.h asserts it too
+    if (OPTIONS_AT + this.#engine.meta.optionsBytes + 8 + 4 * MAX_PATTERNS > CONFIG_BYTES) {
+      throw new AttnError('LOAD', `this module's attn_model_config does not fit the binding's ${CONFIG_BYTES}-byte block: binding and module differ`);
+    }
     const i32 = this.#engine.i32(), f32 = this.#engine.f32();
     i32.fill(0, ptr >>> 2, (ptr + CONFIG_BYTES) >>> 2);
     const values = { ...c, variant: this.#engine.variant(c.variant).index, causal: c.causal ? 1 : 0 };

@@ -170,7 +170,9 @@ export function resolveConfig(config) {
   if (options.pattern != null) throw new Error('reference-model: fixed heads take their patterns in turn from config.options.patterns, not options.pattern');
   if (options.patterns != null) {
     if (!variantOf(registry, variant).options.includes('pattern')) throw new Error(`reference-model: config.options.patterns is for fixed heads; ${variant} takes none`);
-    if (!Array.isArray(options.patterns) || options.patterns.length < 1) throw new Error('reference-model: config.options.patterns must be a non-empty array of pattern names');
+    if (!Array.isArray(options.patterns) || options.patterns.length < 1 || options.patterns.length > 16) {
+      throw new Error('reference-model: config.options.patterns must be an array of 1 to 16 pattern names');
+    }
     for (const p of options.patterns) {
       if (!PATTERNS.includes(p)) throw new Error(`reference-model: config.options.patterns names '${p}', not one of ${PATTERNS.join(', ')}`);
       if (causal && !CAUSAL_PATTERNS.includes(p)) throw new Error(`reference-model: config.options.patterns names '${p}', which looks ahead: a causal model cannot use it`);

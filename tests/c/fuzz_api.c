@@ -85,7 +85,9 @@ static void fuzz_model(reader *r, attn_variant variant, const attn_dims *dims, c
     /* half the time a fixed-pattern list, including counts, entries and variants the core must
      * refuse (the other half leaves it empty, so other variants' models get built) */
     if (take8(r) & 1) {
-        cfg.n_patterns = (int32_t)(take8(r) % (ATTN_MODEL_MAX_PATTERNS + 2)) - (take8(r) == 255);
+        int32_t count = (int32_t)(take8(r) % (ATTN_MODEL_MAX_PATTERNS + 2));
+        int negative = take8(r) == 255; /* read apart: one expression's two reads have no set order */
+        cfg.n_patterns = count - negative;
         for (int i = 0; i < ATTN_MODEL_MAX_PATTERNS; i++) cfg.patterns[i] = (int32_t)(take8(r) % (ATTN_PATTERN_COUNT + 1));
     }
     const char *detail = 0;

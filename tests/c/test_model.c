@@ -751,9 +751,10 @@ int main(int argc, char **argv) {
         check_gradients(&cfg);
         cases++;
     }
-    /* fixed heads with their patterns given: the list, cycled, not the default cycle */
+    /* fixed heads with their patterns given: the list, cycled (4 heads, 3 patterns: head 3 wraps
+     * to the first), not the default cycle */
     for (int causal = 0; causal <= 1; causal++) {
-        attn_model_config cfg = tiny(ATTN_FIXED, 2, 2, causal);
+        attn_model_config cfg = tiny(ATTN_FIXED, 2, 4, causal);
         cfg.n_patterns = 3;
         cfg.patterns[0] = causal ? ATTN_PATTERN_FIRST : ATTN_PATTERN_LAST;
         cfg.patterns[1] = ATTN_PATTERN_LEFT, cfg.patterns[2] = ATTN_PATTERN_CURRENT;
