@@ -19,7 +19,7 @@
 // computes do not change its cost). Flops: the matrix products of the step only (stepFlops).
 import { tasks } from '../src/js/tasks.js';
 import { mulberry32 } from '../src/js/prng.js';
-import { modelConfig, VARIANTS } from '../scripts/experiment-variants.mjs';
+import { modelConfig, VARIANTS } from '../web/experiment/variants.js';
 import { roundRobin } from './measure.mjs';
 import { peakRunner } from './peak.mjs';
 import { fmtMs, log } from './record.mjs';

@@ -7,7 +7,7 @@
 // function of (task, variant, seed, settings, build).
 import { parentPort, workerData } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
-import { modelConfig } from './experiment-variants.mjs';
+import { modelConfig } from '../web/experiment/variants.js';
 
 const { init, tasks } = await import(pathToFileURL(workerData.binding).href);
 const { train } = await import(pathToFileURL(workerData.train).href);

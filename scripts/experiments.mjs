@@ -19,7 +19,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tasks } from '../src/js/tasks.js';
 import { writeReport } from './experiments-report.mjs';
-import { VARIANTS } from './experiment-variants.mjs';
+import { VARIANTS } from '../web/experiment/variants.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 

@@ -163,8 +163,28 @@ test('pause: the hook holds training between steps and does not change the numbe
   assert.deepEqual(seen, Array.from({ length: 15 }, (_, s) => s), 'called once before every step');
   assert.ok(waited >= 3);
   assert.deepEqual(numbers(b), numbers(a), 'the same history, bit for bit, with and without pauses');
-  // time spent paused is not training time: elapsedMs leaves it out
-  assert.ok(b.history.at(-1).elapsedMs <= b.ms + 1e-9);
+
+  // Time spent paused is not training time: ms and elapsedMs leave it out. Two holds of 200 ms
+  // each; the wall time of the whole call includes them, the reported times must not (a
+  // regression that counted the pauses in both would still have elapsedMs <= ms).
+  const timed = tiny();
+  const PAUSE_MS = 200;
+  let holds = 0;
+  const wall0 = performance.now();
+  const p = await train(timed, task, { ...opts, pause: ({ step }) => {
+    if (step !== 2 && step !== 9) return undefined;
+    holds++;
+    return new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
+  } });
+  const wall = performance.now() - wall0;
+  timed.dispose();
+  assert.equal(holds, 2);
+  const totalPause = holds * PAUSE_MS;
+  assert.ok(wall >= totalPause, `the call took ${wall} ms, with ${totalPause} ms of pauses`);
+  assert.ok(p.ms < wall - 0.8 * totalPause, `result.ms ${p.ms} leaves out the ${totalPause} ms paused (wall ${wall} ms)`);
+  assert.ok(p.history.at(-1).elapsedMs < wall - 0.8 * totalPause, `elapsedMs ${p.history.at(-1).elapsedMs} leaves out the pauses (wall ${wall} ms)`);
+  assert.ok(p.history.at(-1).elapsedMs <= p.ms + 1e-9);
+  assert.deepEqual(numbers(p), numbers(a), 'the same numbers with the long holds');
 
   // An abort while paused ends the run when the pause is released, before another step.
   const controller = new AbortController();

@@ -163,10 +163,76 @@ describe('attnlab page: the Experiment view', () => {
       model.dispose();
     }
     assert.ok(runs.some((r) => r.history.length), 'something trained');
+    // the status counts the steps the cancelled runs took, not their full length
+    const [, shownSteps, shownTotal] = (await page.textContent('#x-status')).match(/^(\d+) \/ (\d+) steps/);
+    assert.equal(Number(shownSteps), runs.reduce((sum, r) => sum + r.steps, 0), 'the steps taken');
+    assert.equal(Number(shownTotal), cfg.train.steps * runs.length);
+    assert.match(await page.textContent('#x-status'), /3 cancelled/);
     await page.click('#x-reset');
     assert.deepEqual(await runsOf(page), []);
     assert.equal(await page.isDisabled('#x-reset'), true);
+    // the held-out ◀ / ▶ after a reset: they ask no ended worker (that would never answer)
+    await page.evaluate(() => {
+      document.querySelector('#x-inspect button[aria-label="Next sequence"]').click();
+      document.querySelector('#x-inspect button[aria-label="Previous sequence"]').click();
+    });
+    await page.waitForTimeout(300);
+    assert.doesNotMatch(await page.textContent('#x-inspect [role=status]'), /reading/, 'no read of the reset models left hanging');
+    assert.match(await page.textContent('#x-inspect [role=status]'), /^Reset: train again/, 'nothing asked of the reset models');
+    // and a worker's client refuses calls once it has ended, rather than waiting for ever
+    const refused = await page.evaluate(async () => {
+      const { TrainClient } = await import(new URL('experiment/runner.js', location.href).href);
+      const c = new TrainClient(() => {});
+      c.terminate();
+      return c.call('inspect', { index: 0 }).then(() => 'answered', (err) => err.code);
+    });
+    assert.equal(refused, 'CANCELLED');
     assertNoProblems(page);
+  });
+
+  test('step then resume at once: the runs still finish; a run cancelled while loading shows no results', async (t) => {
+    // paused while loading, then Step and Resume in one go (before the step's evaluation is in)
+    const page = await newPage(t, { hash: hashOf({ seqLen: 16, vocab: 8, dModel: 32, heads: 2, layers: 2, dFF: 64, steps: 200, batch: 16, evalEvery: 10, evalBatch: 16, vars: 'softmax,linear' }) });
+    await page.evaluate(async () => {
+      document.querySelector('#x-play').click();
+      await new Promise(requestAnimationFrame); // the buttons follow on the next frame
+      document.querySelector('#x-pause').click();
+    });
+    await page.waitForFunction(() => window.__attnlab.experiment.runs().every((r) => r.status === 'paused'));
+    await page.waitForFunction(() => document.querySelector('#x-play').textContent === '▶ Resume' && !document.querySelector('#x-play').disabled);
+    await page.evaluate(() => {
+      document.querySelector('#x-step').click();
+      document.querySelector('#x-play').click();
+    });
+    await X(page, (x) => x.idle(60000));
+    const runs = await runsOf(page);
+    assert.deepEqual(runs.map((r) => [r.variant, r.status, r.steps]), [['softmax', 'done', 200], ['linear', 'done', 200]]);
+    assert.equal(await page.locator('#x-maps canvas.x-map').count(), 2 * 2 * 2, 'the maps of both models');
+    assertNoProblems(page);
+
+    // Cancel before the first training step: lab.train's step-0 evaluation of the untrained model
+    // is no result; the runs show as cancelled and not trained, with no maps and no accuracy
+    const early = await newPage(t, { hash: hashOf({ vars: 'softmax,linear' }) });
+    await early.evaluate(async () => {
+      document.querySelector('#x-play').click();
+      await new Promise(requestAnimationFrame);
+      document.querySelector('#x-cancel').click();
+    });
+    await idle(early);
+    const stopped = await runsOf(early);
+    for (const r of stopped) {
+      assert.equal(r.status, 'cancelled', `${r.variant}: cancelled`);
+      assert.equal(r.steps, 0, `${r.variant}: no step`);
+      assert.deepEqual(r.history, [], `${r.variant}: no evaluation shown`);
+      assert.equal(r.final, null);
+      assert.equal(r.trained, false);
+    }
+    assert.equal(await early.locator('#x-maps canvas.x-map').count(), 0, 'no maps of untrained models');
+    assert.match(await early.textContent('#x-inspect [role=status]'), /No model finished training/);
+    assert.deepEqual(await early.$$eval('#x-answers-table td.x-yours', (tds) => tds.map((td) => td.textContent)), ['not trained', 'not trained']);
+    assert.match(await early.textContent('#x-legend'), /not trained/);
+    assert.match(await early.textContent('#x-status'), /^0 \/ 60 steps/);
+    assertNoProblems(early);
   });
 
   test('the URL restores the config; Explore links still open Explore; the tabs switch views', async (t) => {
@@ -206,6 +272,29 @@ describe('attnlab page: the Experiment view', () => {
     assert.equal(cfg3.task, 'text');
     assert.deepEqual(cfg3.variants, ['softmax', 'linear', 'efficient', 'taylor']);
     assert.equal(await page.isVisible('#x-text'), true, 'the box for the user\'s own text');
+    // presets, the task select and "Task defaults" keep the user's text; only "Use the default text" empties it
+    await page.fill('#x-text', 'my own words, typed here');
+    await page.click('button[data-preset="softmax-text"]');
+    assert.equal(await page.inputValue('#x-text'), 'my own words, typed here', 'a preset keeps the text');
+    await page.click('#x-defaults');
+    assert.equal(await page.inputValue('#x-text'), 'my own words, typed here', 'Task defaults keeps the text');
+    await page.selectOption('#x-task', 'copy');
+    await page.selectOption('#x-task', 'text');
+    assert.equal(await page.inputValue('#x-text'), 'my own words, typed here', 'another task and back keeps the text');
+    assert.equal((await X(page, (x) => x.config())).text, 'my own words, typed here');
+    await page.click('#x-text-default');
+    assert.equal(await page.inputValue('#x-text'), '');
+    assert.equal((await X(page, (x) => x.config())).text, '');
+    // the seed field's bound is decodeConfig's (and lab.train's): 2^32 − 1
+    assert.equal(await page.getAttribute('#x-seed', 'max'), '4294967295');
+    await page.fill('#x-seed', '4294967296');
+    assert.equal(await page.getAttribute('#x-seed', 'aria-invalid'), 'true');
+    assert.match(await page.textContent('#x-config-error'), /seed must be a whole number from 0 to 4294967295/);
+    assert.equal(await X(page, (x) => x.configError()) != null, true);
+    await page.fill('#x-seed', '4294967295');
+    assert.equal(await page.getAttribute('#x-seed', 'aria-invalid'), 'false');
+    assert.equal((await X(page, (x) => x.config())).seed, 4294967295);
+    assert.equal(await X(page, (x) => x.configError()), null);
 
     // a link with parts the page cannot use says so and keeps the rest
     const bad = await newPage(t, { hash: hashOf({ vars: 'softmax,nosuch', dModel: 'big' }) });

@@ -6,26 +6,26 @@
 //   #view=experiment&x.task=copy&x.seqLen=16&x.vocab=8&x.vars=softmax,linear&x.dModel=32&...&x.seed=1
 
 import { tasks } from '../../dist/tasks.js';
+// The one list of variants (name, lab variant, options, freezeParam), shared with `npm run
+// experiments` and bench/training.mjs.
+import { VARIANTS } from './variants.js';
+
+/** The page's own words for a variant (the rest is the shared list's); a name missing here shows as itself. */
+const LABELS = {
+  random: 'random (trained)',
+  'random-frozen': 'random (frozen)',
+  mixture: 'mixture softmax+random',
+  linear: 'linear (elu+1)',
+  fixed: 'fixed patterns',
+};
 
 /**
- * The variants an experiment can race, named as in experiments/results.json (so the answer table
- * finds the recorded numbers): a lab variant, plus the Synthesizer paper's "fixed random" (random,
- * its r frozen) and the softmax+random mixture with a learned α per head.
+ * The variants an experiment can race: the experiments' list (named as in
+ * experiments/results.json, so the answer table finds the recorded numbers; a lab variant, plus
+ * the Synthesizer paper's "fixed random" (random, its r frozen) and the softmax+random mixture with
+ * a learned α per head), with the page's labels on top. Their colours: colors.js, by place here.
  */
-export const VARIANT_SPECS = [
-  { name: 'softmax', variant: 'softmax', label: 'softmax' },
-  { name: 'dense', variant: 'dense', label: 'dense' },
-  { name: 'dense1', variant: 'dense1', label: 'dense1' },
-  { name: 'random', variant: 'random', label: 'random (trained)' },
-  { name: 'random-frozen', variant: 'random', freezeParam: 'r', label: 'random (frozen)' },
-  { name: 'factorized-dense', variant: 'factorized-dense', label: 'factorized-dense' },
-  { name: 'factorized-random', variant: 'factorized-random', label: 'factorized-random' },
-  { name: 'mixture', variant: 'mixture', options: { components: ['softmax', 'random'] }, label: 'mixture softmax+random' },
-  { name: 'linear', variant: 'linear', label: 'linear (elu+1)' },
-  { name: 'efficient', variant: 'efficient', label: 'efficient' },
-  { name: 'taylor', variant: 'taylor', label: 'taylor' },
-  { name: 'fixed', variant: 'fixed', label: 'fixed patterns' },
-];
+export const VARIANT_SPECS = VARIANTS.map((v) => ({ ...structuredClone(v), label: LABELS[v.name] ?? v.name }));
 export const SPEC_BY_NAME = Object.fromEntries(VARIANT_SPECS.map((s) => [s.name, s]));
 
 export const TASK_NAMES = ['recall', 'copy', 'reverse', 'sort', 'text'];
@@ -59,7 +59,7 @@ export function configForTask(name, base = {}) {
   return {
     task: name,
     knobs,
-    text: '',
+    text: base.text ?? '',
     variants: base.variants ?? ['softmax', 'random', 'linear', 'mixture'],
     model: { dModel: d.dModel, heads: d.heads, layers: d.layers, dFF: d.dFF },
     train: { steps: d.steps, batch: d.batch, lr: d.lr, warmup: d.warmup, evalEvery: Math.max(1, Math.round(d.steps / 20)), evalBatch: 256 },

@@ -76,7 +76,7 @@ export class CurvesPanel {
       const last = r.history.at(-1);
       const sw = el('i', { class: 'swatch' });
       sw.style.background = variantColor(r.name);
-      const status = r.error ? `error: ${r.error.message}` : STATUS_TEXT[r.status];
+      const status = r.error ? `error: ${r.error.message}` : r.untrained ? 'cancelled before training: not trained' : STATUS_TEXT[r.status];
       return el('tr', { dataset: { variant: r.name, status: r.status } },
         el('th', { scope: 'row' }, sw, ` ${SPEC_BY_NAME[r.name]?.label ?? r.name}`),
         el('td', { class: r.error ? 'x-status error-text' : 'x-status', text: status }),

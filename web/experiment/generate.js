@@ -72,8 +72,13 @@ export class GeneratePanel {
     const temperature = Math.max(0, Number(this.temperature.value) || 0);
     this.button.disabled = true;
     const runs = this.runs;
-    const replies = await Promise.all(runs.map((r) => r.client.call('generate', { prompt, count, temperature, seed: 1 }).then((m) => [r, m], (err) => [r, { error: err }])));
-    if (this.runs !== runs) return; // reset or trained again meanwhile: these models are gone
+    // one model after another: generated at once, they would share the cores and each one's
+    // per-character times would include the others' work (long-generate.js does the same)
+    const replies = [];
+    for (const r of runs) {
+      replies.push(await r.client.call('generate', { prompt, count, temperature, seed: 1 }).then((m) => [r, m], (err) => [r, { error: err }]));
+      if (this.runs !== runs) return; // reset or trained again meanwhile: these models are gone
+    }
     this.button.disabled = false;
     this.out.replaceChildren(...replies.map(([r, m]) => {
       const sw = el('i', { class: 'swatch' });

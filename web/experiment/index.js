@@ -65,12 +65,16 @@ function renderProgress() {
   bar.max = Math.max(1, p.total);
   bar.value = p.done;
   const counts = {};
-  for (const r of runner.runs) counts[r.status] = (counts[r.status] ?? 0) + 1;
+  const word = (r) => (r.status === 'error' ? 'failed' : r.status);
+  for (const r of runner.runs) counts[word(r)] = (counts[word(r)] ?? 0) + 1;
   const parts = Object.entries(counts).map(([s, n]) => `${n} ${s}`);
+  // p.done: the steps the runs took (a cancelled or failed run counts the steps it trained, not
+  // its total); the parts say how many runs were cancelled or failed
+  const steps = `${p.done} / ${p.total} steps`;
   const state = !runner.active ? `ended after ${fmtTime((runner.finishedAt || performance.now()) - runner.startedAt)}`
     : runner.paused ? 'paused' : `${p.stepsPerSec ? `${p.stepsPerSec.toFixed(0)} steps/s` : 'starting'} · about ${fmtTime(p.etaMs)} left`;
   $('#x-status').textContent = runner.runs.length
-    ? `${p.done} / ${p.total} steps · ${state} · ${parts.join(', ')}`
+    ? `${steps} · ${state} · ${parts.join(', ')}`
     : `Up to ${maxParallel()} variants train at once (one worker each, as many as this machine has cores); the rest wait their turn.`;
 }
 

@@ -52,7 +52,10 @@ export class InspectPanel {
     this.clear('Train first: the maps show what the trained models attend to.');
   }
 
+  /** Forgets the runs too: after a reset their workers are gone, so ◀ / ▶ must not ask them. */
   clear(message) {
+    this.runs = null;
+    this.task = null;
     this.results.clear();
     this.generation++;
     this.predictions.replaceChildren();

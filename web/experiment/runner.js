@@ -2,7 +2,8 @@
 // navigator.hardwareConcurrency training at once, the rest queued in the order they were picked.
 // Play / pause / step / cancel / reset act on every run. A run's record:
 //   { name, status: 'queued' | 'loading' | 'training' | 'paused' | 'done' | 'cancelled' | 'error',
-//     history: [lab.train progress entries], result, error, parameterCount, build, client }
+//     history: [lab.train progress entries], result, error, parameterCount, build, client,
+//     untrained: true when it was cancelled before its first training step (no results to show) }
 // onChange(what) is called after every change ('progress', 'status', 'reset').
 
 import { makeTask, modelConfig, trainOptions } from './config.js';
@@ -15,6 +16,7 @@ export class TrainClient {
     this.w = new Worker(WORKER_URL, { type: 'module' });
     this.next = 1;
     this.pending = new Map();
+    this.terminated = false; // after terminate(), call() rejects at once (a terminated worker never answers)
     this.w.onmessage = (e) => {
       const m = e.data;
       const p = this.pending.get(m.id);
@@ -32,6 +34,7 @@ export class TrainClient {
     };
   }
   call(type, payload = {}) {
+    if (this.terminated) return Promise.reject(Object.assign(new Error('cancelled: this worker has ended'), { code: 'CANCELLED' }));
     const id = this.next++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
@@ -39,9 +42,10 @@ export class TrainClient {
     });
   }
   control(type) {
-    this.w.postMessage({ type });
+    if (!this.terminated) this.w.postMessage({ type });
   }
   terminate() {
+    this.terminated = true;
     this.w.terminate();
     const err = Object.assign(new Error('cancelled'), { code: 'CANCELLED' });
     for (const p of this.pending.values()) p.reject(err);
@@ -66,8 +70,9 @@ export class ExperimentRunner {
     return this.runs.some((r) => ['queued', 'loading', 'training', 'paused'].includes(r.status));
   }
 
+  /** Runs with a model that trained at least one step (a run cancelled while loading has none). */
   get trained() {
-    return this.runs.filter((r) => r.client && (r.status === 'done' || r.status === 'cancelled') && r.history.length);
+    return this.runs.filter((r) => r.client && (r.status === 'done' || r.status === 'cancelled') && !r.untrained && r.history.length);
   }
 
   /** Starts cfg (throws tasks.js's Error for bad task knobs before anything starts). */
@@ -79,7 +84,7 @@ export class ExperimentRunner {
     this.paused = false;
     this.startedAt = performance.now();
     this.finishedAt = 0;
-    this.runs = cfg.variants.map((name) => ({ name, status: 'queued', history: [], result: null, error: null, parameterCount: null, build: null, client: null }));
+    this.runs = cfg.variants.map((name) => ({ name, status: 'queued', history: [], result: null, error: null, parameterCount: null, build: null, client: null, untrained: false }));
     this.onChange('status');
     this.pump();
   }
@@ -108,6 +113,9 @@ export class ExperimentRunner {
         if (this.paused) run.client.control('pause');
         this.onChange('status');
       } else if (m.type === 'progress') {
+        // step 0: lab.train's evaluation of an untrained model, sent only when it was aborted
+        // before its first step; it is no result of training, so it is not shown
+        if (m.point.step === 0) return;
         run.history.push(m.point);
         // a "step" ends with the worker holding again
         if (run.stepping) {
@@ -123,6 +131,11 @@ export class ExperimentRunner {
       (m) => {
         run.result = m.result;
         run.status = m.result.aborted ? 'cancelled' : 'done';
+        if (m.result.steps === 0) {
+          // cancelled while loading: nothing was trained, so there is nothing to show
+          run.untrained = true;
+          run.history = [];
+        }
         this.noteEnd();
         this.onChange('status');
         this.pump();
@@ -159,7 +172,9 @@ export class ExperimentRunner {
   play() {
     this.paused = false;
     for (const r of this.runs) {
-      if (r.status === 'paused') {
+      // a stepping run (Step pressed, its evaluation not yet in) holds again at that evaluation
+      // unless it is told to resume too
+      if (r.status === 'paused' || r.stepping) {
         r.stepping = false;
         r.client.control('resume');
         r.status = 'training';
@@ -184,7 +199,7 @@ export class ExperimentRunner {
   /** Stops every run after its current step (they keep what they learned); drops the queue. */
   cancel() {
     for (const r of this.runs) {
-      if (r.status === 'queued') r.status = 'cancelled';
+      if (r.status === 'queued') Object.assign(r, { status: 'cancelled', untrained: true });
       else if (r.status === 'training' || r.status === 'paused' || r.status === 'loading') r.client.control('abort');
     }
     this.paused = false;
@@ -209,18 +224,22 @@ export class ExperimentRunner {
     this.onChange('reset');
   }
 
-  /** Progress over all runs: { done, total, stepsPerSec, etaMs }. */
+  /**
+   * Progress over all runs: { done, total, stepsPerSec, etaMs }. done counts the steps each run
+   * actually took (a cancelled or failed run: the steps it trained before it stopped); total is
+   * steps × runs.
+   */
   progress() {
     const steps = this.cfg?.train.steps ?? 0;
     const total = steps * this.runs.length;
-    let done = 0, rate = 0;
-    const finished = (r) => r.status === 'done' || r.status === 'cancelled' || r.status === 'error';
+    let done = 0, left = 0, rate = 0;
     for (const r of this.runs) {
       const last = r.history.at(-1);
-      done += finished(r) ? steps : last?.step ?? 0;
+      const taken = r.status === 'done' ? steps : r.result?.steps ?? last?.step ?? 0;
+      done += taken;
+      if (!['done', 'cancelled', 'error'].includes(r.status)) left += steps - taken;
       if ((r.status === 'training') && last?.msPerStep > 0) rate += 1000 / last.msPerStep;
     }
-    const left = total - done;
     // queued runs wait for a slot: time left ≈ steps left / the combined rate of the running ones
     return { done, total, stepsPerSec: rate, etaMs: rate > 0 ? (left / rate) * 1000 : NaN };
   }

@@ -20,9 +20,20 @@ const TASK_HELP = {
   text: 'Predict the next character of a text (the last 10 % held out).',
 };
 
+/** The largest seed: lab.train's and decodeConfig's bound (a uint32). */
+const SEED_MAX = 0xffffffff;
+
 const numberField = (id, name, value, step = '1') => el('div', { class: 'field' },
   el('label', { for: id, text: LABELS[name] ?? name }),
-  el('input', { id, type: 'number', step, min: name === 'warmup' || name === 'seed' ? '0' : '1', inputmode: step === '1' ? 'numeric' : 'decimal', value: String(value), dataset: { field: name } }));
+  el('input', { id, type: 'number', step, min: name === 'warmup' || name === 'seed' ? '0' : '1', ...(name === 'seed' ? { max: String(SEED_MAX) } : {}), inputmode: step === '1' ? 'numeric' : 'decimal', value: String(value), dataset: { field: name } }));
+
+/** Whether a form value is one the config can hold, and the field's message when not. */
+function check(name, x, raw) {
+  if (name === 'lr') return x > 0 && Number.isFinite(x) ? null : `${LABELS.lr} must be a positive number (got "${raw}")`;
+  if (name === 'seed') return Number.isInteger(x) && x >= 0 && x <= SEED_MAX ? null : `seed must be a whole number from 0 to ${SEED_MAX} (got "${raw}")`;
+  const min = name === 'warmup' ? 0 : 1;
+  return Number.isInteger(x) && x >= min ? null : `${LABELS[name] ?? name} must be a whole number ≥ ${min} (got "${raw}")`;
+}
 
 export class SetupForm {
   /** onChange(cfg | null, error) after every edit; available: the lab variant ids the binding has. */
@@ -52,7 +63,8 @@ export class SetupForm {
       el('div', { class: 'grid3' }, ...TASK_KNOBS[c.task].map((k) => numberField(`x-knob-${k}`, k, c.knobs[k]))),
       c.task === 'text'
         ? el('div', { class: 'field' }, el('label', { for: 'x-text', text: 'Your text (empty: the default paragraph)' }),
-          Object.assign(el('textarea', { id: 'x-text', rows: 4, spellcheck: 'false', placeholder: DEFAULT_TEXT.slice(0, 80) + '…' }), { value: c.text }))
+          Object.assign(el('textarea', { id: 'x-text', rows: 4, spellcheck: 'false', placeholder: DEFAULT_TEXT.slice(0, 80) + '…' }), { value: c.text }),
+          el('div', {}, el('button', { type: 'button', class: 'small', id: 'x-text-default', text: 'Use the default text', onclick: () => this.useDefaultText() })))
         : null);
     const picks = el('fieldset', { class: 'card' }, el('legend', { text: 'Variants to race' }),
       el('div', { class: 'check-grid', id: 'x-variants' }, ...this.specs.map((s) => {
@@ -73,15 +85,23 @@ export class SetupForm {
     this.root.replaceChildren(presets, task, picks, model, this.error);
   }
 
+  // Presets, the task select and "Task defaults" keep the user's own text (and seed, build): only
+  // "Use the default text" empties the box.
   preset(id) {
     const p = PRESETS[id];
-    const cfg = configForTask(p.task, { variants: p.variants.filter((v) => this.specs.some((s) => s.name === v)), seed: this.cfg.seed, build: this.cfg.build });
+    const cfg = configForTask(p.task, { variants: p.variants.filter((v) => this.specs.some((s) => s.name === v)), seed: this.cfg.seed, build: this.cfg.build, text: this.cfg.text });
     this.render(cfg);
     this.read();
   }
 
   setTask(name) {
-    this.render(configForTask(name, { variants: this.cfg.variants, seed: this.cfg.seed, build: this.cfg.build }));
+    this.render(configForTask(name, { variants: this.cfg.variants, seed: this.cfg.seed, build: this.cfg.build, text: this.cfg.text }));
+    this.read();
+  }
+
+  useDefaultText() {
+    const text = this.root.querySelector('#x-text');
+    if (text) text.value = '';
     this.read();
   }
 
@@ -92,10 +112,10 @@ export class SetupForm {
     for (const input of this.root.querySelectorAll('input[type=number]')) {
       const name = input.dataset.field;
       const x = input.value.trim() === '' ? NaN : Number(input.value);
-      const ok = name === 'lr' ? x > 0 && Number.isFinite(x) : Number.isInteger(x) && x >= (name === 'warmup' || name === 'seed' ? 0 : 1);
-      input.setAttribute('aria-invalid', String(!ok));
-      if (!ok) {
-        problems.push(`${LABELS[name] ?? name} must be ${name === 'lr' ? 'a positive number' : `a whole number ≥ ${name === 'warmup' || name === 'seed' ? 0 : 1}`} (got "${input.value}")`);
+      const problem = check(name, x, input.value);
+      input.setAttribute('aria-invalid', String(!!problem));
+      if (problem) {
+        problems.push(problem);
         continue;
       }
       if (TASK_KNOBS[c.task].includes(name) && input.id.startsWith('x-knob-')) c.knobs[name] = x;

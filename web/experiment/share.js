@@ -16,7 +16,7 @@ export function runJson(cfg, runs) {
     attnlab: 'experiment',
     config: cfg,
     runs: runs.map((r) => ({
-      variant: r.name, status: r.status, build: r.build, parameterCount: r.parameterCount, error: r.error,
+      variant: r.name, status: r.status, trained: !r.untrained && r.history.length > 0, build: r.build, parameterCount: r.parameterCount, error: r.error,
       history: r.history, final: r.history.at(-1) ?? null, steps: r.result?.steps ?? r.history.at(-1)?.step ?? 0,
       ms: r.result?.ms ?? null, trainMs: r.result?.trainMs ?? null,
     })),

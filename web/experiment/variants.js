@@ -1,6 +1,8 @@
-// The variants the experiments train (in table order) and the model config of one run, shared by
-// `npm run experiments` (experiments.mjs, experiments-worker.mjs) and the training benchmark
-// (bench/training.mjs), so both measure the same models.
+// The variants the experiments train (in table order) and the model config of one run: the one
+// list behind the page's Experiment view (web/experiment/config.js), `npm run experiments`
+// (scripts/experiments.mjs, experiments-worker.mjs) and the training benchmark (bench/training.mjs),
+// so all three train the same models. It lives in web/ so that web/ and dist/ alone still make a
+// working page on a static host; Node imports it from here. A plain ES module: no DOM, no Node APIs.
 //
 // An entry: { name (the table's), variant (a lab.variants id), options? (attention options),
 //             freezeParam? (a per-head parameter kept at its initial value in every head) }.
