@@ -482,6 +482,11 @@ typedef struct bufs {
     float *dres, *dtmp, *dy, *dproj, *dpre, *wt, *head_grads, *attn_out;
     void *plan_ws;
     size_t plan_bytes;
+    /* Threads: each thread's own attention workspace (plan_stride bytes apart) and output
+     * scratch (T x dh floats apart), and one head_grads per sequence, summed in sequence order
+     * after the sequences ran in parallel, as one thread sums them. */
+    int threads;
+    size_t plan_stride;
 } bufs;
 
 typedef struct layer_view {
@@ -525,7 +530,9 @@ static void layout(const model_shape *s, int B, size_t pbytes, arena *ws, bufs *
     int64_t NR = smul(B, s->T), D = s->D, F = s->F, V = s->V;
     int64_t BD = smul(NR, D), BF = smul(NR, F);
     w->B = B, w->NR = (int)(NR < SAT_LIMIT ? NR : 0);
-    w->plan_ws = arena_floats(ws, (pbytes + 3u) / 4u), w->plan_bytes = pbytes;
+    w->threads = attn_thread_count(); /* the same when measuring and running: fixed per instance */
+    w->plan_stride = (pbytes + 15u) & ~(size_t)15u;
+    w->plan_ws = arena_floats(ws, (uint64_t)smul(w->threads, (int64_t)w->plan_stride / 4)), w->plan_bytes = pbytes;
     w->res = arena_floats(ws, (uint64_t)smul(2 * (int64_t)s->layers + 1, BD));
     w->act_floats = sadd(sadd(smul(3 + s->nproj, BD), smul(2, BF)), 4 * NR);
     w->act_floats = (w->act_floats + 3) & ~(int64_t)3; /* keep every layer 16-byte aligned */
@@ -542,8 +549,8 @@ static void layout(const model_shape *s, int B, size_t pbytes, arena *ws, bufs *
     if (smul(F, D) > wt) wt = smul(F, D);
     if (smul(D, D) > wt) wt = smul(D, D);
     w->wt = arena_floats(ws, (uint64_t)wt);
-    w->head_grads = arena_floats(ws, (uint64_t)s->head_floats);
-    w->attn_out = arena_floats(ws, (uint64_t)smul(s->T, s->dh));
+    w->head_grads = arena_floats(ws, (uint64_t)smul(B, s->head_floats));
+    w->attn_out = arena_floats(ws, (uint64_t)smul(w->threads, smul(s->T, s->dh)));
 }
 
 /* The workspace size, with the checks every pass needs on batch. */
@@ -557,7 +564,7 @@ static attn_status workspace_bytes(const attn_model_config *cfg, const model_sha
         FAIL(ATTN_ERR_MEMORY, "batch * seqLen * width exceeds 2^31");
     attn_status st = plan_bytes(cfg, s, pbytes, detail);
     if (st != ATTN_OK) return st;
-    arena measure = {0, 0, 1};
+    arena measure = {0, 0, 1, 1};
     bufs w;
     layout(s, batch, *pbytes, &measure, &w);
     uint64_t need = (measure.used + 15u) & ~(uint64_t)15u;
@@ -678,6 +685,54 @@ static void weight_grad(int m, int N, int K, const float *At, int lda, const flo
         attn_gemm_tn(m, N, imin(WG_CHUNK, K - k0), At + (size_t)k0 * lda, lda, B + (size_t)k0 * ldb, ldb, C, ldc, k0 > 0);
 }
 
+/* ---- matrix products split over threads ----
+ * Row blocks of C, each a multiple of KP rows: attn_gemm and attn_gemm_tn walk rows in blocks of
+ * KP from the first, so a split at a multiple of KP computes every element exactly as one call
+ * over all rows does (bit-identical to one thread). */
+typedef struct gemm_job {
+    int m, N, K, tn, accumulate, rows; /* rows per piece, a multiple of KP */
+    const float *A, *B;
+    int lda, ldb, ldc;
+    float *C;
+} gemm_job;
+
+static void gemm_piece(void *ctx, int piece, int thread) {
+    (void)thread;
+    const gemm_job *j = ctx;
+    int i0 = piece * j->rows, rows = imin(j->rows, j->m - i0);
+    if (j->tn == 2) /* weight_grad: C rows i0.. = columns i0.. of At */
+        weight_grad(rows, j->N, j->K, j->A + i0, j->lda, j->B, j->ldb, j->C + (size_t)i0 * j->ldc, j->ldc);
+    else
+        attn_gemm(rows, j->N, j->K, j->A + (size_t)i0 * j->lda, j->lda, j->B, j->ldb,
+                  j->C + (size_t)i0 * j->ldc, j->ldc, j->accumulate);
+}
+
+/* Pieces of at least 16 rows and about 4 per thread, so that uneven pieces even out. */
+static void split_gemm(gemm_job *j) {
+    int threads = attn_thread_count();
+    if (threads <= 1 || j->m < 32) {
+        gemm_piece(j, 0, 0), j->rows = j->m;
+        return;
+    }
+    int rows = round_up(imax(16, (j->m + 4 * threads - 1) / (4 * threads)), KP);
+    j->rows = rows;
+    attn_parallel((j->m + rows - 1) / rows, gemm_piece, j);
+}
+
+/* attn_gemm over threads. */
+static void par_gemm(int m, int N, int K, const float *A, int lda, const float *B, int ldb, float *C,
+                     int ldc, int accumulate) {
+    gemm_job j = {m, N, K, 0, accumulate, m, A, B, lda, ldb, ldc, C};
+    split_gemm(&j);
+}
+
+/* weight_grad over threads: rows of C, i.e. columns of At. */
+static void par_weight_grad(int m, int N, int K, const float *At, int lda, const float *B, int ldb,
+                            float *C, int ldc) {
+    gemm_job j = {m, N, K, 2, 0, m, At, B, lda, ldb, ldc, C};
+    split_gemm(&j);
+}
+
 /* Attention inputs of head h (parameters at hp) for sequence b: the projections from `proj`. */
 static void head_inputs(const model_shape *s, const float *hp, const float *proj, int h, int b,
                         int NR, attn_inputs *in) {
@@ -703,6 +758,62 @@ static attn_status head_plan(const attn_model_config *cfg, const model_shape *s,
 
 /* ---- the passes ---- */
 
+/* One head's attention over the sequences of a batch, a piece per sequence b (threads.c): each
+ * writes its own rows of y (and of dproj) and uses its thread's workspace slice; the backward
+ * pass leaves the gradients of the head's own parameters per sequence, summed afterwards. */
+typedef struct head_job {
+    const model_shape *s;
+    const bufs *w;
+    const attn_plan *plan;
+    const float *hp;
+    float *hg;          /* backward: the head's parameter gradients */
+    const float *proj;
+    float *y;           /* forward: [H][NR, dh] */
+    const attn_model_config *cfg;
+    int h;
+    attn_status status; /* the first failure (every piece runs the same plan: all fail alike) */
+    const char *detail;
+} head_job;
+
+static void head_forward_piece(void *ctx, int b, int thread) {
+    head_job *job = ctx;
+    const model_shape *s = job->s;
+    const bufs *w = job->w;
+    attn_inputs in;
+    head_inputs(s, job->hp, job->proj, job->h, b, w->NR, &in);
+    float *y = job->y + ((size_t)job->h * w->NR + (size_t)b * s->T) * s->dh;
+    unsigned char *ws = (unsigned char *)w->plan_ws + (size_t)thread * w->plan_stride;
+    const char *detail = 0;
+    attn_status st = attn_plan_run(job->plan, &in, y, 0, 0, 0, ws, w->plan_bytes, &detail);
+    if (st != ATTN_OK) job->status = st, job->detail = detail;
+}
+
+static void head_backward_piece(void *ctx, int b, int thread) {
+    head_job *job = ctx;
+    const model_shape *s = job->s;
+    const bufs *w = job->w;
+    int NR = w->NR, T = s->T, dh = s->dh, h = job->h;
+    attn_inputs in;
+    head_inputs(s, job->hp, job->proj, h, b, NR, &in);
+    float *head_grads = w->head_grads + (size_t)b * s->head_floats;
+    attn_grads gr = {0};
+    float **field = (float **)(void *)&gr;
+    int k = 0;
+    for (int i = 0; i < s->nslots; i++) {
+        const slot *sl = &s->slots[i];
+        if (sl->input == SLOT_ALPHA) gr.alpha = head_grads + sl->offset;
+        else if (is_projection(sl->input))
+            field[sl->input] = w->dproj + ((size_t)(h * s->nproj + k++) * NR + (size_t)b * T) * dh;
+        else field[sl->input] = head_grads + sl->offset;
+    }
+    const float *dy = w->dy + ((size_t)h * NR + (size_t)b * T) * dh;
+    unsigned char *ws = (unsigned char *)w->plan_ws + (size_t)thread * w->plan_stride;
+    float *attn_out = w->attn_out + (size_t)thread * T * dh;
+    const char *detail = 0;
+    attn_status st = attn_plan_backward(job->plan, &in, dy, attn_out, &gr, ws, w->plan_bytes, &detail);
+    if (st != ATTN_OK) job->status = st, job->detail = detail;
+}
+
 static attn_status forward(const attn_model_config *cfg, const model_shape *s, const float *P,
                            const int32_t *tokens, const bufs *w, float *logits, const char **detail) {
     int NR = w->NR, T = s->T, D = s->D, F = s->F, dh = s->dh;
@@ -719,33 +830,32 @@ static attn_status forward(const attn_model_config *cfg, const model_shape *s, c
         for (int h = 0; h < s->H; h++) {
             const float *hp = Pl + s->heads + h * s->head_floats;
             for (int k = 0; k < s->nproj; k++)
-                attn_gemm(NR, dh, D, v.ln1, D, hp + s->slots[s->proj_slot[k]].offset, dh,
+                par_gemm(NR, dh, D, v.ln1, D, hp + s->slots[s->proj_slot[k]].offset, dh,
                           v.proj + (size_t)(h * s->nproj + k) * NR * dh, dh, 0);
             attn_plan plan;
             attn_status st = head_plan(cfg, s, hp, h, &plan, detail);
             if (st != ATTN_OK) return st;
-            for (int b = 0; b < w->B; b++) {
-                attn_inputs in;
-                head_inputs(s, hp, v.proj, h, b, NR, &in);
-                float *y = v.y + ((size_t)h * NR + (size_t)b * T) * dh;
-                st = attn_plan_run(&plan, &in, y, 0, 0, 0, w->plan_ws, w->plan_bytes, detail);
-                if (st != ATTN_OK) return st;
+            head_job job = {s, w, &plan, hp, 0, v.proj, v.y, 0, h, ATTN_OK, 0};
+            attn_parallel(w->B, head_forward_piece, &job);
+            if (job.status != ATTN_OK) {
+                if (detail) *detail = job.detail;
+                return job.status;
             }
         }
         for (int h = 0; h < s->H; h++)
-            attn_gemm(NR, D, dh, v.y + (size_t)h * NR * dh, dh, Pl + s->wo + (size_t)h * dh * D, D, w->dtmp, D, h > 0);
+            par_gemm(NR, D, dh, v.y + (size_t)h * NR * dh, dh, Pl + s->wo + (size_t)h * dh * D, D, w->dtmp, D, h > 0);
         add_into(BD, hin, w->dtmp, hmid);
         layernorm(NR, D, hmid, Pl + s->ln2g, Pl + s->ln2b, v.ln2, v.ln2_stats);
         broadcast_rows(NR, F, Pl + s->fc1b, v.pre);
-        attn_gemm(NR, F, D, v.ln2, D, Pl + s->fc1, F, v.pre, F, 1);
+        par_gemm(NR, F, D, v.ln2, D, Pl + s->fc1, F, v.pre, F, 1);
         gelu_forward((size_t)NR * F, v.pre, v.act);
         broadcast_rows(NR, D, Pl + s->fc2b, w->dtmp);
-        attn_gemm(NR, D, F, v.act, F, Pl + s->fc2, D, w->dtmp, D, 1);
+        par_gemm(NR, D, F, v.act, F, Pl + s->fc2, D, w->dtmp, D, 1);
         add_into(BD, hmid, w->dtmp, hout);
     }
     layernorm(NR, D, w->res + 2 * (size_t)s->layers * BD, P + s->lnfg, P + s->lnfb, w->lnf, w->lnf_stats);
     broadcast_rows(NR, s->V, P + s->outb, logits);
-    attn_gemm(NR, s->V, D, w->lnf, D, P + s->out, s->V, logits, s->V, 1);
+    par_gemm(NR, s->V, D, w->lnf, D, P + s->out, s->V, logits, s->V, 1);
     return ATTN_OK;
 }
 
@@ -784,10 +894,10 @@ static attn_status backward(const attn_model_config *cfg, const model_shape *s, 
     size_t BD = (size_t)NR * D;
     attn_fill(G, (size_t)s->total, 0.0f);
     const float *dlogits = w->logits;
-    if (!frozen(cfg, idx_final(s, 2))) weight_grad(D, V, NR, w->lnf, D, dlogits, V, G + s->out, V);
+    if (!frozen(cfg, idx_final(s, 2))) par_weight_grad(D, V, NR, w->lnf, D, dlogits, V, G + s->out, V);
     if (!frozen(cfg, idx_final(s, 3))) column_sums(NR, V, dlogits, G + s->outb);
     attn_transpose(D, V, P + s->out, V, w->wt, D, 1.0f);
-    attn_gemm(NR, D, V, dlogits, V, w->wt, D, w->dtmp, D, 0);
+    par_gemm(NR, D, V, dlogits, V, w->wt, D, w->dtmp, D, 0);
     attn_fill(w->dres, BD, 0.0f);
     layernorm_backward(NR, D, w->res + 2 * (size_t)s->layers * BD, w->lnf_stats, P + s->lnfg, w->dtmp, w->dres,
                        frozen(cfg, idx_final(s, 0)) ? 0 : G + s->lnfg, frozen(cfg, idx_final(s, 1)) ? 0 : G + s->lnfb);
@@ -803,54 +913,45 @@ static attn_status backward(const attn_model_config *cfg, const model_shape *s, 
 
         /* MLP: dres is the gradient of the layer's output, and of hmid through the residual */
         float *g;
-        if ((g = LAYER_GRAD(LP_FC2, fc2))) weight_grad(F, D, NR, v.act, F, w->dres, D, g, D);
+        if ((g = LAYER_GRAD(LP_FC2, fc2))) par_weight_grad(F, D, NR, v.act, F, w->dres, D, g, D);
         if ((g = LAYER_GRAD(LP_FC2B, fc2b))) column_sums(NR, D, w->dres, g);
         attn_transpose(F, D, Pl + s->fc2, D, w->wt, F, 1.0f);
-        attn_gemm(NR, F, D, w->dres, D, w->wt, F, w->dpre, F, 0);
+        par_gemm(NR, F, D, w->dres, D, w->wt, F, w->dpre, F, 0);
         gelu_backward((size_t)NR * F, v.pre, w->dpre);
-        if ((g = LAYER_GRAD(LP_FC1, fc1))) weight_grad(D, F, NR, v.ln2, D, w->dpre, F, g, F);
+        if ((g = LAYER_GRAD(LP_FC1, fc1))) par_weight_grad(D, F, NR, v.ln2, D, w->dpre, F, g, F);
         if ((g = LAYER_GRAD(LP_FC1B, fc1b))) column_sums(NR, F, w->dpre, g);
         attn_transpose(D, F, Pl + s->fc1, F, w->wt, D, 1.0f);
-        attn_gemm(NR, D, F, w->dpre, F, w->wt, D, w->dtmp, D, 0);
+        par_gemm(NR, D, F, w->dpre, F, w->wt, D, w->dtmp, D, 0);
         layernorm_backward(NR, D, hmid, v.ln2_stats, Pl + s->ln2g, w->dtmp, w->dres, LAYER_GRAD(LP_LN2G, ln2g),
                            LAYER_GRAD(LP_LN2B, ln2b));
 
         /* attention: dres is now the gradient of hmid, and of hin through the residual */
         if ((g = LAYER_GRAD(LP_WO, wo)))
             for (int h = 0; h < s->H; h++)
-                weight_grad(dh, D, NR, v.y + (size_t)h * NR * dh, dh, w->dres, D, g + (size_t)h * dh * D, D);
+                par_weight_grad(dh, D, NR, v.y + (size_t)h * NR * dh, dh, w->dres, D, g + (size_t)h * dh * D, D);
 #undef LAYER_GRAD
         attn_transpose(D, D, Pl + s->wo, D, w->wt, D, 1.0f);
         for (int h = 0; h < s->H; h++)
-            attn_gemm(NR, dh, D, w->dres, D, w->wt + (size_t)h * dh, D, w->dy + (size_t)h * NR * dh, dh, 0);
+            par_gemm(NR, dh, D, w->dres, D, w->wt + (size_t)h * dh, D, w->dy + (size_t)h * NR * dh, dh, 0);
         for (int h = 0; h < s->H; h++) {
             const float *hp = Pl + s->heads + h * s->head_floats;
             float *hg = Gl + s->heads + h * s->head_floats;
             attn_plan plan;
             attn_status st = head_plan(cfg, s, hp, h, &plan, detail);
             if (st != ATTN_OK) return st;
-            for (int b = 0; b < w->B; b++) {
-                attn_inputs in;
-                head_inputs(s, hp, v.proj, h, b, NR, &in);
-                attn_grads gr = {0};
-                float **field = (float **)(void *)&gr;
-                int k = 0;
-                for (int i = 0; i < s->nslots; i++) {
-                    const slot *sl = &s->slots[i];
-                    if (sl->input == SLOT_ALPHA) gr.alpha = w->head_grads + sl->offset;
-                    else if (is_projection(sl->input))
-                        field[sl->input] = w->dproj + ((size_t)(h * s->nproj + k++) * NR + (size_t)b * T) * dh;
-                    else field[sl->input] = w->head_grads + sl->offset;
-                }
-                const float *dy = w->dy + ((size_t)h * NR + (size_t)b * T) * dh;
-                st = attn_plan_backward(&plan, &in, dy, w->attn_out, &gr, w->plan_ws, w->plan_bytes, detail);
-                if (st != ATTN_OK) return st;
+            head_job job = {s, w, &plan, hp, hg, v.proj, 0, cfg, h, ATTN_OK, 0};
+            attn_parallel(w->B, head_backward_piece, &job);
+            if (job.status != ATTN_OK) {
+                if (detail) *detail = job.detail;
+                return job.status;
+            }
+            for (int b = 0; b < w->B; b++) /* in sequence order, as one thread adds them */
                 for (int i = 0; i < s->nslots; i++) {
                     const slot *sl = &s->slots[i];
                     if (!is_projection(sl->input) && !frozen(cfg, idx_head(s, l, h, i)))
-                        attn_axpy(hg + sl->offset, w->head_grads + sl->offset, (int)sl->count, 1.0f);
+                        attn_axpy(hg + sl->offset, w->head_grads + (size_t)b * s->head_floats + sl->offset,
+                                  (int)sl->count, 1.0f);
                 }
-            }
         }
         /* the projections: their weight gradients, and d ln1 = sum over heads and projections */
         for (int h = 0; h < s->H; h++)
@@ -859,9 +960,9 @@ static attn_status backward(const attn_model_config *cfg, const model_shape *s, 
                 const float *dp = w->dproj + (size_t)(h * s->nproj + k) * NR * dh;
                 const float *W = Pl + s->heads + h * s->head_floats + sl->offset;
                 if (!frozen(cfg, idx_head(s, l, h, s->proj_slot[k])))
-                    weight_grad(D, dh, NR, v.ln1, D, dp, dh, Gl + s->heads + h * s->head_floats + sl->offset, dh);
+                    par_weight_grad(D, dh, NR, v.ln1, D, dp, dh, Gl + s->heads + h * s->head_floats + sl->offset, dh);
                 attn_transpose(D, dh, W, dh, w->wt, D, 1.0f);
-                attn_gemm(NR, D, dh, dp, dh, w->wt, D, w->dtmp, D, h > 0 || k > 0);
+                par_gemm(NR, D, dh, dp, dh, w->wt, D, w->dtmp, D, h > 0 || k > 0);
             }
         layernorm_backward(NR, D, hin, v.ln1_stats, Pl + s->ln1g, w->dtmp, w->dres,
                            frozen(cfg, idx_layer(s, l)) ? 0 : Gl + s->ln1g,
@@ -898,7 +999,7 @@ static attn_status prepare(const attn_model_config *cfg, model_shape *s, const f
             *counted += targets[i] >= 0;
         }
     }
-    arena ws = {(unsigned char *)workspace, 0, 0};
+    arena ws = {(unsigned char *)workspace, 0, 0, 1};
     layout(s, batch, pbytes, &ws, w);
     return ATTN_OK;
 }
@@ -1104,7 +1205,7 @@ static void decode_layout(const model_shape *s, const decode_shape *ds, arena *w
 
 static attn_status decode_ws_bytes(const model_shape *s, const decode_shape *ds, size_t *bytes,
                                    const char **detail) {
-    arena measure = {0, 0, 1};
+    arena measure = {0, 0, 1, 1};
     decode_bufs b;
     decode_layout(s, ds, &measure, &b);
     uint64_t need = (measure.used + 15u) & ~(uint64_t)15u;
@@ -1324,7 +1425,7 @@ attn_status attn_model_decode_step(const attn_model_config *cfg, const float *me
         FAIL(ATTN_ERR_VALUE, "position is past seqLen: the position embeddings and the Synthesizer's L-sized parameters end there");
     if (position != hd->next) FAIL(ATTN_ERR_VALUE, "position must be the number of tokens fed since attn_model_decode_reset");
 
-    arena ws = {(unsigned char *)workspace, 0, 0};
+    arena ws = {(unsigned char *)workspace, 0, 0, 1};
     decode_bufs b;
     decode_layout(&s, &ds, &ws, &b);
     int D = s.D, F = s.F, dh = s.dh, t = position;
@@ -1417,7 +1518,7 @@ attn_status attn_model_attention_map(const attn_model_config *cfg, const float *
     if (head < 0 || head >= s.H) FAIL(ATTN_ERR_SHAPE, "head is outside [0, heads)");
     for (int i = 0; i < s.T; i++)
         if (tokens[i] < 0 || tokens[i] >= s.V) FAIL(ATTN_ERR_VALUE, "tokens: a token is outside [0, vocab)");
-    arena ws = {(unsigned char *)workspace, 0, 0};
+    arena ws = {(unsigned char *)workspace, 0, 0, 1};
     bufs w;
     layout(&s, 1, pbytes, &ws, &w);
     float *out = arena_floats(&ws, (uint64_t)s.T * s.dh);
