@@ -281,9 +281,13 @@ size_t attn_heap_base(void);
  *
  * A worker instance calls attn_thread_worker(index), index in [1, threads), which returns only
  * after attn_threads_stop(). Once attn_threads_running() counts threads - 1 workers, the leader
- * calls attn_threads_start(threads) and every later call splits its work over them. */
+ * calls attn_threads_start(threads, spin) and every later call splits its work over them.
+ * spin: rounds a waiting thread polls before it sleeps (memory.atomic.wait32). A wake-up costs
+ * tens of microseconds, more than many pieces take, so with a core per thread the caller spins
+ * long (about a million rounds, a millisecond or so); with more threads than cores, spinning
+ * steals the time of the threads that have work, so it spins little. */
 #define ATTN_MAX_THREADS 16
-attn_status attn_threads_start(int32_t threads);
+attn_status attn_threads_start(int32_t threads, int32_t spin);
 void attn_threads_stop(void);
 int32_t attn_threads_running(void);
 int32_t attn_thread_worker(int32_t index);

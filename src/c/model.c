@@ -487,6 +487,8 @@ typedef struct bufs {
      * after the sequences ran in parallel, as one thread sums them. */
     int threads;
     size_t plan_stride;
+    float *row_loss;   /* [NR]: each position's cross-entropy */
+    int32_t *row_hit;  /* [NR]: whether its argmax is the target */
 } bufs;
 
 typedef struct layer_view {
@@ -551,6 +553,8 @@ static void layout(const model_shape *s, int B, size_t pbytes, arena *ws, bufs *
     w->wt = arena_floats(ws, (uint64_t)wt);
     w->head_grads = arena_floats(ws, (uint64_t)smul(B, s->head_floats));
     w->attn_out = arena_floats(ws, (uint64_t)smul(w->threads, smul(s->T, s->dh)));
+    w->row_loss = arena_floats(ws, (uint64_t)NR);
+    w->row_hit = (int32_t *)(void *)arena_floats(ws, (uint64_t)NR);
 }
 
 /* The workspace size, with the checks every pass needs on batch. */
@@ -584,19 +588,100 @@ attn_status attn_model_workspace_size(const attn_model_config *cfg, int32_t batc
 
 /* ---- the pieces of a layer ---- */
 
-/* y = g * (x - mean) / sqrt(var + eps) + b per row (biased variance); keeps mean and 1/std. */
-static void layernorm(int rows, int D, const float *x, const float *g, const float *b, float *y,
-                      float *stats) {
-    for (int i = 0; i < rows; i++) {
-        const float *xr = x + (size_t)i * D;
-        float *yr = y + (size_t)i * D;
+/* ---- work split over threads (threads.c) ----
+ * Row-wise steps split by rows and column sums by columns: each piece computes its elements with
+ * the operations one thread uses, in the same order (a column sum still runs over the rows in
+ * order), so every thread count gives the bits of one thread. */
+typedef void (*span_fn)(const void *ctx, int lo, int hi);
+typedef struct span_job {
+    span_fn fn;
+    const void *ctx;
+    int count, block;
+} span_job;
+
+static void span_piece(void *ctx, int piece, int thread) {
+    (void)thread;
+    const span_job *j = ctx;
+    int lo = piece * j->block;
+    j->fn(j->ctx, lo, imin(j->count, lo + j->block));
+}
+
+/* fn(ctx, lo, hi) over [0, count) in blocks of a multiple of `align`, `per_thread` per thread
+ * (several even out uneven pieces; column passes, which each read every row, take one). */
+static void par_span_n(int count, int align, int per_thread, span_fn fn, const void *ctx) {
+    int threads = attn_thread_count();
+    if (threads <= 1 || count < 2 * align) {
+        fn(ctx, 0, count);
+        return;
+    }
+    int block = round_up(imax(align, (count + per_thread * threads - 1) / (per_thread * threads)), align);
+    span_job j = {fn, ctx, count, block};
+    attn_parallel((count + block - 1) / block, span_piece, &j);
+}
+static void par_span(int count, int align, span_fn fn, const void *ctx) {
+    par_span_n(count, align, 2, fn, ctx);
+}
+
+typedef struct ln_args {
+    int rows, D;
+    const float *x, *g, *b, *stats, *dy;
+    float *y, *stats_out, *dx, *dg, *db;
+} ln_args;
+
+static void layernorm_rows(const void *ctx, int lo, int hi) {
+    const ln_args *a = ctx;
+    int D = a->D;
+    for (int i = lo; i < hi; i++) {
+        const float *xr = a->x + (size_t)i * D;
+        float *yr = a->y + (size_t)i * D;
         float sum = 0.0f, var = 0.0f;
         for (int c = 0; c < D; c++) sum += xr[c];
         float mean = sum / (float)D;
         for (int c = 0; c < D; c++) var += (xr[c] - mean) * (xr[c] - mean);
         float rstd = 1.0f / __builtin_sqrtf(var / (float)D + LN_EPS);
-        for (int c = 0; c < D; c++) yr[c] = (xr[c] - mean) * rstd * g[c] + b[c];
-        stats[i] = mean, stats[rows + i] = rstd;
+        for (int c = 0; c < D; c++) yr[c] = (xr[c] - mean) * rstd * a->g[c] + a->b[c];
+        a->stats_out[i] = mean, a->stats_out[a->rows + i] = rstd;
+    }
+}
+
+/* y = g * (x - mean) / sqrt(var + eps) + b per row (biased variance); keeps mean and 1/std. */
+static void layernorm(int rows, int D, const float *x, const float *g, const float *b, float *y,
+                      float *stats) {
+    ln_args a = {rows, D, x, g, b, 0, 0, y, stats, 0, 0, 0};
+    par_span(rows, 1, layernorm_rows, &a);
+}
+
+static void layernorm_backward_rows(const void *ctx, int lo, int hi) {
+    const ln_args *a = ctx;
+    int D = a->D;
+    for (int i = lo; i < hi; i++) {
+        const float *xr = a->x + (size_t)i * D, *dyr = a->dy + (size_t)i * D;
+        float *dxr = a->dx + (size_t)i * D;
+        float mean = a->stats[i], rstd = a->stats[a->rows + i], s1 = 0.0f, s2 = 0.0f;
+        for (int c = 0; c < D; c++) {
+            float xhat = (xr[c] - mean) * rstd, dxhat = dyr[c] * a->g[c];
+            s1 += dxhat, s2 += dxhat * xhat;
+        }
+        s1 /= (float)D, s2 /= (float)D;
+        for (int c = 0; c < D; c++) {
+            float xhat = (xr[c] - mean) * rstd;
+            dxr[c] += rstd * (dyr[c] * a->g[c] - s1 - xhat * s2);
+        }
+    }
+}
+
+/* Columns [lo, hi) of dg and db, over the rows in order. */
+static void layernorm_backward_columns(const void *ctx, int lo, int hi) {
+    const ln_args *a = ctx;
+    int D = a->D;
+    float *dg = a->dg, *db = a->db;
+    for (int i = 0; i < a->rows; i++) {
+        const float *xr = a->x + (size_t)i * D, *dyr = a->dy + (size_t)i * D;
+        float mean = a->stats[i], rstd = a->stats[a->rows + i];
+        if (dg)
+            for (int c = lo; c < hi; c++) dg[c] += dyr[c] * ((xr[c] - mean) * rstd);
+        if (db)
+            for (int c = lo; c < hi; c++) db[c] += dyr[c];
     }
 }
 
@@ -604,22 +689,9 @@ static void layernorm(int rows, int D, const float *x, const float *g, const flo
  * accumulate the gain and bias gradients, rows in order. */
 static void layernorm_backward(int rows, int D, const float *x, const float *stats, const float *g,
                                const float *dy, float *dx, float *dg, float *db) {
-    for (int i = 0; i < rows; i++) {
-        const float *xr = x + (size_t)i * D, *dyr = dy + (size_t)i * D;
-        float *dxr = dx + (size_t)i * D;
-        float mean = stats[i], rstd = stats[rows + i], s1 = 0.0f, s2 = 0.0f;
-        for (int c = 0; c < D; c++) {
-            float xhat = (xr[c] - mean) * rstd, dxhat = dyr[c] * g[c];
-            s1 += dxhat, s2 += dxhat * xhat;
-            if (dg) dg[c] += dyr[c] * xhat;
-            if (db) db[c] += dyr[c];
-        }
-        s1 /= (float)D, s2 /= (float)D;
-        for (int c = 0; c < D; c++) {
-            float xhat = (xr[c] - mean) * rstd;
-            dxr[c] += rstd * (dyr[c] * g[c] - s1 - xhat * s2);
-        }
-    }
+    ln_args a = {rows, D, x, g, 0, stats, dy, 0, 0, dx, dg, db};
+    par_span(rows, 1, layernorm_backward_rows, &a);
+    if (dg || db) par_span_n(D, 16, 1, layernorm_backward_columns, &a);
 }
 
 /* tanh(u) = 1 - 2 / (exp(2u) + 1) with the library's exp, so every build computes the same GELU;
@@ -641,36 +713,67 @@ static inline vf gelu_grad4(vf t) {
     return vf_add(vf_mul(half, vf_add(one, th)), vf_mul(vf_mul(vf_mul(half, t), sech2), inner));
 }
 
+typedef struct elem_args {
+    const float *x;
+    float *y;
+} elem_args;
+
 /* The tail goes through a padded vector, so every element sees the same instructions. */
-static void gelu_forward(size_t count, const float *x, float *y) {
-    size_t i = 0;
-    for (; i + VW <= count; i += VW) vf_store(y + i, gelu4(vf_load(x + i)));
-    if (i < count) {
+static void gelu_forward_span(const void *ctx, int lo, int hi) {
+    const elem_args *a = ctx;
+    const float *x = a->x;
+    float *y = a->y;
+    int i = lo;
+    for (; i + VW <= hi; i += VW) vf_store(y + i, gelu4(vf_load(x + i)));
+    if (i < hi) {
         float t[VW] = {0};
-        for (size_t j = i; j < count; j++) t[j - i] = x[j];
+        for (int j = i; j < hi; j++) t[j - i] = x[j];
         vf_store(t, gelu4(vf_load(t)));
-        for (size_t j = i; j < count; j++) y[j] = t[j - i];
+        for (int j = i; j < hi; j++) y[j] = t[j - i];
     }
 }
 /* dx[i] *= gelu'(x[i]) */
-static void gelu_backward(size_t count, const float *x, float *dx) {
-    size_t i = 0;
-    for (; i + VW <= count; i += VW) vf_store(dx + i, vf_mul(vf_load(dx + i), gelu_grad4(vf_load(x + i))));
-    if (i < count) {
+static void gelu_backward_span(const void *ctx, int lo, int hi) {
+    const elem_args *a = ctx;
+    const float *x = a->x;
+    float *dx = a->y;
+    int i = lo;
+    for (; i + VW <= hi; i += VW) vf_store(dx + i, vf_mul(vf_load(dx + i), gelu_grad4(vf_load(x + i))));
+    if (i < hi) {
         float t[VW] = {0};
-        for (size_t j = i; j < count; j++) t[j - i] = x[j];
+        for (int j = i; j < hi; j++) t[j - i] = x[j];
         vf_store(t, gelu_grad4(vf_load(t)));
-        for (size_t j = i; j < count; j++) dx[j] *= t[j - i];
+        for (int j = i; j < hi; j++) dx[j] *= t[j - i];
     }
+}
+/* count < 2^31: workspace_bytes admits batch * seqLen * width below it */
+static void gelu_forward(size_t count, const float *x, float *y) {
+    elem_args a = {x, y};
+    par_span((int)count, 64, gelu_forward_span, &a);
+}
+static void gelu_backward(size_t count, const float *x, float *dx) {
+    elem_args a = {x, dx};
+    par_span((int)count, 64, gelu_backward_span, &a);
 }
 
 /* Every row of x [rows, cols] set to b. */
 static void broadcast_rows(int rows, int cols, const float *b, float *x) {
     for (int i = 0; i < rows; i++) attn_copy(x + (size_t)i * cols, b, cols);
 }
-/* out += the column sums of x [rows, cols], rows in order. */
+typedef struct colsum_args {
+    int rows, cols;
+    const float *x;
+    float *out;
+} colsum_args;
+static void column_sums_span(const void *ctx, int lo, int hi) {
+    const colsum_args *a = ctx;
+    for (int i = 0; i < a->rows; i++) attn_axpy(a->out + lo, a->x + (size_t)i * a->cols + lo, hi - lo, 1.0f);
+}
+/* out += the column sums of x [rows, cols], rows in order (columns over threads; a multiple of VW
+ * per piece, so each piece's axpy splits vector and scalar parts as one call over all columns does) */
 static void column_sums(int rows, int cols, const float *x, float *out) {
-    for (int i = 0; i < rows; i++) attn_axpy(out, x + (size_t)i * cols, cols, 1.0f);
+    colsum_args a = {rows, cols, x, out};
+    par_span_n(cols, 16, 1, column_sums_span, &a);
 }
 static void add_into(size_t count, const float *a, const float *b, float *out) {
     for (size_t i = 0; i < count; i++) out[i] = a[i] + b[i];
@@ -714,7 +817,7 @@ static void split_gemm(gemm_job *j) {
         gemm_piece(j, 0, 0), j->rows = j->m;
         return;
     }
-    int rows = round_up(imax(16, (j->m + 4 * threads - 1) / (4 * threads)), KP);
+    int rows = round_up(imax(16, (j->m + 2 * threads - 1) / (2 * threads)), KP);
     j->rows = rows;
     attn_parallel((j->m + rows - 1) / rows, gemm_piece, j);
 }
@@ -859,30 +962,51 @@ static attn_status forward(const attn_model_config *cfg, const model_shape *s, c
     return ATTN_OK;
 }
 
-/* Loss and accuracy over the logits in w; with `grads`, the logits become d(mean loss)/d logits. */
-static void cross_entropy(const model_shape *s, const bufs *w, const int32_t *targets, int counted,
-                          int grads, float *loss, int32_t *correct) {
-    int V = s->V;
-    double total = 0.0;
-    int right = 0;
-    for (int i = 0; i < w->NR; i++) {
-        float *row = w->logits + (size_t)i * V;
-        int t = targets[i];
+typedef struct ce_args {
+    const model_shape *s;
+    const bufs *w;
+    const int32_t *targets;
+    int counted, grads;
+} ce_args;
+
+/* Rows [lo, hi): each row's loss and hit into row_loss / row_hit, and with grads its gradient. */
+static void cross_entropy_rows(const void *ctx, int lo, int hi) {
+    const ce_args *a = ctx;
+    int V = a->s->V;
+    for (int i = lo; i < hi; i++) {
+        float *row = a->w->logits + (size_t)i * V;
+        int t = a->targets[i];
+        a->w->row_loss[i] = 0.0f, a->w->row_hit[i] = 0;
         if (t < 0) {
-            if (grads) attn_fill(row, (size_t)V, 0.0f);
+            if (a->grads) attn_fill(row, (size_t)V, 0.0f);
             continue;
         }
         float mx = attn_max(row, V), xt = row[t];
         int arg = 0;
         while (arg < V - 1 && !(row[arg] == mx)) arg++;
-        right += arg == t;
+        a->w->row_hit[i] = arg == t;
         float sum = attn_exp_shift_sum(row, V, mx);
-        total += (double)(attn_logf(sum) + mx - xt);
-        if (grads) {
+        a->w->row_loss[i] = attn_logf(sum) + mx - xt;
+        if (a->grads) {
             attn_scale(row, V, 1.0f / sum);
             row[t] -= 1.0f;
-            attn_scale(row, V, 1.0f / (float)counted);
+            attn_scale(row, V, 1.0f / (float)a->counted);
         }
+    }
+}
+
+/* Loss and accuracy over the logits in w; with `grads`, the logits become d(mean loss)/d logits.
+ * Rows over threads; the mean sums the rows' losses in row order, in double. */
+static void cross_entropy(const model_shape *s, const bufs *w, const int32_t *targets, int counted,
+                          int grads, float *loss, int32_t *correct) {
+    ce_args a = {s, w, targets, counted, grads};
+    par_span(w->NR, 1, cross_entropy_rows, &a);
+    double total = 0.0;
+    int right = 0;
+    for (int i = 0; i < w->NR; i++) {
+        if (targets[i] < 0) continue;
+        total += (double)w->row_loss[i];
+        right += w->row_hit[i];
     }
     if (loss) *loss = counted ? (float)(total / counted) : 0.0f;
     if (correct) *correct = right;

@@ -20,22 +20,27 @@
 
 #if defined(ATTN_THREADS) && defined(__wasm__)
 
-/* Spin this many rounds on a word before sleeping on it: a wake-up through memory.atomic.notify
- * costs tens of microseconds, more than many pieces take. */
-#define SPIN_ROUNDS 20000
 
 static struct {
     int32_t threads;    /* participants, the leader included; 1 = serial */
-    int32_t generation; /* bumped by the leader to start a job; workers wait on it */
+    int32_t generation; /* bumped by the leader to start a job; idle workers sleep on it */
     int32_t stop;       /* nonzero: workers return from attn_thread_worker */
     int32_t in_job;     /* nonzero while a job runs: nested requests run serially */
     attn_piece_fn fn;
     void *ctx;
     int32_t pieces;
-    int32_t next;       /* the next piece to take */
-    int32_t acked;      /* workers done with the current job */
+    int32_t done;       /* pieces of the current job finished */
     int32_t running;    /* workers inside attn_thread_worker */
-} pool = {1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    int32_t spin;       /* rounds to spin on a word before sleeping on it */
+    /* (job << 32) | next piece. A worker claims piece i by moving (job, i) to (job, i + 1) with
+     * one compare-and-swap, having read fn, ctx and pieces after loading the ticket: the leader
+     * writes those only while the ticket is closed (next = CLOSED) or names another job, so a
+     * claim that succeeds proves they were the job's own throughout, and a worker that wakes late
+     * never needs to be waited for. */
+    uint64_t ticket;
+} pool = {1, 0, 0, 0, 0, 0, 0, 0, 0, 1000, 0xffffffffu};
+
+#define CLOSED 0xffffffffu
 
 static int32_t load(int32_t *p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
 static void store(int32_t *p, int32_t v) { __atomic_store_n(p, v, __ATOMIC_SEQ_CST); }
@@ -43,20 +48,31 @@ static int32_t fetch_add(int32_t *p, int32_t v) { return __atomic_fetch_add(p, v
 
 /* Blocks while *p == seen: spins first, then sleeps until a notify (or 1 ms, a safety net). */
 static void wait_while(int32_t *p, int32_t seen) {
-    for (int i = 0; i < SPIN_ROUNDS; i++)
+    for (int i = 0, spin = pool.spin; i < spin; i++)
         if (load(p) != seen) return;
     while (load(p) == seen) __builtin_wasm_memory_atomic_wait32(p, seen, 1000000);
 }
 
-/* Takes pieces until none is left. */
+/* Claims and runs pieces of the current job until none is left. */
 static void take_pieces(int thread) {
-    int32_t pieces = pool.pieces;
-    for (int32_t p; (p = fetch_add(&pool.next, 1)) < pieces;) pool.fn(pool.ctx, p, thread);
+    for (;;) {
+        uint64_t t = __atomic_load_n(&pool.ticket, __ATOMIC_SEQ_CST);
+        uint32_t next = (uint32_t)t;
+        attn_piece_fn fn = pool.fn;
+        void *ctx = pool.ctx;
+        int32_t pieces = pool.pieces;
+        if (next == CLOSED || next >= (uint32_t)pieces) return;
+        if (!__atomic_compare_exchange_n(&pool.ticket, &t, t + 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+            continue;
+        fn(ctx, (int)next, thread);
+        if (fetch_add(&pool.done, 1) + 1 == pieces) __builtin_wasm_memory_atomic_notify(&pool.done, 1);
+    }
 }
 
-attn_status attn_threads_start(int32_t threads) {
-    if (threads < 1 || threads > ATTN_MAX_THREADS) return ATTN_ERR_VALUE;
+attn_status attn_threads_start(int32_t threads, int32_t spin) {
+    if (threads < 1 || threads > ATTN_MAX_THREADS || spin < 0) return ATTN_ERR_VALUE;
     if (load(&pool.in_job)) return ATTN_ERR_UNSUPPORTED;
+    store(&pool.spin, spin);
     store(&pool.stop, 0);
     store(&pool.threads, threads);
     return ATTN_OK;
@@ -81,8 +97,6 @@ int32_t attn_thread_worker(int32_t thread) {
         seen = load(&pool.generation);
         if (load(&pool.stop)) break;
         take_pieces(thread);
-        if (fetch_add(&pool.acked, 1) + 1 == pool.threads - 1)
-            __builtin_wasm_memory_atomic_notify(&pool.acked, 1);
     }
     fetch_add(&pool.running, -1);
     return 0;
@@ -97,21 +111,25 @@ void attn_parallel(int pieces, attn_piece_fn fn, void *ctx) {
         return;
     }
     store(&pool.in_job, 1);
+    /* the ticket is closed between jobs, so the fields can be written */
+    uint64_t job = (__atomic_load_n(&pool.ticket, __ATOMIC_SEQ_CST) >> 32) + 1;
     pool.fn = fn, pool.ctx = ctx, pool.pieces = pieces;
-    store(&pool.next, 0);
-    store(&pool.acked, 0);
-    fetch_add(&pool.generation, 1); /* publishes the job: workers read it after this */
+    store(&pool.done, 0);
+    __atomic_store_n(&pool.ticket, job << 32, __ATOMIC_SEQ_CST); /* open: piece 0 is next */
+    fetch_add(&pool.generation, 1);
     __builtin_wasm_memory_atomic_notify(&pool.generation, 0xffffffffu);
     take_pieces(0);
-    /* Every worker acknowledges every job, so none can still be reading this one's fields
-     * when the next is written. */
-    for (int32_t acked; (acked = load(&pool.acked)) < threads - 1;) wait_while(&pool.acked, acked);
+    for (int32_t done; (done = load(&pool.done)) < pieces;) wait_while(&pool.done, done);
+    __atomic_store_n(&pool.ticket, (job << 32) | CLOSED, __ATOMIC_SEQ_CST);
     store(&pool.in_job, 0);
 }
 
 #else /* one thread: the same entry points, serial */
 
-attn_status attn_threads_start(int32_t threads) { return threads == 1 ? ATTN_OK : ATTN_ERR_UNSUPPORTED; }
+attn_status attn_threads_start(int32_t threads, int32_t spin) {
+    (void)spin;
+    return threads == 1 ? ATTN_OK : ATTN_ERR_UNSUPPORTED;
+}
 void attn_threads_stop(void) {}
 int32_t attn_threads_running(void) { return 0; }
 int32_t attn_thread_worker(int32_t thread) { (void)thread; return 0; }

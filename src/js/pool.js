@@ -103,7 +103,9 @@ export async function startPool({ module, memory, exports, threads, stackBase })
       if (Date.now() > deadline) throw new Error('workers did not start within 10 s');
       await new Promise((resolve) => setTimeout(resolve, 1));
     }
-    const status = exports.attn_threads_start(threads);
+    // spin long when every thread has a core of its own (attnlab.h, attn_threads_start)
+    const spin = threads <= cores() ? 1 << 20 : 1000;
+    const status = exports.attn_threads_start(threads, spin);
     if (status !== 0) throw new Error(`attn_threads_start(${threads}) failed with status ${status}`);
     for (const w of workers) w.unref();
   } catch (err) {
