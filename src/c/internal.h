@@ -129,6 +129,13 @@ struct logit_source {
     void (*grad)(const logit_source *src, const attn_grads *grads, int i0, int bi, int j0, int bj,
                  const float *dS, const float *dSt);
     void (*finish)(const logit_source *src, const attn_options *opt, const attn_grads *grads);
+    /* grad split in two (dot sources; NULL elsewhere): grad_q writes only the block's query rows,
+     * grad_k only its key rows, so a query-block pass and a key-block pass can each run over
+     * threads (backward.c), every row summing its blocks in the order one thread does. */
+    void (*grad_q)(const logit_source *src, const attn_grads *grads, int i0, int bi, int j0, int bj,
+                   const float *dS, const float *dSt);
+    void (*grad_k)(const logit_source *src, const attn_grads *grads, int i0, int bi, int j0, int bj,
+                   const float *dS, const float *dSt);
     attn_variant variant;
     const attn_dims *dims; /* L resolved */
     const attn_inputs *in;

@@ -836,6 +836,45 @@ static void par_weight_grad(int m, int N, int K, const float *At, int lda, const
     split_gemm(&j);
 }
 
+/* Several products of one shape in one job (the heads' projections and their gradients): piece
+ * p is row block p % blocks of product p / blocks. Fewer, larger jobs: each job costs a
+ * hand-over to the workers and a wait for the last piece. */
+#define MANY_MAX 48
+typedef struct many_job {
+    int m, N, K, tn, rows, blocks;
+    int lda, ldb, ldc;
+    const float *A[MANY_MAX], *B[MANY_MAX];
+    float *C[MANY_MAX];
+} many_job;
+
+static void many_piece(void *ctx, int piece, int thread) {
+    (void)thread;
+    const many_job *j = ctx;
+    int item = piece / j->blocks, i0 = (piece % j->blocks) * j->rows, rows = imin(j->rows, j->m - i0);
+    if (j->tn)
+        weight_grad(rows, j->N, j->K, j->A[item] + i0, j->lda, j->B[item], j->ldb, j->C[item] + (size_t)i0 * j->ldc, j->ldc);
+    else
+        attn_gemm(rows, j->N, j->K, j->A[item] + (size_t)i0 * j->lda, j->lda, j->B[item], j->ldb,
+                  j->C[item] + (size_t)i0 * j->ldc, j->ldc, 0);
+}
+
+/* Runs the j->count products queued in j (C = A B, or weight_grad's C = At^T B when tn). */
+static void many_run(many_job *j, int count) {
+    if (!count) return;
+    int threads = attn_thread_count();
+    int per = (threads * 4 + count - 1) / count; /* row blocks per product: ~4 pieces per thread */
+    j->rows = round_up(imax(16, (j->m + per - 1) / per), KP);
+    j->blocks = (j->m + j->rows - 1) / j->rows;
+    if (threads <= 1) j->rows = j->m, j->blocks = 1;
+    attn_parallel(count * j->blocks, many_piece, j);
+}
+
+/* Queues C = A B (C = At^T B when j->tn) in j, running the queue when it is full. */
+static void many_add(many_job *j, int *count, const float *A, const float *B, float *C) {
+    j->A[*count] = A, j->B[*count] = B, j->C[*count] = C;
+    if (++*count == MANY_MAX) many_run(j, *count), *count = 0;
+}
+
 /* Attention inputs of head h (parameters at hp) for sequence b: the projections from `proj`. */
 static void head_inputs(const model_shape *s, const float *hp, const float *proj, int h, int b,
                         int NR, attn_inputs *in) {
@@ -930,11 +969,15 @@ static attn_status forward(const attn_model_config *cfg, const model_shape *s, c
         layer_view v;
         layer_view_of(s, w, l, &v);
         layernorm(NR, D, hin, Pl + s->ln1g, Pl + s->ln1b, v.ln1, v.ln1_stats);
+        many_job proj = {.m = NR, .N = dh, .K = D, .tn = 0, .lda = D, .ldb = dh, .ldc = dh};
+        int queued = 0;
+        for (int h = 0; h < s->H; h++)
+            for (int k = 0; k < s->nproj; k++)
+                many_add(&proj, &queued, v.ln1, Pl + s->heads + h * s->head_floats + s->slots[s->proj_slot[k]].offset,
+                         v.proj + (size_t)(h * s->nproj + k) * NR * dh);
+        many_run(&proj, queued);
         for (int h = 0; h < s->H; h++) {
             const float *hp = Pl + s->heads + h * s->head_floats;
-            for (int k = 0; k < s->nproj; k++)
-                par_gemm(NR, dh, D, v.ln1, D, hp + s->slots[s->proj_slot[k]].offset, dh,
-                          v.proj + (size_t)(h * s->nproj + k) * NR * dh, dh, 0);
             attn_plan plan;
             attn_status st = head_plan(cfg, s, hp, h, &plan, detail);
             if (st != ATTN_OK) return st;
@@ -1050,13 +1093,22 @@ static attn_status backward(const attn_model_config *cfg, const model_shape *s, 
                            LAYER_GRAD(LP_LN2B, ln2b));
 
         /* attention: dres is now the gradient of hmid, and of hin through the residual */
-        if ((g = LAYER_GRAD(LP_WO, wo)))
+        if ((g = LAYER_GRAD(LP_WO, wo))) {
+            many_job wog = {.m = dh, .N = D, .K = NR, .tn = 1, .lda = dh, .ldb = D, .ldc = D};
+            int queued = 0;
             for (int h = 0; h < s->H; h++)
-                par_weight_grad(dh, D, NR, v.y + (size_t)h * NR * dh, dh, w->dres, D, g + (size_t)h * dh * D, D);
+                many_add(&wog, &queued, v.y + (size_t)h * NR * dh, w->dres, g + (size_t)h * dh * D);
+            many_run(&wog, queued);
+        }
 #undef LAYER_GRAD
         attn_transpose(D, D, Pl + s->wo, D, w->wt, D, 1.0f);
-        for (int h = 0; h < s->H; h++)
-            par_gemm(NR, dh, D, w->dres, D, w->wt + (size_t)h * dh, D, w->dy + (size_t)h * NR * dh, dh, 0);
+        {
+            many_job dyj = {.m = NR, .N = dh, .K = D, .tn = 0, .lda = D, .ldb = D, .ldc = dh};
+            int queued = 0;
+            for (int h = 0; h < s->H; h++)
+                many_add(&dyj, &queued, w->dres, w->wt + (size_t)h * dh, w->dy + (size_t)h * NR * dh);
+            many_run(&dyj, queued);
+        }
         for (int h = 0; h < s->H; h++) {
             const float *hp = Pl + s->heads + h * s->head_floats;
             float *hg = Gl + s->heads + h * s->head_floats;
@@ -1078,13 +1130,21 @@ static attn_status backward(const attn_model_config *cfg, const model_shape *s, 
                 }
         }
         /* the projections: their weight gradients, and d ln1 = sum over heads and projections */
+        {
+            many_job pg = {.m = D, .N = dh, .K = NR, .tn = 1, .lda = D, .ldb = dh, .ldc = dh};
+            int queued = 0;
+            for (int h = 0; h < s->H; h++)
+                for (int k = 0; k < s->nproj; k++)
+                    if (!frozen(cfg, idx_head(s, l, h, s->proj_slot[k])))
+                        many_add(&pg, &queued, v.ln1, w->dproj + (size_t)(h * s->nproj + k) * NR * dh,
+                                 Gl + s->heads + h * s->head_floats + s->slots[s->proj_slot[k]].offset);
+            many_run(&pg, queued);
+        }
         for (int h = 0; h < s->H; h++)
             for (int k = 0; k < s->nproj; k++) {
                 const slot *sl = &s->slots[s->proj_slot[k]];
                 const float *dp = w->dproj + (size_t)(h * s->nproj + k) * NR * dh;
                 const float *W = Pl + s->heads + h * s->head_floats + sl->offset;
-                if (!frozen(cfg, idx_head(s, l, h, s->proj_slot[k])))
-                    par_weight_grad(D, dh, NR, v.ln1, D, dp, dh, Gl + s->heads + h * s->head_floats + sl->offset, dh);
                 attn_transpose(D, dh, W, dh, w->wt, D, 1.0f);
                 par_gemm(NR, D, dh, dp, dh, w->wt, D, w->dtmp, D, h > 0 || k > 0);
             }
@@ -1185,6 +1245,33 @@ static double power(double x, int32_t n) { /* x^n by squaring: no libm in the fr
     return r;
 }
 
+typedef struct adamw_job {
+    const attn_model_config *cfg;
+    const model_shape *s;
+    float *P, *G, *M, *Vm;
+    float lr, clip, bc1, bc2;
+} adamw_job;
+
+/* The update of parameter i (frozen ones are left alone). */
+static void adamw_piece(void *ctx, int i, int thread) {
+    (void)thread;
+    const adamw_job *j = ctx;
+    if (frozen(j->cfg, i)) return;
+    attn_model_param info;
+    describe(j->s, i, &info);
+    float wd = info.is_matrix ? j->cfg->weight_decay : 0.0f, lr = j->lr, clip = j->clip;
+    float bc1 = j->bc1, bc2 = j->bc2;
+    float *p = j->P + info.offset, *m = j->M + info.offset, *v = j->Vm + info.offset;
+    const float *g = j->G + info.offset;
+    for (int e = 0; e < info.count; e++) {
+        float ge = g[e] * clip;
+        m[e] = ADAM_B1 * m[e] + (1.0f - ADAM_B1) * ge;
+        v[e] = ADAM_B2 * v[e] + (1.0f - ADAM_B2) * ge * ge;
+        float mhat = m[e] / bc1, vhat = v[e] / bc2;
+        p[e] -= lr * (mhat / (__builtin_sqrtf(vhat) + ADAM_EPS) + wd * p[e]);
+    }
+}
+
 attn_status attn_model_adamw(const attn_model_config *cfg, float *memory, size_t bytes, float lr,
                              int32_t step, float *grad_norm, const char **detail) {
     model_shape s;
@@ -1204,22 +1291,9 @@ attn_status attn_model_adamw(const attn_model_config *cfg, float *memory, size_t
     }
     double norm = __builtin_sqrt(norm2);
     float clip = norm > 1.0 ? (float)(1.0 / norm) : 1.0f;
-    float bc1 = (float)(1.0 - power(ADAM_B1, step)), bc2 = (float)(1.0 - power(ADAM_B2, step));
-    for (int i = 0; i < s.params; i++) {
-        if (frozen(cfg, i)) continue;
-        attn_model_param info;
-        describe(&s, i, &info);
-        float wd = info.is_matrix ? cfg->weight_decay : 0.0f;
-        float *p = P + info.offset, *m = M + info.offset, *v = Vm + info.offset;
-        const float *g = G + info.offset;
-        for (int e = 0; e < info.count; e++) {
-            float ge = g[e] * clip;
-            m[e] = ADAM_B1 * m[e] + (1.0f - ADAM_B1) * ge;
-            v[e] = ADAM_B2 * v[e] + (1.0f - ADAM_B2) * ge * ge;
-            float mhat = m[e] / bc1, vhat = v[e] / bc2;
-            p[e] -= lr * (mhat / (__builtin_sqrtf(vhat) + ADAM_EPS) + wd * p[e]);
-        }
-    }
+    adamw_job job = {cfg, &s, P, G, M, Vm, lr, clip, (float)(1.0 - power(ADAM_B1, step)),
+                     (float)(1.0 - power(ADAM_B2, step))};
+    attn_parallel(s.params, adamw_piece, &job); /* a parameter a piece: elementwise, any order */
     if (grad_norm) *grad_norm = (float)norm;
     if (detail) *detail = "";
     return ATTN_OK;
