@@ -619,7 +619,7 @@ static void par_span_n(int count, int align, int per_thread, span_fn fn, const v
     attn_parallel((count + block - 1) / block, span_piece, &j);
 }
 static void par_span(int count, int align, span_fn fn, const void *ctx) {
-    par_span_n(count, align, 2, fn, ctx);
+    par_span_n(count, align, 4, fn, ctx);
 }
 
 typedef struct ln_args {
@@ -817,7 +817,7 @@ static void split_gemm(gemm_job *j) {
         gemm_piece(j, 0, 0), j->rows = j->m;
         return;
     }
-    int rows = round_up(imax(16, (j->m + 2 * threads - 1) / (2 * threads)), KP);
+    int rows = round_up(imax(16, (j->m + 4 * threads - 1) / (4 * threads)), KP);
     j->rows = rows;
     attn_parallel((j->m + rows - 1) / rows, gemm_piece, j);
 }
