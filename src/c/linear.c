@@ -96,6 +96,39 @@ void attn_kernel_absorb(attn_variant v, const attn_dims *dims, const attn_inputs
     if (v == ATTN_TAYLOR) b->z[0] = (float)(t0 + bt); /* a count; float sums stall at 2^24 */
 }
 
+/* ---- threads (not causal): the state by rows of S, then the outputs by chunks ----
+ * S[f, :] and z[f] of a block of feature rows sum the keys chunk by chunk in increasing order, as
+ * one thread does, and each output chunk reads only the totals: bit-identical to one thread (each
+ * piece maps the keys' features again, a small part of the work). */
+typedef struct kernel_job {
+    attn_variant v;
+    const attn_dims *dims;
+    const attn_inputs *in;
+    float eps, *out;
+    int F, rows; /* rows of S per state piece, a multiple of KP */
+    const attn_kernel_buffers *slices; /* per thread: its phi buffers and den; S, z shared */
+} kernel_job;
+
+static void state_piece(void *ctx, int piece, int thread) {
+    const kernel_job *j = ctx;
+    const attn_kernel_buffers *b = &j->slices[thread];
+    int n = j->dims->n, d = j->dims->d, dv = j->dims->dv, F = j->F;
+    int f0 = piece * j->rows, rows = imin(j->rows, F - f0);
+    for (int t0 = 0; t0 < n; t0 += BT) {
+        int bt = imin(BT, n - t0);
+        attn_feature_map(j->v, bt, d, j->in->k + (size_t)t0 * d, b->phi_k);
+        attn_gemm_tn(rows, dv, bt, b->phi_k + f0, F, j->in->v + (size_t)t0 * dv, dv, b->S + (size_t)f0 * dv, dv, 1);
+        for (int r = 0; r < bt; r++) attn_axpy(b->z + f0, b->phi_k + (size_t)r * F + f0, rows, 1.0f);
+        if (j->v == ATTN_TAYLOR && f0 == 0) b->z[0] = (float)(t0 + bt); /* as attn_absorb_keys */
+    }
+}
+
+static void output_piece(void *ctx, int piece, int thread) {
+    const kernel_job *j = ctx;
+    int t0 = piece * BT, bt = imin(BT, j->dims->n - t0);
+    attn_kernel_chunk(j->v, j->dims, j->in, t0, bt, j->eps, 0, j->out + (size_t)t0 * j->dims->dv, &j->slices[thread]);
+}
+
 static void kernelized(attn_variant v, const attn_dims *dims, const attn_inputs *in, float eps,
                        int causal, float *out, arena *ws) {
     int n = dims->n, d = dims->d, dv = dims->dv, F = feature_width(v, d);
@@ -108,9 +141,28 @@ static void kernelized(attn_variant v, const attn_dims *dims, const attn_inputs 
     b.S = arena_floats(ws, (uint64_t)F * dv);
     b.z = arena_floats(ws, (uint64_t)F);
     b.den = arena_floats(ws, (uint64_t)BT);
+    /* the other threads' feature buffers and normalisers (not causal) */
+    int threads = causal ? 1 : imin(arena_threads(ws), ATTN_MAX_THREADS);
+    attn_kernel_buffers slices[ATTN_MAX_THREADS];
+    slices[0] = b;
+    for (int t = 1; t < threads; t++) {
+        slices[t] = b;
+        slices[t].phi_k = slices[t].phi_q = arena_floats(ws, (uint64_t)BT * F);
+        slices[t].phi_qt = arena_floats(ws, (uint64_t)F * BT);
+        slices[t].den = arena_floats(ws, (uint64_t)BT);
+    }
     if (arena_measuring(ws)) return;
     attn_fill(b.S, (size_t)F * dv, 0.0f);
     attn_fill(b.z, (size_t)F, 0.0f);
+    int pool = attn_thread_count();
+    if (threads > 1 && pool > 1 && pool <= threads && n > BT) {
+        /* state pieces: about two per thread of whole KP-row blocks of S */
+        int rows = round_up(imax(KP, (F + 2 * pool - 1) / (2 * pool)), KP);
+        kernel_job job = {v, dims, in, eps, out, F, rows, slices};
+        attn_parallel((F + rows - 1) / rows, state_piece, &job);
+        attn_parallel((n + BT - 1) / BT, output_piece, &job);
+        return;
+    }
     if (!causal) attn_absorb_keys(v, dims, in, b.phi_k, b.S, b.z); /* then every query against the totals */
     for (int t0 = 0; t0 < n; t0 += BT) {
         int bt = imin(BT, n - t0);
