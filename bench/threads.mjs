@@ -2,7 +2,7 @@
 // n = 65536 and a training step, with onnxruntime-web and tfjs-backend-wasm at the same thread
 // counts where they run threads in Node. Part of `npm run bench` (bench/run.mjs); alone:
 //   node --experimental-wasm-relaxed-simd bench/threads.mjs [--quick]
-// Writes bench/threads.md and bench/threads.json.
+// Writes bench/threads.md and bench/threads.json (--quick: threads-quick.*).
 //
 // Method. Every (contender, thread count) runs in a child process of its own: onnxruntime-web
 // fixes its thread count when it first loads, and two libraries' thread pools in one process
@@ -106,6 +106,10 @@ async function child(who, threads, quick) {
     for (const b of builds) fns[`attnlab ${b}`] = () => labs[b].attention('softmax', x);
     out.softmax[n] = await rounds(fns, n >= 4096 ? 7 : 21);
   }
+  { // the backward pass (attentionGrad: forward + gradients), softmax
+    const n = quick ? 1024 : 2048, x = inputs(n, D, D, 11), dOut = inputs(n, D, D, 12).v;
+    out.grad = { n, ...(await rounds({ [`attnlab ${builds[0]}`]: () => labs[builds[0]].attentionGrad('softmax', x, dOut) }, 7)) };
+  }
   const lin = inputs(quick ? 16384 : 65536, D, D, 7);
   out.linear = { n: lin.n, ...(await rounds({ [`attnlab ${builds[0]}`]: () => labs[builds[0]].attention('linear', lin) }, 5)) };
   const task = tasks.recall({});
@@ -140,12 +144,12 @@ export async function threadsPhase({ quick = false, dir = HERE, log = console.lo
           continue;
         }
         const x = JSON.parse(line);
-        const m = got.get(t) ?? { threads: t, softmax: {}, linear: null, train: null, contenders: {} };
+        const m = got.get(t) ?? { threads: t, softmax: {}, linear: null, train: null, grad: null, contenders: {} };
         for (const [n, byName] of Object.entries(x.softmax)) {
           m.softmax[n] ??= {};
           for (const [k, v] of Object.entries(byName)) m.softmax[n][k] = lower(m.softmax[n][k], v);
         }
-        for (const key of ['linear', 'train']) {
+        for (const key of ['linear', 'train', 'grad']) {
           if (!x[key]) continue;
           m[key] ??= { ...x[key] };
           for (const [k, v] of Object.entries(x[key])) if (typeof v === 'number' && k !== 'n') m[key][k] = lower(m[key][k], v);
@@ -175,6 +179,8 @@ export async function threadsPhase({ quick = false, dir = HERE, log = console.lo
     const [n, name] = key.split('|');
     add(`softmax n=${n}: ${name}`, (r) => r.softmax[n]?.[name]);
   }
+  const grName = Object.keys(base.grad ?? {}).find((k) => k.startsWith('attnlab'));
+  if (grName) add(`softmax attentionGrad n=${base.grad.n}: ${grName}`, (r) => r.grad?.[grName]);
   const linName = Object.keys(base.linear).find((k) => k.startsWith('attnlab'));
   add(`linear n=${base.linear.n}: ${linName}`, (r) => r.linear[linName]);
   const trName = Object.keys(base.train).find((k) => k.startsWith('attnlab'));
@@ -194,7 +200,7 @@ export async function threadsPhase({ quick = false, dir = HERE, log = console.lo
   }
   const md = [
     '# Threads', '',
-    `Written by \`bench/threads.mjs\` (part of \`npm run bench\`) on ${os.cpus()[0]?.model ?? 'an unknown CPU'}, ${cores} cores, Node ${process.versions.node}${quick ? ', --quick' : ''}, ${new Date().toISOString()}.`,
+    `Written by \`bench/threads.mjs\` (part of \`npm run bench\`) on ${os.cpus()[0]?.model ?? 'an unknown CPU'}, ${cores} cores, Node ${process.versions.node}${quick ? ', --quick' : ''}, ${new Date().toISOString()}; load average ${os.loadavg().map((x) => x.toFixed(2)).join(', ')} at the end.`,
     'Each (contender, thread count) in a child process of its own, run twice in alternating order; a child gives the median of its repeats (attnlab\'s relaxed and simd builds interleaved), the table the lower of the two passes; d = dv = 64.', '',
     '## Time against thread count', '',
     '| what | threads | ms | speed-up over 1 thread | per-core efficiency |', '|---|---:|---:|---:|---:|',
@@ -210,8 +216,9 @@ export async function threadsPhase({ quick = false, dir = HERE, log = console.lo
     '- The linear family is not split over threads yet (docs/contract.md, "Threads"): its row shows the pool costs nothing there.', '',
   ].join('\n');
   const results = { cores, counts, runs, rows, versus };
-  writeFileSync(path.join(dir, 'threads.md'), md);
-  writeFileSync(path.join(dir, 'threads.json'), JSON.stringify(results, null, 1) + '\n');
+  const stem = quick ? 'threads-quick' : 'threads'; // a quick run never overwrites the recorded one
+  writeFileSync(path.join(dir, `${stem}.md`), md);
+  writeFileSync(path.join(dir, `${stem}.json`), JSON.stringify(results, null, 1) + '\n');
   log(md);
   return results;
 }
