@@ -213,7 +213,8 @@ export async function threadsPhase({ quick = false, dir = HERE, log = console.lo
     '- tfjs-backend-wasm runs its threaded binary only with Emscripten pthreads over Web Workers, which it does not start in Node: ' +
       'it is measured with its single-threaded SIMD binary at every thread count (setThreadsCount has no effect there).',
     '- onnxruntime-web takes numThreads in Node and runs that many threads (its default session options, spinning thread pool).',
-    '- The linear family is not split over threads yet (docs/contract.md, "Threads"): its row shows the pool costs nothing there.', '',
+    '- linear (not causal) splits its state and its outputs over threads, but at n = 65536 most of a call is the binding copying 48 MB of inputs in and 16 MB of output out on the calling thread.',
+    '- Per-core efficiency below 100 % for softmax is not waiting: the pieces split evenly between the threads (counted per thread while developing: 330 and 310 of 640 query blocks over ten calls at n = 4096), but each piece takes about 13 % longer while both cores compute than while one does (two vCPUs of a shared host).', '',
   ].join('\n');
   const results = { cores, counts, runs, rows, versus };
   const stem = quick ? 'threads-quick' : 'threads'; // a quick run never overwrites the recorded one
