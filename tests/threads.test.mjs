@@ -199,6 +199,24 @@ test('twenty pools started and disposed one after another', async () => {
   }
 });
 
+test('dispose() ends the worker threads (Linux: the process\'s threads in /proc/self/task)', { skip: process.platform !== 'linux' }, () => {
+  const script = `import { init } from ${JSON.stringify(String(BINDING_URL))};
+    import { readdirSync } from 'node:fs';
+    const tasks = () => readdirSync('/proc/self/task').length;
+    const before = tasks();
+    const lab = await init({ threads: 3, fresh: true });
+    const alive = tasks();
+    lab.dispose();
+    let after = tasks();
+    for (let i = 0; i < 100 && after > before; i++) { await new Promise((r) => setTimeout(r, 20)); after = tasks(); }
+    console.log(JSON.stringify({ before, alive, after }));`;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
+  assert.equal(r.status, 0, r.stderr);
+  const { before, alive, after } = JSON.parse(r.stdout.trim().split('\n').pop());
+  assert.ok(alive >= before + 2, `a pool of 3 threads added ${alive - before} OS threads, expected at least 2 workers`);
+  assert.equal(after, before, `after dispose() the process has ${after} threads, ${before} before init`);
+});
+
 test('Node exits with a pool alive (its workers are unref\'d) and after dispose()', () => {
   for (const dispose of [false, true]) {
     const script = `import { init } from ${JSON.stringify(String(BINDING_URL))};

@@ -138,43 +138,65 @@ static void stream_piece(void *ctx, int piece, int thread) {
     local.part_tiles = 0;
     stream_block(&local, job->n, job->dv, job->causal, job->vp, job->out, job->lse, piece * BI, sl);
 }
-/* Fills the caller's n x n weights tile by tile, softmaxes each row exactly, then y = A v. */
-static void materialise(const logit_source *src, int n, int dv, int causal, const float *v,
-                        float *out, float *weights, float *T) {
-    for (int i0 = 0; i0 < n; i0 += BI) {
-        int bi = imin(BI, n - i0), groups = round_up(bi, QP) / QP;
-        for (int j0 = 0; j0 < n; j0 += BJ) {
-            int bj = imin(BJ, n - j0);
-            if (causal && j0 > i0 + bi - 1) break; /* the row softmax zeroes what follows */
-            src->tile(src, i0, bi, j0, bj, T);
-            for (int g = 0; g < groups; g++)
-                for (int r = 0; r < QP && g * QP + r < bi; r++) {
-                    float *row = weights + (size_t)(i0 + g * QP + r) * n + j0;
-                    for (int j = 0; j < bj; j++) row[j] = T[((size_t)g * BJ + j) * QP + r];
-                }
-        }
-        for (int r = 0; r < bi; r++) {
-            float *row = weights + (size_t)(i0 + r) * n;
-            int valid = causal ? i0 + r + 1 : n;
-            attn_softmax_row(row, valid);
-            attn_fill(row + valid, (size_t)(n - valid), 0.0f);
-        }
+/* Rows [i0, i0 + BI) of the caller's n x n weights, tile by tile, each row softmaxed exactly, then
+ * those rows of y = A v: a query block's own rows, computed as one thread computes them (the
+ * product's rows in whole blocks of 4), so blocks may run on any thread. */
+static void materialise_block(const logit_source *src, int n, int dv, int causal, const float *v,
+                              float *out, float *weights, float *T, int i0) {
+    int bi = imin(BI, n - i0), groups = round_up(bi, QP) / QP;
+    for (int j0 = 0; j0 < n; j0 += BJ) {
+        int bj = imin(BJ, n - j0);
+        if (causal && j0 > i0 + bi - 1) break; /* the row softmax zeroes what follows */
+        src->tile(src, i0, bi, j0, bj, T);
+        for (int g = 0; g < groups; g++)
+            for (int r = 0; r < QP && g * QP + r < bi; r++) {
+                float *row = weights + (size_t)(i0 + g * QP + r) * n + j0;
+                for (int j = 0; j < bj; j++) row[j] = T[((size_t)g * BJ + j) * QP + r];
+            }
     }
-    attn_gemm(n, dv, n, weights, n, v, dv, out, dv, 0);
+    for (int r = 0; r < bi; r++) {
+        float *row = weights + (size_t)(i0 + r) * n;
+        int valid = causal ? i0 + r + 1 : n;
+        attn_softmax_row(row, valid);
+        attn_fill(row + valid, (size_t)(n - valid), 0.0f);
+    }
+    attn_gemm(bi, dv, n, weights + (size_t)i0 * n, n, v, dv, out + (size_t)i0 * dv, dv, 0);
+}
+
+typedef struct materialise_job {
+    const logit_source *src;
+    int n, dv, causal;
+    const float *v;
+    float *out, *weights;
+    const stream_slice *slices; /* per thread: T and a mixture's scratch */
+} materialise_job;
+
+static void materialise_piece(void *ctx, int piece, int thread) {
+    const materialise_job *j = ctx;
+    const stream_slice *sl = &j->slices[thread];
+    logit_source local = *j->src; /* a mixture's scratch: the thread's own (see stream_piece) */
+    local.scratch = sl->scratch;
+    local.part_tiles = 0;
+    materialise_block(&local, j->n, j->dv, j->causal, j->v, j->out, j->weights, sl->T, piece * BI);
 }
 
 void attn_softmax_attend(const logit_source *src, const attn_dims *dims, const float *v,
                          int causal, float *out, float *weights, float *lse, arena *ws) {
     int n = dims->n, dv = dims->dv, dvp = round_up(dv, QP);
-    if (weights) {
-        float *T = arena_floats(ws, (uint64_t)BI * BJ);
-        if (!arena_measuring(ws)) materialise(src, n, dv, causal, v, out, weights, T);
+    int threads = imin(arena_threads(ws), ATTN_MAX_THREADS);
+    if (weights) { /* a tile and a mixture's scratch per thread */
+        stream_slice slices[ATTN_MAX_THREADS];
+        for (int t = 0; t < threads; t++) {
+            slices[t].T = arena_floats(ws, (uint64_t)BI * BJ);
+            slices[t].scratch = arena_floats(ws, (uint64_t)BI * BJ);
+        }
+        if (arena_measuring(ws)) return;
+        materialise_job job = {src, n, dv, causal, v, out, weights, slices};
+        attn_parallel_slices((n + BI - 1) / BI, materialise_piece, &job, threads);
         return;
     }
     float *vp = arena_floats(ws, (uint64_t)dvp * round_up(n, KP));
     /* one scratch slice per thread the workspace is measured for (threads.c) */
-    int threads = arena_threads(ws);
-    if (threads > ATTN_MAX_THREADS) threads = ATTN_MAX_THREADS;
     stream_slice slices[ATTN_MAX_THREADS];
     for (int t = 0; t < threads; t++) carve_slice(ws, dvp, &slices[t]);
     if (arena_measuring(ws)) return;
