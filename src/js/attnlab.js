@@ -138,7 +138,13 @@ export function init(options = {}) {
   const key = `${build}:${threads}`;
   if (cacheable && cache.has(key)) return cache.get(key);
   const forget = () => { if (cache.get(key) === pending) cache.delete(key); };
-  const pending = load(build, threads, options).then((loaded) => new Instance(loaded.exports, forget, loaded));
+  // threads 'auto' never fails for want of workers: if they cannot start (say a bundle that left
+  // pool-worker.js out), one thread runs.
+  const auto = options.threads === undefined || options.threads === 'auto';
+  const pending = load(build, threads, options)
+    .catch((err) => (auto && threads > 1 && err?.code === 'LOAD' && /worker threads/.test(err.message)
+      ? load(build, 1, options) : Promise.reject(err)))
+    .then((loaded) => new Instance(loaded.exports, forget, loaded));
   if (cacheable) {
     cache.set(key, pending);
     pending.catch(() => cache.delete(key)); // a failed load may succeed on a later call

@@ -47,12 +47,11 @@ export function threadsBlocked() {
 }
 
 function spawn() {
-  const url = new URL('./pool-worker.js', import.meta.url);
   const threads = globalThis.process?.getBuiltinModule?.('node:worker_threads');
   if (threads) {
     // No execArgv: the caller's (say --input-type) may not apply to a worker; V8's flags (relaxed
     // SIMD) are the process's anyway.
-    const worker = new threads.Worker(url, { execArgv: [] });
+    const worker = new threads.Worker(new URL('./pool-worker.js', import.meta.url), { execArgv: [] });
     return {
       on: (fn) => {
         worker.on('message', fn);
@@ -63,7 +62,9 @@ function spawn() {
       terminate: () => worker.terminate(),
     };
   }
-  const worker = new Worker(url, { type: 'module' });
+  // This exact form, new Worker(new URL('./file', import.meta.url), { type: 'module' }), is what
+  // bundlers such as Vite recognise to emit the worker with the bundle.
+  const worker = new Worker(new URL('./pool-worker.js', import.meta.url), { type: 'module' });
   return {
     on: (fn) => {
       worker.addEventListener('message', (event) => fn(event.data));
