@@ -6,9 +6,9 @@
 //
 // Method. Every (contender, thread count) runs in a child process of its own: onnxruntime-web
 // fixes its thread count when it first loads, and two libraries' thread pools in one process
-// steal each other's cores (both spin between calls). The children run one after another, twice
-// over in alternating order, so that load from other processes spreads over all of them; a
-// child's figure is the median of its repeats, and the two passes give the lower of their medians.
+// steal each other's cores (both spin between calls). The children run one after another, three
+// times over in alternating order, so that load from other processes spreads over all of them; a
+// child's figure is the median of its repeats, and the passes give the lowest of their medians.
 // Speed-ups and per-core efficiency (speed-up / t) compare a contender with itself on one thread.
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -84,7 +84,7 @@ async function loadTfjs(threads) {
 async function child(who, threads, quick) {
   const out = { who, threads, softmax: {}, linear: null, train: null, contenders: {} };
   const sizes = quick ? [1024] : [1024, 4096];
-  if (who !== 'attnlab') {
+  if (!who.startsWith('attnlab')) {
     try {
       const c = await (who === 'onnxruntime-web' ? loadOrt : loadTfjs)(threads);
       out.contenders[who] = { threads: c.threads };
@@ -95,17 +95,22 @@ async function child(who, threads, quick) {
     process.stdout.write(JSON.stringify(out) + '\n');
     process.exit(0);
   }
+  // one build per process: two pools in one process would spin on each other's cores
   const { init, tasks, features } = await import(BINDING);
-  const builds = features().relaxedSimd ? ['relaxed', 'simd'] : ['simd'];
-  const labs = {};
-  for (const b of builds) labs[b] = await init({ simd: b === 'relaxed' ? 'relaxed' : true, threads, fresh: true });
-  out.attnlabThreads = labs[builds[0]].threads;
+  const build = who.slice('attnlab-'.length);
+  const lab = await init({ simd: build === 'relaxed' ? 'relaxed' : true, threads, fresh: true });
+  const name = `attnlab ${build}`;
+  out.attnlabThreads = lab.threads;
   for (const n of sizes) {
     const x = inputs(n, D, D, n);
-    const fns = {};
-    for (const b of builds) fns[`attnlab ${b}`] = () => labs[b].attention('softmax', x);
-    out.softmax[n] = await rounds(fns, n >= 4096 ? 7 : 21);
+    out.softmax[n] = await rounds({ [name]: () => lab.attention('softmax', x) }, n >= 4096 ? 7 : 21);
   }
+  if (build !== 'relaxed' && features().relaxedSimd) { // the rest on the best build only
+    lab.dispose();
+    process.stdout.write(JSON.stringify(out) + '\n');
+    process.exit(0);
+  }
+  const labs = { [build]: lab }, builds = [build];
   { // the backward pass (attentionGrad: forward + gradients), softmax
     const n = quick ? 1024 : 2048, x = inputs(n, D, D, 11), dOut = inputs(n, D, D, 12).v;
     out.grad = { n, ...(await rounds({ [`attnlab ${builds[0]}`]: () => labs[builds[0]].attentionGrad('softmax', x, dOut) }, 7)) };
@@ -130,12 +135,13 @@ export async function threadsPhase({ quick = false, dir = HERE, log = console.lo
   const cores = os.availableParallelism?.() ?? os.cpus().length;
   const counts = [...new Set([1, 2, ...Array.from({ length: Math.min(cores, 8) }, (_, i) => i + 1)])].sort((a, b) => a - b);
   log(`\nthreads: ${cores} cores; thread counts ${counts.join(', ')} (a child process each)`);
-  const whos = ['attnlab', 'onnxruntime-web', 'tfjs-wasm'];
+  const { features } = await import(BINDING);
+  const whos = [...(features().relaxedSimd ? ['attnlab-relaxed'] : []), 'attnlab-simd', 'onnxruntime-web', 'tfjs-wasm'];
   const got = new Map(); // threads -> merged result
   const lower = (a, b) => (a == null ? b : b == null ? a : Math.min(a, b));
-  for (const pass of [0, 1]) {
-    for (const t of pass ? counts.slice().reverse() : counts) {
-      for (const who of pass ? whos.slice().reverse() : whos) {
+  for (const pass of [0, 1, 2]) {
+    for (const t of pass % 2 ? counts.slice().reverse() : counts) {
+      for (const who of pass % 2 ? whos.slice().reverse() : whos) {
         const r = spawnSync(process.execPath, ['--experimental-wasm-relaxed-simd', fileURLToPath(import.meta.url), '--child', who, String(t), ...(quick ? ['--quick'] : [])],
           { encoding: 'utf8', timeout: 600_000, maxBuffer: 1 << 24 });
         const line = r.stdout.trim().split('\n').pop();
@@ -201,7 +207,7 @@ export async function threadsPhase({ quick = false, dir = HERE, log = console.lo
   const md = [
     '# Threads', '',
     `Written by \`bench/threads.mjs\` (part of \`npm run bench\`) on ${os.cpus()[0]?.model ?? 'an unknown CPU'}, ${cores} cores, Node ${process.versions.node}${quick ? ', --quick' : ''}, ${new Date().toISOString()}; load average ${os.loadavg().map((x) => x.toFixed(2)).join(', ')} at the end.`,
-    'Each (contender, thread count) in a child process of its own, run twice in alternating order; a child gives the median of its repeats (attnlab\'s relaxed and simd builds interleaved), the table the lower of the two passes; d = dv = 64.', '',
+    'Each (contender or attnlab build, thread count) in a child process of its own, run three times in alternating order; a child gives the median of its repeats, the table the lowest of the three passes; d = dv = 64. The training step, attentionGrad and linear run on the relaxed build (the SIMD build where relaxed SIMD is missing).', '',
     '## Time against thread count', '',
     '| what | threads | ms | speed-up over 1 thread | per-core efficiency |', '|---|---:|---:|---:|---:|',
     ...rows.map((r) => `| ${r.what} | ${r.threads} | ${fmt(r.ms)} | ${r.speedup.toFixed(2)}× | ${(100 * r.efficiency).toFixed(0)} % |`), '',
@@ -214,7 +220,7 @@ export async function threadsPhase({ quick = false, dir = HERE, log = console.lo
       'it is measured with its single-threaded SIMD binary at every thread count (setThreadsCount has no effect there).',
     '- onnxruntime-web takes numThreads in Node and runs that many threads (its default session options, spinning thread pool).',
     '- linear (not causal) splits its state and its outputs over threads, but at n = 65536 most of a call is the binding copying 48 MB of inputs in and 16 MB of output out on the calling thread.',
-    '- Per-core efficiency below 100 % for softmax is not waiting: the pieces split evenly between the threads (counted per thread while developing: 330 and 310 of 640 query blocks over ten calls at n = 4096), but each piece takes about 13 % longer while both cores compute than while one does (two vCPUs of a shared host).', '',
+    '- Two threaded attnlab instances in one process slow each other down (each pool spins about a millisecond after a call, on the cores the other needs): each build is measured in a process of its own.', '',
   ].join('\n');
   const results = { cores, counts, runs, rows, versus };
   const stem = quick ? 'threads-quick' : 'threads'; // a quick run never overwrites the recorded one
