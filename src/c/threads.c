@@ -46,11 +46,14 @@ static int32_t load(int32_t *p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
 static void store(int32_t *p, int32_t v) { __atomic_store_n(p, v, __ATOMIC_SEQ_CST); }
 static int32_t fetch_add(int32_t *p, int32_t v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
 
-/* Blocks while *p == seen: spins first, then sleeps until a notify (or 1 ms, a safety net). */
+/* Blocks while *p == seen: spins first, then sleeps until a notify. Every change of a word some
+ * thread may sleep on is followed by a notify (generation: the leader; done: the thread that
+ * finishes the last piece), and wait32 returns at once when the word has already changed, so an
+ * idle pool sleeps without waking up. */
 static void wait_while(int32_t *p, int32_t seen) {
     for (int i = 0, spin = pool.spin; i < spin; i++)
         if (load(p) != seen) return;
-    while (load(p) == seen) __builtin_wasm_memory_atomic_wait32(p, seen, 1000000);
+    while (load(p) == seen) __builtin_wasm_memory_atomic_wait32(p, seen, -1);
 }
 
 /* Claims and runs pieces of the current job until none is left. */
