@@ -4,10 +4,13 @@
 //   const lab = await init();
 //   const { output, weights } = lab.attention('softmax', { n, d, dv, q, k, v }, { weights: true });
 //
-// Nothing runs at import time. init() loads one of three modules, cached per build:
+// Nothing runs at import time. init() loads one of three modules, cached per build and thread
+// count:
 //   relaxed  SIMD128 + relaxed-SIMD fused multiply-add (engines that validate it)
 //   simd     SIMD128
 //   scalar   no SIMD
+// each single-threaded, or threaded (attnlab-*-threads.wasm: one instance per thread on a shared
+// memory, with workers started by pool.js; docs/contract.md, "Threads").
 // The module allocates nothing itself: every call lays its buffers out above the module's static
 // data (inputs, output, weights, workspace), grows memory when a call needs more than any call
 // before it, and copies the results out into fresh Float32Arrays.
