@@ -4,7 +4,8 @@
 #      tests/c/test_linear_backward.c, tests/c/test_model.c and tests/c/test_model_decode.c on it,
 #      so memory errors surface before any WebAssembly step;
 #   2. dist/attnlab-scalar.wasm and dist/attnlab-simd.wasm with Emscripten (Debian's emcc);
-#   3. dist/attnlab-relaxed.wasm (relaxed-SIMD fused multiply-add) with clang-19 + wasm-ld-19;
+#   3. dist/attnlab-relaxed.wasm (relaxed-SIMD fused multiply-add) with clang-19 + wasm-ld-19, and
+#      the threaded modules dist/attnlab-{scalar,simd,relaxed}-threads.wasm (shared memory);
 #   4. copies the JS binding, its types and the shared modules (reference.js, prng.js) next to the
 #      modules.
 # Missing compilers are installed with apt-get when this runs as root (or with sudo); otherwise it
@@ -124,6 +125,38 @@ for src in "${CORE_SOURCES[@]}" "$SRC/freestanding.c"; do
 done
 wasm-ld-19 "${RELAXED_LDFLAGS[@]}" $(sed 's/^/--export=/' "$EXPORTS_FILE") "${objects[@]}" \
   -o "$OUT/attnlab-relaxed.wasm"
+
+# --- 3b. clang-19: the threaded builds -----------------------------------------------------------
+# One module per SIMD level that several instances run on one shared memory (docs/contract.md,
+# "Threads"): atomics for the pool's counters and wait/notify, bulk memory so that wasm-ld can
+# initialise the data segments once (passive segments + __wasm_init_memory) whichever instance
+# starts first. The memory is imported (the binding creates it shared, with the module's maximum)
+# and __stack_pointer is exported so that the binding gives each worker instance its own stack.
+# clang-19 for all three: the freestanding route the relaxed build already takes, and Emscripten
+# 3.1.6's threads need its JS runtime, which a standalone module has not.
+THREADS_EXPORTS_FILE="$SRC/exports-threads.txt" # the pool's entry points, on top of exports.txt
+THREADS_CFLAGS=(--target=wasm32 -std=c11 -O3 -DNDEBUG -Wall -Wextra -Werror -ffreestanding
+  -fno-exceptions -matomics -mbulk-memory -DATTN_THREADS)
+THREADS_LDFLAGS=(--no-entry --stack-first -z stack-size=262144 --initial-memory=2097152
+  --max-memory=4294967296 --import-memory --shared-memory --export=__stack_pointer
+  --gc-sections --strip-debug)
+for level in scalar simd relaxed; do
+  case $level in
+    scalar) simd_flags=() ;;
+    simd) simd_flags=(-msimd128) ;;
+    relaxed) simd_flags=(-msimd128 -mrelaxed-simd) ;;
+  esac
+  echo "build.sh: clang-19 $level, threads"
+  mkdir -p "$BUILD/threads-$level"
+  objects=()
+  for src in "${CORE_SOURCES[@]}" "$SRC/freestanding.c"; do
+    obj="$BUILD/threads-$level/$(basename "${src%.c}").o"
+    clang-19 "${THREADS_CFLAGS[@]}" "${simd_flags[@]}" -c "$src" -o "$obj"
+    objects+=("$obj")
+  done
+  wasm-ld-19 "${THREADS_LDFLAGS[@]}" $(cat "$EXPORTS_FILE" "$THREADS_EXPORTS_FILE" | sed 's/^/--export=/') \
+    "${objects[@]}" -o "$OUT/attnlab-$level-threads.wasm"
+done
 
 # --- 4. the binding ----------------------------------------------------------------------------
 cp src/js/*.js src/js/attnlab.d.ts "$OUT/"

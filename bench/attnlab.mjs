@@ -43,7 +43,9 @@ class BuildContender {
   /** A fresh instance (init() with wasmBinary is never cached); the previous one is disposed. */
   async fresh() {
     if (this.lab) { try { this.lab.dispose(); } catch {} this.lab = null; }
-    const lab = await this.mod.init({ simd: this.spec.simd, wasmBinary: this.bytes });
+    // one thread: these are the single-threaded modules' bytes, and the tables compare one thread
+    // with one thread (bench/threads.mjs measures thread counts)
+    const lab = await this.mod.init({ simd: this.spec.simd, threads: 1, wasmBinary: this.bytes });
     if (lab.build !== this.spec.build) { lab.dispose(); throw new Error(`init({ simd: ${JSON.stringify(this.spec.simd)} }) loaded the ${lab.build} build`); }
     this.lab = lab;
     return lab;

@@ -27,6 +27,7 @@ import { plainJs } from './plain-js.mjs';
 import { log, Record } from './record.mjs';
 import { writeReports } from './report.mjs';
 import { tfjsWasm } from './tfjs-wasm.mjs';
+import { threadsPhase } from './threads.mjs';
 import { trainingPhase } from './training.mjs';
 
 const errorText = (e) => `${e.code ? e.code + ': ' : ''}${e.message}`;
@@ -158,6 +159,7 @@ async function main() {
   results.backward = cfg.want('backward') ? await backwardPhase({ builds, registry, variants, quick: cfg.quick, want: cfg.want }) : null;
   results.training = cfg.want('training') ? await trainingPhase(trainingContext(builds, before, cfg, machine)) : null;
   for (const c of all) await c.dispose();
+  results.threads = cfg.want('threads') ? await threadsPhase({ quick: cfg.quick, dir: cfg.out, log }) : null; // bench/threads.md
   results.peak = peaksAfter(before, cfg.quick);
   log(`\nSIMD128 peak: before ${before.simd128.gflops.toFixed(1)}, after ${results.peak.simd128.after.toFixed(1)} GFLOP/s (the higher is used)`);
   finish(results, plan, cfg);

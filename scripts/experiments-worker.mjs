@@ -11,7 +11,9 @@ import { modelConfig } from '../web/experiment/variants.js';
 
 const { init, tasks } = await import(pathToFileURL(workerData.binding).href);
 const { train } = await import(pathToFileURL(workerData.train).href);
-const lab = await init();
+// one thread per worker: `npm run experiments` runs a worker per core already, and training is
+// bit-identical at every thread count
+const lab = await init({ threads: 1 });
 
 async function run(r) {
   const task = tasks[r.task](r.taskOptions);

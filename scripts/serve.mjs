@@ -72,7 +72,7 @@ export function resolveUnder(root, urlPath) {
   return file;
 }
 
-function handler(root, log, followSymlinks) {
+function handler(root, log, followSymlinks, isolate) {
   let realRoot;
   try {
     realRoot = fs.realpathSync(root);
@@ -118,10 +118,10 @@ function handler(root, log, followSymlinks) {
             'Content-Length': st.size,
             'Cache-Control': 'no-cache',
             'X-Content-Type-Options': 'nosniff',
-            // Cross-origin isolation: finer performance.now() in the worker (the page has no
-            // cross-origin resources, and works without these headers on a plain static host).
-            'Cross-Origin-Opener-Policy': 'same-origin',
-            'Cross-Origin-Embedder-Policy': 'require-corp',
+            // Cross-origin isolation: shared memory, so attnlab runs several threads in the
+            // page's worker (README, "Threads"), and finer performance.now(). The page has no
+            // cross-origin resources, and works on one thread without these headers.
+            ...(isolate ? { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' } : {}),
           });
           if (req.method === 'HEAD') return res.end();
           const stream = fs.createReadStream(real);
@@ -151,17 +151,18 @@ function listen(server, port) {
 
 /**
  * Starts the static server.
- * @param {{ port?: number, root?: string, quiet?: boolean, followSymlinks?: boolean }} [opts]
+ *   isolate: send the cross-origin isolation headers (default true; false shows the page on one thread).
+ * @param {{ port?: number, root?: string, quiet?: boolean, followSymlinks?: boolean, isolate?: boolean }} [opts]
  *   port: 0 for an ephemeral port; default PORT env or 8080 (the next ones are tried when busy).
  *   followSymlinks: also serve symlinks that point outside root (default false).
  * @returns {Promise<{ url: string, port: number, close: () => Promise<void> }>}
  */
-export async function startServer({ port, root = DEFAULT_ROOT, quiet = false, followSymlinks = false } = {}) {
+export async function startServer({ port, root = DEFAULT_ROOT, quiet = false, followSymlinks = false, isolate = true } = {}) {
   root = path.resolve(root);
   if (port == null) port = process.env.PORT ? Number(process.env.PORT) : DEFAULT_PORT;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`bad port: ${port}`);
   const log = quiet || !process.env.ATTNLAB_SERVE_LOG ? () => {} : (m) => console.log(m);
-  const server = http.createServer(handler(root, log, followSymlinks));
+  const server = http.createServer(handler(root, log, followSymlinks, isolate));
   server.keepAliveTimeout = 2000;
   let bound;
   for (let i = 0; ; i++) {

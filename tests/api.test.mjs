@@ -26,7 +26,7 @@ test('wasmBinary and locateFile load the named build, uncached', async () => {
   assert.equal(fromBytes.build, 'scalar');
   assert.notEqual(fromBytes, await init({ simd: false }));
   const seen = [];
-  const located = await init({ simd: true, locateFile: (file) => { seen.push(file); return fileURLToPath(new URL(file, distUrl)); } });
+  const located = await init({ simd: true, threads: 1, locateFile: (file) => { seen.push(file); return fileURLToPath(new URL(file, distUrl)); } });
   assert.deepEqual(seen, ['attnlab-simd.wasm']);
   assert.equal(located.build, 'simd');
   const inputs = makeInputs('softmax', { n: 5, d: 3, dv: 2 }, 7);

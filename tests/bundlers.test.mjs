@@ -204,7 +204,7 @@ describe('attnlab bundled into a browser app', () => {
     const assets = fs.readdirSync(path.join(out, 'assets'));
     for (const f of WASM_FILES) {
       const stem = f.replace(/\.wasm$/, '');
-      const emitted = assets.filter((a) => a.startsWith(`${stem}-`) && a.endsWith('.wasm'));
+      const emitted = assets.filter((a) => a.startsWith(`${stem}-`) && !a.startsWith(`${stem}-threads-`) && a.endsWith('.wasm'));
       assert.equal(emitted.length, 1, `Vite emitted ${emitted.length} files for ${f}; dist/assets holds ${assets.join(', ')}\n${r.show}`);
       assert.ok(fs.readFileSync(path.join(out, 'assets', emitted[0])).equals(fs.readFileSync(path.join(installed, 'dist', f))),
         `dist/assets/${emitted[0]} differs from the package's ${f}`);

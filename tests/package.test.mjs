@@ -20,7 +20,8 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const EXPECTED_FILES = ['dist/attnlab.js', 'dist/attnlab.d.ts', 'dist/errors.js', 'dist/model.js', 'dist/tasks.js', 'dist/train.js',
   'dist/reference.js', 'dist/reference-model.js', 'dist/prng.js', 'dist/attnlab-simd.wasm', 'dist/attnlab-scalar.wasm',
-  'dist/attnlab-relaxed.wasm', 'package.json'];
+  'dist/attnlab-relaxed.wasm', 'dist/attnlab-simd-threads.wasm', 'dist/attnlab-scalar-threads.wasm',
+  'dist/attnlab-relaxed-threads.wasm', 'dist/pool.js', 'dist/pool-worker.js', 'package.json'];
 
 let tmp;
 let tarball;
@@ -129,7 +130,8 @@ for (const simd of ['auto', false, true]) {
 }
 
 const require = createRequire(import.meta.url);
-for (const file of ['attnlab-simd.wasm', 'attnlab-scalar.wasm', 'attnlab-relaxed.wasm']) {
+for (const file of ['attnlab-simd.wasm', 'attnlab-scalar.wasm', 'attnlab-relaxed.wasm',
+  'attnlab-simd-threads.wasm', 'attnlab-scalar-threads.wasm', 'attnlab-relaxed-threads.wasm']) {
   const viaImport = fileURLToPath(import.meta.resolve('attnlab/' + file));
   const viaRequire = require.resolve('attnlab/' + file);
   const bytes = readFileSync(viaImport);

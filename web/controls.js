@@ -156,6 +156,11 @@ export function initControls() {
   const badge = $('#build-badge');
   badge.textContent = `${BUILD_LABEL[lab.build] ?? lab.build} build`;
   badge.dataset.build = lab.build;
+  const threads = $('#threads-badge');
+  threads.textContent = lab.threads > 1 ? `${lab.threads} threads`
+    : /not cross-origin isolated/.test(lab.threadsWhy ?? '') ? '1 thread (page not cross-origin isolated)' : '1 thread';
+  threads.title = lab.threadsWhy ?? '';
+  threads.dataset.threads = String(lab.threads ?? 1);
   $('#version').textContent = `v${lab.version}`;
   buildVariantSelect();
   buildPresetSelect();

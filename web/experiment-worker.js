@@ -51,7 +51,9 @@ async function getLab(build) {
     });
   }
   // this worker's own instance: disposing it on reset frees everything the model held
-  return mod.init({ ...INIT_OPTIONS[build], fresh: true, locateFile: (file) => new URL(`../dist/${file}`, import.meta.url).href });
+  // threads: 1 — the view already runs one worker per core; a pool in each would oversubscribe
+  // the cores (spinning pools steal each other's time), and training is bit-identical either way
+  return mod.init({ ...INIT_OPTIONS[build], threads: 1, fresh: true, locateFile: (file) => new URL(`../dist/${file}`, import.meta.url).href });
 }
 
 function releasePause() {

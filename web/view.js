@@ -22,6 +22,7 @@ export function showView(view) {
   }
   // the header's badge names the build of the view shown: Explore's, or the experiment's form's
   $('#build-badge').hidden = current !== 'explore';
+  $('#threads-badge').hidden = current !== 'explore';
   $('#x-build-badge').hidden = current !== 'experiment';
   document.body.dataset.currentView = current; // (not data-view: that marks the Explore view's parts)
   setViewHash(current === 'experiment' ? experimentHash : null);

@@ -1,7 +1,7 @@
 // Module worker: every attention call of the page runs here, never on the main thread.
 //
 // Requests (postMessage): { id, type, ... }   Replies: { id, ok: true, ... } | { id, ok: false, error }
-//   hello { build }                       -> { build, simd, version, variants, options, dims, features }
+//   hello { build }                       -> { build, simd, threads, threadsWhy, version, variants, options, dims, features }
 //   run   { variant, inputs, options, weights, build, timing, extras }
 //         -> { output, weights?, timing, build, simd, intermediates? }   (Float32Arrays transferred)
 //   scale { plan: { variants:[{id, opts}], builds, ns, d, dv, seed, preset, causal } }
@@ -155,6 +155,15 @@ async function scale(msg) {
   return { reply: { done: true }, transfer: [] };
 }
 
+function threadsWhy(threads) {
+  if (threads > 1) return `cross-origin isolated: ${threads} threads share one WebAssembly memory`;
+  if (!globalThis.crossOriginIsolated) {
+    return 'one thread: the page is not cross-origin isolated (its server must send Cross-Origin-Opener-Policy: same-origin ' +
+      'and Cross-Origin-Embedder-Policy: require-corp)';
+  }
+  return 'one thread: this machine reports one core';
+}
+
 async function hello(msg) {
   const mod = await loadBinding();
   const lab = await getLab(msg.build ?? 'auto');
@@ -167,6 +176,8 @@ async function hello(msg) {
   return {
     reply: {
       build: lab.build, simd: lab.simd, version: lab.version ?? mod.version, features,
+      // how many threads split each call, and why not more (README, "Threads")
+      threads: lab.threads ?? 1, threadsWhy: threadsWhy(lab.threads ?? 1),
       // the registry, as plain data: what the page builds its controls and forms from
       ...JSON.parse(JSON.stringify({ variants: lab.variants, options: lab.options ?? {}, dims: lab.dims ?? null })),
     },

@@ -103,24 +103,25 @@ attn_status attn_plan_make(attn_variant v, const attn_dims *dims, const attn_opt
     plan->options = *opt;
     plan->flags = flags;
     plan->state_width = (flags & ATTN_WANT_STATE) ? attn_state_width(v, dims->d) : 0;
+    plan->threads = attn_thread_count();
 
     /* The forward pass and the state pass run one after the other in the same workspace. */
     uint64_t need = 0;
     if (!(flags & WANT_STATE_ONLY)) {
         float weights_marker = 0.0f; /* non-NULL so the plan counts what weights need; never written */
         attn_inputs none = {0};
-        arena measure = {0, 0, 1};
+        arena measure = {0, 0, 1, plan->threads};
         forward(plan, &none, 0, (flags & ATTN_WANT_WEIGHTS) ? &weights_marker : 0, &measure);
         need = measure.used;
     }
     if (flags & ATTN_WANT_GRADS) {
         attn_inputs none = {0};
-        arena measure = {0, 0, 1};
+        arena measure = {0, 0, 1, plan->threads};
         backward(plan, &none, 0, 0, 0, &measure);
         need = measure.used > need ? measure.used : need;
     }
     if (flags & ATTN_WANT_STATE) {
-        arena measure = {0, 0, 1};
+        arena measure = {0, 0, 1, plan->threads};
         attn_linear_state(v, &plan->dims, 0, 0, 0, &measure);
         need = measure.used > need ? measure.used : need;
     }
@@ -150,11 +151,11 @@ attn_status attn_plan_run(const attn_plan *plan, const attn_inputs *in, float *o
     const char *missing = attn_missing_input(plan->variant, in, &plan->options);
     if (missing) FAIL(ATTN_ERR_SHAPE, missing);
     if (want_out) {
-        arena ws = {(unsigned char *)workspace, 0, 0};
+        arena ws = {(unsigned char *)workspace, 0, 0, plan->threads};
         forward(plan, in, out, want_weights ? weights : 0, &ws);
     }
     if (want_state) {
-        arena ws = {(unsigned char *)workspace, 0, 0};
+        arena ws = {(unsigned char *)workspace, 0, 0, plan->threads};
         attn_linear_state(plan->variant, &plan->dims, in, state, normalizer, &ws);
     }
     if (detail) *detail = "";
@@ -185,7 +186,7 @@ attn_status attn_plan_backward(const attn_plan *plan, const attn_inputs *in, con
     const char *missing = attn_missing_input(plan->variant, in, &plan->options);
     if (!missing) missing = missing_grad(plan->variant, grads, &plan->options);
     if (missing) FAIL(ATTN_ERR_SHAPE, missing);
-    arena ws = {(unsigned char *)workspace, 0, 0};
+    arena ws = {(unsigned char *)workspace, 0, 0, plan->threads};
     backward(plan, in, dout, out, grads, &ws);
     if (detail) *detail = "";
     return ATTN_OK;

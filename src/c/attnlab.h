@@ -172,6 +172,7 @@ typedef struct attn_plan {
     int32_t flags;        /* ATTN_WANT_* */
     int32_t state_width;  /* F when ATTN_WANT_STATE: d, or d + 1 for taylor; else 0 */
     size_t workspace_bytes;
+    int32_t threads;      /* threads the workspace has scratch slices for (threaded builds) */
     uint32_t magic;       /* a seal over the fields above, set by attn_plan_make */
 } attn_plan;
 
@@ -268,6 +269,29 @@ const char *attn_metadata_json(void);
 /* The lowest address of memory no static data uses (WebAssembly builds hand memory above it to the
  * binding, which lays out each call's buffers there). */
 size_t attn_heap_base(void);
+
+/* ---- threads (the threaded WebAssembly builds) ----
+ * A threaded build runs as several instances of one module on one shared memory: the caller's
+ * thread (the leader) and up to ATTN_MAX_THREADS - 1 workers, each with its own stack. The leader
+ * splits a call into independent pieces (query-row blocks of softmax-type attention, sequences of
+ * a model's batch, row blocks of its matrix products) that the workers take from a shared counter.
+ * Pieces write disjoint outputs and are computed exactly as one thread computes them, so results
+ * are bit-identical to one thread. The pool is the one piece of global state: one leader at a time.
+ * Workspace sizes (plans, models) are measured for the thread count set when they are measured.
+ * Builds without threads: attn_threads_start(1) is ATTN_OK, more threads ATTN_ERR_UNSUPPORTED.
+ *
+ * A worker instance calls attn_thread_worker(index), index in [1, threads), which returns only
+ * after attn_threads_stop(). Once attn_threads_running() counts threads - 1 workers, the leader
+ * calls attn_threads_start(threads, spin) and every later call splits its work over them.
+ * spin: rounds a waiting thread polls before it sleeps (memory.atomic.wait32). A wake-up costs
+ * tens of microseconds, more than many pieces take, so with a core per thread the caller spins
+ * long (about a million rounds, a millisecond or so); with more threads than cores, spinning
+ * steals the time of the threads that have work, so it spins little. */
+#define ATTN_MAX_THREADS 16
+attn_status attn_threads_start(int32_t threads, int32_t spin);
+void attn_threads_stop(void);
+int32_t attn_threads_running(void);
+int32_t attn_thread_worker(int32_t index);
 
 /* ---- models: small transformers (model.c) ----
  * A decoder-style transformer whose attention is any variant: token + learned position

@@ -45,6 +45,50 @@ static void block_gradients(const backward_buffers *b, int dv, int i0, int bi, i
     }
 }
 
+/* ---- threads: a query-block pass and a key-block pass (sources with grad_q / grad_k) ----
+ * One thread visits each (query block, key block) once and pushes dS to both sides. Over threads,
+ * pass 1 splits by query blocks (dQ: a row sums its key blocks in increasing j, as one thread
+ * does) and pass 2 by key blocks (dV, dK, dbias: a key row sums its query blocks in increasing i,
+ * as one thread does), each recomputing the tiles it needs: the same bits, at the cost of
+ * computing each P and dS twice. */
+typedef struct backward_job {
+    const logit_source *src;
+    const attn_grads *grads;
+    const backward_buffers *slices; /* per thread: the shared buffers, its own T, dPT, Pt, dSt */
+    int n, dv, dvp, causal;
+} backward_job;
+
+static void query_pass(void *ctx, int piece, int thread) {
+    const backward_job *j = ctx;
+    const backward_buffers *b = &j->slices[thread];
+    int n = j->n, i0 = piece * BI, bi = imin(BI, n - i0), j_end = j->causal ? i0 + bi : n;
+    for (int j0 = 0; j0 < j_end; j0 += BJ) {
+        int bj = imin(BJ, n - j0), bjp = round_up(bj, KP);
+        j->src->tile(j->src, i0, bi, j0, bj, b->T);
+        attn_mask_tile(n, j->causal, i0, bi, j0, bj, b->T);
+        block_gradients(b, j->dv, i0, bi, j0, bjp);
+        j->src->grad_q(j->src, j->grads, i0, bi, j0, bj, b->dPT, b->dSt);
+    }
+}
+
+static void key_pass(void *ctx, int piece, int thread) {
+    const backward_job *j = ctx;
+    const backward_buffers *b = &j->slices[thread];
+    int n = j->n, dvp = j->dvp, j0 = piece * BJ, bj = imin(BJ, n - j0), bjp = round_up(bj, KP);
+    for (int i0 = 0; i0 < n; i0 += BI) {
+        int bi = imin(BI, n - i0), rows = round_up(bi, QP);
+        if (j->causal && j0 >= i0 + bi) continue; /* one thread's j_end = i0 + bi */
+        j->src->tile(j->src, i0, bi, j0, bj, b->T);
+        attn_mask_tile(n, j->causal, i0, bi, j0, bj, b->T);
+        block_gradients(b, j->dv, i0, bi, j0, bjp);
+        for (int jj = 0; jj < bjp; jj += KP) /* dV[j] += sum_i P[i, j] dO[i] */
+            for (int e0 = 0; e0 < dvp; e0 += 2 * VW)
+                attn_micro_4x8_rows(rows, b->Pt + (size_t)jj * BI, BI, b->dorow + (size_t)i0 * dvp + e0, dvp,
+                                    b->dvacc + (size_t)(j0 + jj) * dvp + e0, dvp, 1);
+        j->src->grad_k(j->src, j->grads, i0, bi, j0, bj, b->dPT, b->dSt);
+    }
+}
+
 void attn_softmax_backward(attn_variant v, const attn_dims *dims, const attn_inputs *in,
                            const attn_options *opt, const float *dout, float *out,
                            const attn_grads *grads, arena *ws) {
@@ -58,6 +102,15 @@ void attn_softmax_backward(attn_variant v, const attn_dims *dims, const attn_inp
     b.dorow = arena_floats(ws, nq * (uint64_t)dvp), b.dvacc = arena_floats(ws, nk * (uint64_t)dvp);
     b.T = arena_floats(ws, (uint64_t)BI * BJ), b.dPT = arena_floats(ws, (uint64_t)BI * BJ);
     b.Pt = arena_floats(ws, (uint64_t)BI * BJ), b.dSt = arena_floats(ws, (uint64_t)BI * BJ);
+    /* the tiles of the other threads, for sources whose gradient splits (threads above) */
+    int threads = src->grad_q ? imin(arena_threads(ws), ATTN_MAX_THREADS) : 1;
+    backward_buffers slices[ATTN_MAX_THREADS];
+    slices[0] = b;
+    for (int t = 1; t < threads; t++) {
+        slices[t] = b;
+        slices[t].T = arena_floats(ws, (uint64_t)BI * BJ), slices[t].dPT = arena_floats(ws, (uint64_t)BI * BJ);
+        slices[t].Pt = arena_floats(ws, (uint64_t)BI * BJ), slices[t].dSt = arena_floats(ws, (uint64_t)BI * BJ);
+    }
     attn_softmax_attend(src, dims, in ? in->v : 0, causal, out, 0, b.lse, ws); /* carves its own */
     if (arena_measuring(ws)) return;
 
@@ -75,19 +128,26 @@ void attn_softmax_backward(attn_variant v, const attn_dims *dims, const attn_inp
     attn_fill(b.dvacc, (size_t)(nk * (uint64_t)dvp), 0.0f);
     for (int i = 0; i < n; i++) attn_copy(b.dorow + (size_t)i * dvp, dout + (size_t)i * dv, dv);
 
-    for (int i0 = 0; i0 < n; i0 += BI) {
-        int bi = imin(BI, n - i0), rows = round_up(bi, QP);
-        int j_end = causal ? i0 + bi : n;
-        for (int j0 = 0; j0 < j_end; j0 += BJ) {
-            int bj = imin(BJ, n - j0), bjp = round_up(bj, KP);
-            src->tile(src, i0, bi, j0, bj, b.T);
-            attn_mask_tile(n, causal, i0, bi, j0, bj, b.T);
-            block_gradients(&b, dv, i0, bi, j0, bjp);
-            for (int jj = 0; jj < bjp; jj += KP) /* dV[j] += sum_i P[i, j] dO[i] */
-                for (int e0 = 0; e0 < dvp; e0 += 2 * VW)
-                    attn_micro_4x8_rows(rows, b.Pt + (size_t)jj * BI, BI, b.dorow + (size_t)i0 * dvp + e0, dvp,
-                                        b.dvacc + (size_t)(j0 + jj) * dvp + e0, dvp, 1);
-            src->grad(src, grads, i0, bi, j0, bj, b.dPT, b.dSt);
+    int pool = attn_thread_count();
+    if (threads > 1 && pool > 1 && pool <= threads && n > BI) {
+        backward_job job = {src, grads, slices, n, dv, dvp, causal};
+        attn_parallel((n + BI - 1) / BI, query_pass, &job);
+        attn_parallel((n + BJ - 1) / BJ, key_pass, &job);
+    } else {
+        for (int i0 = 0; i0 < n; i0 += BI) {
+            int bi = imin(BI, n - i0), rows = round_up(bi, QP);
+            int j_end = causal ? i0 + bi : n;
+            for (int j0 = 0; j0 < j_end; j0 += BJ) {
+                int bj = imin(BJ, n - j0), bjp = round_up(bj, KP);
+                src->tile(src, i0, bi, j0, bj, b.T);
+                attn_mask_tile(n, causal, i0, bi, j0, bj, b.T);
+                block_gradients(&b, dv, i0, bi, j0, bjp);
+                for (int jj = 0; jj < bjp; jj += KP) /* dV[j] += sum_i P[i, j] dO[i] */
+                    for (int e0 = 0; e0 < dvp; e0 += 2 * VW)
+                        attn_micro_4x8_rows(rows, b.Pt + (size_t)jj * BI, BI, b.dorow + (size_t)i0 * dvp + e0, dvp,
+                                            b.dvacc + (size_t)(j0 + jj) * dvp + e0, dvp, 1);
+                src->grad(src, grads, i0, bi, j0, bj, b.dPT, b.dSt);
+            }
         }
     }
     for (int j = 0; j < n; j++)

@@ -25,6 +25,7 @@ typedef struct arena {
     unsigned char *base; /* the caller's workspace; unused while measuring */
     uint64_t used;
     int measuring;
+    int threads; /* scratch slices the kernels that split work carve: 0 or 1 = one (plans set it) */
 } arena;
 #define ARENA_LIMIT ((uint64_t)1 << 62) /* a measured size saturates here instead of wrapping */
 static inline float *arena_floats(arena *a, uint64_t count) {
@@ -38,6 +39,19 @@ static inline float *arena_floats(arena *a, uint64_t count) {
     return p;
 }
 static inline int arena_measuring(const arena *a) { return a->measuring; }
+
+/* ---- threads.c: pieces of work over the pool (serial without threads) ----
+ * fn(ctx, piece, thread) for every piece in [0, pieces), each exactly once, any order, on threads
+ * [0, attn_thread_count()); thread indexes the scratch slice the piece may use. Returns when all
+ * are done. */
+typedef void (*attn_piece_fn)(void *ctx, int piece, int thread);
+void attn_parallel(int pieces, attn_piece_fn fn, void *ctx);
+/* Threads a call may split over now: 1 inside a piece (nested work runs serially). */
+int attn_thread_count(void);
+/* attn_parallel when the pool's threads fit the `slices` scratch slices the caller carved (its
+ * workspace was measured for that many threads), else every piece serially on thread 0. */
+void attn_parallel_slices(int pieces, attn_piece_fn fn, void *ctx, int slices);
+static inline int arena_threads(const arena *a) { return a->threads > 1 ? a->threads : 1; }
 
 /* ---- registry.c: the checks and tables of variants.def and options.def ---- */
 
@@ -115,6 +129,13 @@ struct logit_source {
     void (*grad)(const logit_source *src, const attn_grads *grads, int i0, int bi, int j0, int bj,
                  const float *dS, const float *dSt);
     void (*finish)(const logit_source *src, const attn_options *opt, const attn_grads *grads);
+    /* grad split in two (dot sources; NULL elsewhere): grad_q writes only the block's query rows,
+     * grad_k only its key rows, so a query-block pass and a key-block pass can each run over
+     * threads (backward.c), every row summing its blocks in the order one thread does. */
+    void (*grad_q)(const logit_source *src, const attn_grads *grads, int i0, int bi, int j0, int bj,
+                   const float *dS, const float *dSt);
+    void (*grad_k)(const logit_source *src, const attn_grads *grads, int i0, int bi, int j0, int bj,
+                   const float *dS, const float *dSt);
     attn_variant variant;
     const attn_dims *dims; /* L resolved */
     const attn_inputs *in;

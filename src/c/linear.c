@@ -96,6 +96,39 @@ void attn_kernel_absorb(attn_variant v, const attn_dims *dims, const attn_inputs
     if (v == ATTN_TAYLOR) b->z[0] = (float)(t0 + bt); /* a count; float sums stall at 2^24 */
 }
 
+/* ---- threads (not causal): the state by rows of S, then the outputs by chunks ----
+ * S[f, :] and z[f] of a block of feature rows sum the keys chunk by chunk in increasing order, as
+ * one thread does, and each output chunk reads only the totals: bit-identical to one thread (each
+ * piece maps the keys' features again, a small part of the work). */
+typedef struct kernel_job {
+    attn_variant v;
+    const attn_dims *dims;
+    const attn_inputs *in;
+    float eps, *out;
+    int F, rows; /* rows of S per state piece, a multiple of KP */
+    const attn_kernel_buffers *slices; /* per thread: its phi buffers and den; S, z shared */
+} kernel_job;
+
+static void state_piece(void *ctx, int piece, int thread) {
+    const kernel_job *j = ctx;
+    const attn_kernel_buffers *b = &j->slices[thread];
+    int n = j->dims->n, d = j->dims->d, dv = j->dims->dv, F = j->F;
+    int f0 = piece * j->rows, rows = imin(j->rows, F - f0);
+    for (int t0 = 0; t0 < n; t0 += BT) {
+        int bt = imin(BT, n - t0);
+        attn_feature_map(j->v, bt, d, j->in->k + (size_t)t0 * d, b->phi_k);
+        attn_gemm_tn(rows, dv, bt, b->phi_k + f0, F, j->in->v + (size_t)t0 * dv, dv, b->S + (size_t)f0 * dv, dv, 1);
+        for (int r = 0; r < bt; r++) attn_axpy(b->z + f0, b->phi_k + (size_t)r * F + f0, rows, 1.0f);
+        if (j->v == ATTN_TAYLOR && f0 == 0) b->z[0] = (float)(t0 + bt); /* as attn_absorb_keys */
+    }
+}
+
+static void output_piece(void *ctx, int piece, int thread) {
+    const kernel_job *j = ctx;
+    int t0 = piece * BT, bt = imin(BT, j->dims->n - t0);
+    attn_kernel_chunk(j->v, j->dims, j->in, t0, bt, j->eps, 0, j->out + (size_t)t0 * j->dims->dv, &j->slices[thread]);
+}
+
 static void kernelized(attn_variant v, const attn_dims *dims, const attn_inputs *in, float eps,
                        int causal, float *out, arena *ws) {
     int n = dims->n, d = dims->d, dv = dims->dv, F = feature_width(v, d);
@@ -108,9 +141,28 @@ static void kernelized(attn_variant v, const attn_dims *dims, const attn_inputs 
     b.S = arena_floats(ws, (uint64_t)F * dv);
     b.z = arena_floats(ws, (uint64_t)F);
     b.den = arena_floats(ws, (uint64_t)BT);
+    /* the other threads' feature buffers and normalisers (not causal) */
+    int threads = causal ? 1 : imin(arena_threads(ws), ATTN_MAX_THREADS);
+    attn_kernel_buffers slices[ATTN_MAX_THREADS];
+    slices[0] = b;
+    for (int t = 1; t < threads; t++) {
+        slices[t] = b;
+        slices[t].phi_k = slices[t].phi_q = arena_floats(ws, (uint64_t)BT * F);
+        slices[t].phi_qt = arena_floats(ws, (uint64_t)F * BT);
+        slices[t].den = arena_floats(ws, (uint64_t)BT);
+    }
     if (arena_measuring(ws)) return;
     attn_fill(b.S, (size_t)F * dv, 0.0f);
     attn_fill(b.z, (size_t)F, 0.0f);
+    int pool = attn_thread_count();
+    if (threads > 1 && pool > 1 && pool <= threads && n > BT) {
+        /* state pieces: about two per thread of whole KP-row blocks of S */
+        int rows = round_up(imax(KP, (F + 2 * pool - 1) / (2 * pool)), KP);
+        kernel_job job = {v, dims, in, eps, out, F, rows, slices};
+        attn_parallel((F + rows - 1) / rows, state_piece, &job);
+        attn_parallel((n + BT - 1) / BT, output_piece, &job);
+        return;
+    }
     if (!causal) attn_absorb_keys(v, dims, in, b.phi_k, b.S, b.z); /* then every query against the totals */
     for (int t0 = 0; t0 < n; t0 += BT) {
         int bt = imin(BT, n - t0);
@@ -142,24 +194,34 @@ static void kernelized_weights(attn_variant v, const attn_dims *dims, const attn
 }
 
 /* Column maxima of k [n, d] into m [d]. */
-static void column_max(int n, int d, const float *k, float *m) {
-    attn_fill(m, (size_t)d, -ATTN_INF);
+/* m[c] = max_i k[i, c] for columns [c0, c1), c0 a multiple of VW: vectors over whole groups of
+ * VW columns, scalars for the rest, so a column is computed alike whichever range holds it. */
+static void column_max_range(int n, int d, const float *k, int c0, int c1, float *m) {
+    attn_fill(m + c0, (size_t)(c1 - c0), -ATTN_INF);
     for (int i = 0; i < n; i++) {
         const float *kr = k + (size_t)i * d;
-        int c = 0;
-        for (; c + VW <= d; c += VW) vf_store(m + c, vf_max(vf_load(m + c), vf_load(kr + c)));
-        for (; c < d; c++) m[c] = kr[c] > m[c] ? kr[c] : m[c];
+        int c = c0;
+        for (; c + VW <= c1; c += VW) vf_store(m + c, vf_max(vf_load(m + c), vf_load(kr + c)));
+        for (; c < c1; c++) m[c] = kr[c] > m[c] ? kr[c] : m[c];
+    }
+}
+
+static void column_max(int n, int d, const float *k, float *m) { column_max_range(n, d, k, 0, d, m); }
+
+/* e[r, c] = exp(k[r, c] - m[c]) for columns [c0, c1), as column_max_range splits them. */
+static void exp_minus_columns_range(int rows, int d, const float *k, const float *m, int c0, int c1,
+                                    float *e) {
+    for (int r = 0; r < rows; r++) {
+        const float *kr = k + (size_t)r * d;
+        float *er = e + (size_t)r * d;
+        int c = c0;
+        for (; c + VW <= c1; c += VW) vf_store(er + c, vf_exp(vf_sub(vf_load(kr + c), vf_load(m + c))));
+        for (; c < c1; c++) er[c] = attn_expf(kr[c] - m[c]);
     }
 }
 
 void attn_exp_minus_columns(int rows, int d, const float *k, const float *m, float *e) {
-    for (int r = 0; r < rows; r++) {
-        const float *kr = k + (size_t)r * d;
-        float *er = e + (size_t)r * d;
-        int c = 0;
-        for (; c + VW <= d; c += VW) vf_store(er + c, vf_exp(vf_sub(vf_load(kr + c), vf_load(m + c))));
-        for (; c < d; c++) er[c] = attn_expf(kr[c] - m[c]);
-    }
+    exp_minus_columns_range(rows, d, k, m, 0, d, e);
 }
 
 void attn_softmax_rows(int rows, int d, const float *x, float *dst) {
@@ -173,28 +235,36 @@ void attn_softmax_rows(int rows, int d, const float *x, float *dst) {
  * S = sum_j exp(k_j - m) v_j^T is divided row by row by z = sum_j exp(k_j - m). The column
  * maximum is a running one: S and z are rescaled (per feature) whenever a chunk raises it, as the
  * streaming softmax does for rows. */
-void attn_efficient_context(const attn_dims *dims, const attn_inputs *in, float *m,
-                            float *chunk_max, float *e, float *S, float *z) {
+/* Features [c0, c1) of the context (c0 a multiple of VW, of KP too): each feature's m, z and S row
+ * depend on that feature's column of k alone, so ranges of features may run on any thread and give
+ * the bits of one pass over all of them. */
+static void efficient_context_range(const attn_dims *dims, const attn_inputs *in, int c0, int c1,
+                                    float *m, float *chunk_max, float *e, float *S, float *z) {
     int n = dims->n, d = dims->d, dv = dims->dv;
-    attn_fill(m, (size_t)d, -ATTN_INF);
-    attn_fill(S, (size_t)d * dv, 0.0f);
-    attn_fill(z, (size_t)d, 0.0f);
+    attn_fill(m + c0, (size_t)(c1 - c0), -ATTN_INF);
+    attn_fill(S + (size_t)c0 * dv, (size_t)(c1 - c0) * dv, 0.0f);
+    attn_fill(z + c0, (size_t)(c1 - c0), 0.0f);
     for (int t0 = 0; t0 < n; t0 += BT) {
         int bt = imin(BT, n - t0);
         const float *kb = in->k + (size_t)t0 * d;
-        column_max(bt, d, kb, chunk_max);
-        for (int c = 0; c < d; c++)
+        column_max_range(bt, d, kb, c0, c1, chunk_max);
+        for (int c = c0; c < c1; c++)
             if (chunk_max[c] > m[c]) {
                 float shrink = m[c] == -ATTN_INF ? 0.0f : attn_expf(m[c] - chunk_max[c]);
                 z[c] *= shrink;
                 attn_scale(S + (size_t)c * dv, dv, shrink);
                 m[c] = chunk_max[c];
             }
-        attn_exp_minus_columns(bt, d, kb, m, e);
-        attn_gemm_tn(d, dv, bt, e, d, in->v + (size_t)t0 * dv, dv, S, dv, 1);
-        add_column_sums(bt, d, e, z);
+        exp_minus_columns_range(bt, d, kb, m, c0, c1, e);
+        attn_gemm_tn(c1 - c0, dv, bt, e + c0, d, in->v + (size_t)t0 * dv, dv, S + (size_t)c0 * dv, dv, 1);
+        for (int r = 0; r < bt; r++) attn_axpy(z + c0, e + (size_t)r * d + c0, c1 - c0, 1.0f);
     }
-    for (int c = 0; c < d; c++) attn_scale(S + (size_t)c * dv, dv, 1.0f / z[c]);
+    for (int c = c0; c < c1; c++) attn_scale(S + (size_t)c * dv, dv, 1.0f / z[c]);
+}
+
+void attn_efficient_context(const attn_dims *dims, const attn_inputs *in, float *m,
+                            float *chunk_max, float *e, float *S, float *z) {
+    efficient_context_range(dims, in, 0, dims->d, m, chunk_max, e, S, z);
 }
 
 void attn_efficient_full_chunk(int d, int dv, int bt, const float *qb, const float *context,
@@ -202,6 +272,28 @@ void attn_efficient_full_chunk(int d, int dv, int bt, const float *qb, const flo
     attn_softmax_rows(bt, d, qb, rho);
     attn_transpose(bt, d, rho, d, rho_t, BT, 1.0f);
     attn_gemm_tn(bt, dv, d, rho_t, BT, context, dv, y, dv, 0);
+}
+
+/* Threads: the context by ranges of features, then the outputs by chunks (see kernelized). */
+typedef struct efficient_job {
+    const attn_dims *dims;
+    const attn_inputs *in;
+    float *out, *m, *chunk_max, *S, *z;
+    int cols;      /* features per context piece, a multiple of VW and KP */
+    float **e, **et; /* per thread: [BT, d] and [d, BT] */
+} efficient_job;
+
+static void efficient_context_piece(void *ctx, int piece, int thread) {
+    const efficient_job *j = ctx;
+    int c0 = piece * j->cols, c1 = imin(j->dims->d, c0 + j->cols);
+    efficient_context_range(j->dims, j->in, c0, c1, j->m, j->chunk_max, j->e[thread], j->S, j->z);
+}
+
+static void efficient_output_piece(void *ctx, int piece, int thread) {
+    const efficient_job *j = ctx;
+    int d = j->dims->d, dv = j->dims->dv, t0 = piece * BT, bt = imin(BT, j->dims->n - t0);
+    attn_efficient_full_chunk(d, dv, bt, j->in->q + (size_t)t0 * d, j->S, j->e[thread], j->et[thread],
+                              j->out + (size_t)t0 * dv);
 }
 
 static void efficient_full(const attn_dims *dims, const attn_inputs *in, float *out, arena *ws) {
@@ -212,7 +304,19 @@ static void efficient_full(const attn_dims *dims, const attn_inputs *in, float *
     float *et = arena_floats(ws, (uint64_t)d * BT);
     float *S = arena_floats(ws, (uint64_t)d * dv);
     float *z = arena_floats(ws, (uint64_t)d);
+    int threads = imin(arena_threads(ws), ATTN_MAX_THREADS);
+    float *es[ATTN_MAX_THREADS], *ets[ATTN_MAX_THREADS];
+    es[0] = e, ets[0] = et;
+    for (int t = 1; t < threads; t++) es[t] = arena_floats(ws, (uint64_t)BT * d), ets[t] = arena_floats(ws, (uint64_t)d * BT);
     if (arena_measuring(ws)) return;
+    int pool = attn_thread_count();
+    if (threads > 1 && pool > 1 && pool <= threads && n > BT) {
+        int cols = round_up(imax(VW, (d + 2 * pool - 1) / (2 * pool)), VW); /* VW = KP = 4 */
+        efficient_job job = {dims, in, out, m, chunk_max, S, z, cols, es, ets};
+        attn_parallel((d + cols - 1) / cols, efficient_context_piece, &job);
+        attn_parallel((n + BT - 1) / BT, efficient_output_piece, &job);
+        return;
+    }
     attn_efficient_context(dims, in, m, chunk_max, e, S, z);
     for (int t0 = 0; t0 < n; t0 += BT) {
         int bt = imin(BT, n - t0);

@@ -36,17 +36,25 @@ static void dot_tile(const logit_source *src, int i0, int bi, int j0, int bj, fl
     }
 }
 
-/* dQ[i] += sum_j dS[i, j] K[j], dK[j] += sum_i dS[i, j] Q[i], dbias[j] += sum_i dS[i, j]: the
- * micro-kernel over the tile (queries in 4-row halves of each group) and over dSt (keys). */
-static void dot_grad(const logit_source *src, const attn_grads *grads, int i0, int bi, int j0,
-                     int bj, const float *dS, const float *dSt) {
-    (void)grads;
-    int wp = src->width_pad, groups = round_up(bi, QP) / QP, bjp = round_up(bj, KP), rows = groups * QP;
+/* dQ[i] += sum_j dS[i, j] K[j] over the block: the micro-kernel over the tile (queries in 4-row
+ * halves of each group). Touches only the block's query rows. */
+static void dot_grad_q(const logit_source *src, const attn_grads *grads, int i0, int bi, int j0,
+                       int bj, const float *dS, const float *dSt) {
+    (void)grads, (void)dSt;
+    int wp = src->width_pad, groups = round_up(bi, QP) / QP, bjp = round_up(bj, KP);
     for (int g = 0; g < groups; g++)
         for (int half = 0; half < QP; half += KP)
             for (int c0 = 0; c0 < wp; c0 += 2 * VW)
                 attn_micro_4x8(bjp, dS + (size_t)g * BJ * QP + half, QP, src->krow + (size_t)j0 * wp + c0, wp,
                                src->dq + (size_t)(i0 + g * QP + half) * wp + c0, wp, 1);
+}
+
+/* dK[j] += sum_i dS[i, j] Q[i], dbias[j] += sum_i dS[i, j] over the block, through dSt (keys).
+ * Touches only the block's key rows. */
+static void dot_grad_k(const logit_source *src, const attn_grads *grads, int i0, int bi, int j0,
+                       int bj, const float *dS, const float *dSt) {
+    (void)grads, (void)dS;
+    int wp = src->width_pad, groups = round_up(bi, QP) / QP, bjp = round_up(bj, KP), rows = groups * QP;
     for (int jj = 0; jj < bjp; jj += KP)
         for (int c0 = 0; c0 < wp; c0 += 2 * VW)
             attn_micro_4x8_rows(rows, dSt + (size_t)jj * BI, BI, src->qrow + (size_t)i0 * wp + c0, wp,
@@ -60,6 +68,13 @@ static void dot_grad(const logit_source *src, const attn_grads *grads, int i0, i
         }
 }
 
+/* Both: what the backward pass of one thread calls per block. */
+static void dot_grad(const logit_source *src, const attn_grads *grads, int i0, int bi, int j0,
+                     int bj, const float *dS, const float *dSt) {
+    dot_grad_q(src, grads, i0, bi, j0, bj, dS, dSt);
+    dot_grad_k(src, grads, i0, bi, j0, bj, dS, dSt);
+}
+
 /* biased: whether the source adds a key bias (known while measuring, when bias is still NULL). */
 static void prepare_dot(logit_source *src, int n, int width, const float *q, size_t q_row,
                         size_t q_col, const float *k, size_t k_row, size_t k_col, float kmul,
@@ -71,7 +86,7 @@ static void prepare_dot(logit_source *src, int n, int width, const float *q, siz
     int wp = round_up(width, 2 * VW);
     uint64_t qcount = round_up64(n, QP) * (uint64_t)wp, kcount = round_up64(n, BJ) * (uint64_t)wp;
     if (backward) {
-        src->grad = dot_grad;
+        src->grad = dot_grad, src->grad_q = dot_grad_q, src->grad_k = dot_grad_k;
         src->width_pad = wp;
         src->qrow = arena_floats(ws, qcount), src->krow = arena_floats(ws, kcount);
         src->dq = arena_floats(ws, qcount), src->dk = arena_floats(ws, kcount);

@@ -494,6 +494,13 @@ typedef struct bufs {
     float *dres, *dtmp, *dy, *dproj, *dpre, *wt, *head_grads, *attn_out;
     void *plan_ws;
     size_t plan_bytes;
+    /* Threads: each thread's own attention workspace (plan_stride bytes apart) and output
+     * scratch (T x dh floats apart), and one head_grads per sequence, summed in sequence order
+     * after the sequences ran in parallel, as one thread sums them. */
+    int threads;
+    size_t plan_stride;
+    float *row_loss;   /* [NR]: each position's cross-entropy */
+    int32_t *row_hit;  /* [NR]: whether its argmax is the target */
 } bufs;
 
 typedef struct layer_view {
@@ -537,7 +544,9 @@ static void layout(const model_shape *s, int B, size_t pbytes, arena *ws, bufs *
     int64_t NR = smul(B, s->T), D = s->D, F = s->F, V = s->V;
     int64_t BD = smul(NR, D), BF = smul(NR, F);
     w->B = B, w->NR = (int)(NR < SAT_LIMIT ? NR : 0);
-    w->plan_ws = arena_floats(ws, (pbytes + 3u) / 4u), w->plan_bytes = pbytes;
+    w->threads = attn_thread_count(); /* the same when measuring and running: fixed per instance */
+    w->plan_stride = (pbytes + 15u) & ~(size_t)15u;
+    w->plan_ws = arena_floats(ws, (uint64_t)smul(w->threads, (int64_t)w->plan_stride / 4)), w->plan_bytes = pbytes;
     w->res = arena_floats(ws, (uint64_t)smul(2 * (int64_t)s->layers + 1, BD));
     w->act_floats = sadd(sadd(smul(3 + s->nproj, BD), smul(2, BF)), 4 * NR);
     w->act_floats = (w->act_floats + 3) & ~(int64_t)3; /* keep every layer 16-byte aligned */
@@ -554,8 +563,10 @@ static void layout(const model_shape *s, int B, size_t pbytes, arena *ws, bufs *
     if (smul(F, D) > wt) wt = smul(F, D);
     if (smul(D, D) > wt) wt = smul(D, D);
     w->wt = arena_floats(ws, (uint64_t)wt);
-    w->head_grads = arena_floats(ws, (uint64_t)s->head_floats);
-    w->attn_out = arena_floats(ws, (uint64_t)smul(s->T, s->dh));
+    w->head_grads = arena_floats(ws, (uint64_t)smul(B, s->head_floats));
+    w->attn_out = arena_floats(ws, (uint64_t)smul(w->threads, smul(s->T, s->dh)));
+    w->row_loss = arena_floats(ws, (uint64_t)NR);
+    w->row_hit = (int32_t *)(void *)arena_floats(ws, (uint64_t)NR);
 }
 
 /* The workspace size, with the checks every pass needs on batch. */
@@ -569,7 +580,7 @@ static attn_status workspace_bytes(const attn_model_config *cfg, const model_sha
         FAIL(ATTN_ERR_MEMORY, "batch * seqLen * width exceeds 2^31");
     attn_status st = plan_bytes(cfg, s, pbytes, detail);
     if (st != ATTN_OK) return st;
-    arena measure = {0, 0, 1};
+    arena measure = {0, 0, 1, 1};
     bufs w;
     layout(s, batch, *pbytes, &measure, &w);
     uint64_t need = (measure.used + 15u) & ~(uint64_t)15u;
@@ -589,19 +600,100 @@ attn_status attn_model_workspace_size(const attn_model_config *cfg, int32_t batc
 
 /* ---- the pieces of a layer ---- */
 
-/* y = g * (x - mean) / sqrt(var + eps) + b per row (biased variance); keeps mean and 1/std. */
-static void layernorm(int rows, int D, const float *x, const float *g, const float *b, float *y,
-                      float *stats) {
-    for (int i = 0; i < rows; i++) {
-        const float *xr = x + (size_t)i * D;
-        float *yr = y + (size_t)i * D;
+/* ---- work split over threads (threads.c) ----
+ * Row-wise steps split by rows and column sums by columns: each piece computes its elements with
+ * the operations one thread uses, in the same order (a column sum still runs over the rows in
+ * order), so every thread count gives the bits of one thread. */
+typedef void (*span_fn)(const void *ctx, int lo, int hi);
+typedef struct span_job {
+    span_fn fn;
+    const void *ctx;
+    int count, block;
+} span_job;
+
+static void span_piece(void *ctx, int piece, int thread) {
+    (void)thread;
+    const span_job *j = ctx;
+    int lo = piece * j->block;
+    j->fn(j->ctx, lo, imin(j->count, lo + j->block));
+}
+
+/* fn(ctx, lo, hi) over [0, count) in blocks of a multiple of `align`, `per_thread` per thread
+ * (several even out uneven pieces; column passes, which each read every row, take one). */
+static void par_span_n(int count, int align, int per_thread, span_fn fn, const void *ctx) {
+    int threads = attn_thread_count();
+    if (threads <= 1 || count < 2 * align) {
+        fn(ctx, 0, count);
+        return;
+    }
+    int block = round_up(imax(align, (count + per_thread * threads - 1) / (per_thread * threads)), align);
+    span_job j = {fn, ctx, count, block};
+    attn_parallel((count + block - 1) / block, span_piece, &j);
+}
+static void par_span(int count, int align, span_fn fn, const void *ctx) {
+    par_span_n(count, align, 4, fn, ctx);
+}
+
+typedef struct ln_args {
+    int rows, D;
+    const float *x, *g, *b, *stats, *dy;
+    float *y, *stats_out, *dx, *dg, *db;
+} ln_args;
+
+static void layernorm_rows(const void *ctx, int lo, int hi) {
+    const ln_args *a = ctx;
+    int D = a->D;
+    for (int i = lo; i < hi; i++) {
+        const float *xr = a->x + (size_t)i * D;
+        float *yr = a->y + (size_t)i * D;
         float sum = 0.0f, var = 0.0f;
         for (int c = 0; c < D; c++) sum += xr[c];
         float mean = sum / (float)D;
         for (int c = 0; c < D; c++) var += (xr[c] - mean) * (xr[c] - mean);
         float rstd = 1.0f / __builtin_sqrtf(var / (float)D + LN_EPS);
-        for (int c = 0; c < D; c++) yr[c] = (xr[c] - mean) * rstd * g[c] + b[c];
-        stats[i] = mean, stats[rows + i] = rstd;
+        for (int c = 0; c < D; c++) yr[c] = (xr[c] - mean) * rstd * a->g[c] + a->b[c];
+        a->stats_out[i] = mean, a->stats_out[a->rows + i] = rstd;
+    }
+}
+
+/* y = g * (x - mean) / sqrt(var + eps) + b per row (biased variance); keeps mean and 1/std. */
+static void layernorm(int rows, int D, const float *x, const float *g, const float *b, float *y,
+                      float *stats) {
+    ln_args a = {rows, D, x, g, b, 0, 0, y, stats, 0, 0, 0};
+    par_span(rows, 1, layernorm_rows, &a);
+}
+
+static void layernorm_backward_rows(const void *ctx, int lo, int hi) {
+    const ln_args *a = ctx;
+    int D = a->D;
+    for (int i = lo; i < hi; i++) {
+        const float *xr = a->x + (size_t)i * D, *dyr = a->dy + (size_t)i * D;
+        float *dxr = a->dx + (size_t)i * D;
+        float mean = a->stats[i], rstd = a->stats[a->rows + i], s1 = 0.0f, s2 = 0.0f;
+        for (int c = 0; c < D; c++) {
+            float xhat = (xr[c] - mean) * rstd, dxhat = dyr[c] * a->g[c];
+            s1 += dxhat, s2 += dxhat * xhat;
+        }
+        s1 /= (float)D, s2 /= (float)D;
+        for (int c = 0; c < D; c++) {
+            float xhat = (xr[c] - mean) * rstd;
+            dxr[c] += rstd * (dyr[c] * a->g[c] - s1 - xhat * s2);
+        }
+    }
+}
+
+/* Columns [lo, hi) of dg and db, over the rows in order. */
+static void layernorm_backward_columns(const void *ctx, int lo, int hi) {
+    const ln_args *a = ctx;
+    int D = a->D;
+    float *dg = a->dg, *db = a->db;
+    for (int i = 0; i < a->rows; i++) {
+        const float *xr = a->x + (size_t)i * D, *dyr = a->dy + (size_t)i * D;
+        float mean = a->stats[i], rstd = a->stats[a->rows + i];
+        if (dg)
+            for (int c = lo; c < hi; c++) dg[c] += dyr[c] * ((xr[c] - mean) * rstd);
+        if (db)
+            for (int c = lo; c < hi; c++) db[c] += dyr[c];
     }
 }
 
@@ -609,22 +701,9 @@ static void layernorm(int rows, int D, const float *x, const float *g, const flo
  * accumulate the gain and bias gradients, rows in order. */
 static void layernorm_backward(int rows, int D, const float *x, const float *stats, const float *g,
                                const float *dy, float *dx, float *dg, float *db) {
-    for (int i = 0; i < rows; i++) {
-        const float *xr = x + (size_t)i * D, *dyr = dy + (size_t)i * D;
-        float *dxr = dx + (size_t)i * D;
-        float mean = stats[i], rstd = stats[rows + i], s1 = 0.0f, s2 = 0.0f;
-        for (int c = 0; c < D; c++) {
-            float xhat = (xr[c] - mean) * rstd, dxhat = dyr[c] * g[c];
-            s1 += dxhat, s2 += dxhat * xhat;
-            if (dg) dg[c] += dyr[c] * xhat;
-            if (db) db[c] += dyr[c];
-        }
-        s1 /= (float)D, s2 /= (float)D;
-        for (int c = 0; c < D; c++) {
-            float xhat = (xr[c] - mean) * rstd;
-            dxr[c] += rstd * (dyr[c] * g[c] - s1 - xhat * s2);
-        }
-    }
+    ln_args a = {rows, D, x, g, 0, stats, dy, 0, 0, dx, dg, db};
+    par_span(rows, 1, layernorm_backward_rows, &a);
+    if (dg || db) par_span_n(D, 16, 1, layernorm_backward_columns, &a);
 }
 
 /* tanh(u) = 1 - 2 / (exp(2u) + 1) with the library's exp, so every build computes the same GELU;
@@ -646,36 +725,67 @@ static inline vf gelu_grad4(vf t) {
     return vf_add(vf_mul(half, vf_add(one, th)), vf_mul(vf_mul(vf_mul(half, t), sech2), inner));
 }
 
+typedef struct elem_args {
+    const float *x;
+    float *y;
+} elem_args;
+
 /* The tail goes through a padded vector, so every element sees the same instructions. */
-static void gelu_forward(size_t count, const float *x, float *y) {
-    size_t i = 0;
-    for (; i + VW <= count; i += VW) vf_store(y + i, gelu4(vf_load(x + i)));
-    if (i < count) {
+static void gelu_forward_span(const void *ctx, int lo, int hi) {
+    const elem_args *a = ctx;
+    const float *x = a->x;
+    float *y = a->y;
+    int i = lo;
+    for (; i + VW <= hi; i += VW) vf_store(y + i, gelu4(vf_load(x + i)));
+    if (i < hi) {
         float t[VW] = {0};
-        for (size_t j = i; j < count; j++) t[j - i] = x[j];
+        for (int j = i; j < hi; j++) t[j - i] = x[j];
         vf_store(t, gelu4(vf_load(t)));
-        for (size_t j = i; j < count; j++) y[j] = t[j - i];
+        for (int j = i; j < hi; j++) y[j] = t[j - i];
     }
 }
 /* dx[i] *= gelu'(x[i]) */
-static void gelu_backward(size_t count, const float *x, float *dx) {
-    size_t i = 0;
-    for (; i + VW <= count; i += VW) vf_store(dx + i, vf_mul(vf_load(dx + i), gelu_grad4(vf_load(x + i))));
-    if (i < count) {
+static void gelu_backward_span(const void *ctx, int lo, int hi) {
+    const elem_args *a = ctx;
+    const float *x = a->x;
+    float *dx = a->y;
+    int i = lo;
+    for (; i + VW <= hi; i += VW) vf_store(dx + i, vf_mul(vf_load(dx + i), gelu_grad4(vf_load(x + i))));
+    if (i < hi) {
         float t[VW] = {0};
-        for (size_t j = i; j < count; j++) t[j - i] = x[j];
+        for (int j = i; j < hi; j++) t[j - i] = x[j];
         vf_store(t, gelu_grad4(vf_load(t)));
-        for (size_t j = i; j < count; j++) dx[j] *= t[j - i];
+        for (int j = i; j < hi; j++) dx[j] *= t[j - i];
     }
+}
+/* count < 2^31: workspace_bytes admits batch * seqLen * width below it */
+static void gelu_forward(size_t count, const float *x, float *y) {
+    elem_args a = {x, y};
+    par_span((int)count, 64, gelu_forward_span, &a);
+}
+static void gelu_backward(size_t count, const float *x, float *dx) {
+    elem_args a = {x, dx};
+    par_span((int)count, 64, gelu_backward_span, &a);
 }
 
 /* Every row of x [rows, cols] set to b. */
 static void broadcast_rows(int rows, int cols, const float *b, float *x) {
     for (int i = 0; i < rows; i++) attn_copy(x + (size_t)i * cols, b, cols);
 }
-/* out += the column sums of x [rows, cols], rows in order. */
+typedef struct colsum_args {
+    int rows, cols;
+    const float *x;
+    float *out;
+} colsum_args;
+static void column_sums_span(const void *ctx, int lo, int hi) {
+    const colsum_args *a = ctx;
+    for (int i = 0; i < a->rows; i++) attn_axpy(a->out + lo, a->x + (size_t)i * a->cols + lo, hi - lo, 1.0f);
+}
+/* out += the column sums of x [rows, cols], rows in order (columns over threads; a multiple of VW
+ * per piece, so each piece's axpy splits vector and scalar parts as one call over all columns does) */
 static void column_sums(int rows, int cols, const float *x, float *out) {
-    for (int i = 0; i < rows; i++) attn_axpy(out, x + (size_t)i * cols, cols, 1.0f);
+    colsum_args a = {rows, cols, x, out};
+    par_span_n(cols, 16, 1, column_sums_span, &a);
 }
 static void add_into(size_t count, const float *a, const float *b, float *out) {
     for (size_t i = 0; i < count; i++) out[i] = a[i] + b[i];
@@ -688,6 +798,93 @@ static void add_into(size_t count, const float *a, const float *b, float *out) {
 static void weight_grad(int m, int N, int K, const float *At, int lda, const float *B, int ldb, float *C, int ldc) {
     for (int k0 = 0; k0 < K; k0 += WG_CHUNK)
         attn_gemm_tn(m, N, imin(WG_CHUNK, K - k0), At + (size_t)k0 * lda, lda, B + (size_t)k0 * ldb, ldb, C, ldc, k0 > 0);
+}
+
+/* ---- matrix products split over threads ----
+ * Row blocks of C, each a multiple of KP rows: attn_gemm and attn_gemm_tn walk rows in blocks of
+ * KP from the first, so a split at a multiple of KP computes every element exactly as one call
+ * over all rows does (bit-identical to one thread). */
+typedef struct gemm_job {
+    int m, N, K, tn, accumulate, rows; /* rows per piece, a multiple of KP */
+    const float *A, *B;
+    int lda, ldb, ldc;
+    float *C;
+} gemm_job;
+
+static void gemm_piece(void *ctx, int piece, int thread) {
+    (void)thread;
+    const gemm_job *j = ctx;
+    int i0 = piece * j->rows, rows = imin(j->rows, j->m - i0);
+    if (j->tn == 2) /* weight_grad: C rows i0.. = columns i0.. of At */
+        weight_grad(rows, j->N, j->K, j->A + i0, j->lda, j->B, j->ldb, j->C + (size_t)i0 * j->ldc, j->ldc);
+    else
+        attn_gemm(rows, j->N, j->K, j->A + (size_t)i0 * j->lda, j->lda, j->B, j->ldb,
+                  j->C + (size_t)i0 * j->ldc, j->ldc, j->accumulate);
+}
+
+/* Pieces of at least 16 rows and about 4 per thread, so that uneven pieces even out. */
+static void split_gemm(gemm_job *j) {
+    int threads = attn_thread_count();
+    if (threads <= 1 || j->m < 32) {
+        gemm_piece(j, 0, 0), j->rows = j->m;
+        return;
+    }
+    int rows = round_up(imax(16, (j->m + 4 * threads - 1) / (4 * threads)), KP);
+    j->rows = rows;
+    attn_parallel((j->m + rows - 1) / rows, gemm_piece, j);
+}
+
+/* attn_gemm over threads. */
+static void par_gemm(int m, int N, int K, const float *A, int lda, const float *B, int ldb, float *C,
+                     int ldc, int accumulate) {
+    gemm_job j = {m, N, K, 0, accumulate, m, A, B, lda, ldb, ldc, C};
+    split_gemm(&j);
+}
+
+/* weight_grad over threads: rows of C, i.e. columns of At. */
+static void par_weight_grad(int m, int N, int K, const float *At, int lda, const float *B, int ldb,
+                            float *C, int ldc) {
+    gemm_job j = {m, N, K, 2, 0, m, At, B, lda, ldb, ldc, C};
+    split_gemm(&j);
+}
+
+/* Several products of one shape in one job (the heads' projections and their gradients): piece
+ * p is row block p % blocks of product p / blocks. Fewer, larger jobs: each job costs a
+ * hand-over to the workers and a wait for the last piece. */
+#define MANY_MAX 48
+typedef struct many_job {
+    int m, N, K, tn, rows, blocks;
+    int lda, ldb, ldc;
+    const float *A[MANY_MAX], *B[MANY_MAX];
+    float *C[MANY_MAX];
+} many_job;
+
+static void many_piece(void *ctx, int piece, int thread) {
+    (void)thread;
+    const many_job *j = ctx;
+    int item = piece / j->blocks, i0 = (piece % j->blocks) * j->rows, rows = imin(j->rows, j->m - i0);
+    if (j->tn)
+        weight_grad(rows, j->N, j->K, j->A[item] + i0, j->lda, j->B[item], j->ldb, j->C[item] + (size_t)i0 * j->ldc, j->ldc);
+    else
+        attn_gemm(rows, j->N, j->K, j->A[item] + (size_t)i0 * j->lda, j->lda, j->B[item], j->ldb,
+                  j->C[item] + (size_t)i0 * j->ldc, j->ldc, 0);
+}
+
+/* Runs the j->count products queued in j (C = A B, or weight_grad's C = At^T B when tn). */
+static void many_run(many_job *j, int count) {
+    if (!count) return;
+    int threads = attn_thread_count();
+    int per = (threads * 4 + count - 1) / count; /* row blocks per product: ~4 pieces per thread */
+    j->rows = round_up(imax(16, (j->m + per - 1) / per), KP);
+    j->blocks = (j->m + j->rows - 1) / j->rows;
+    if (threads <= 1) j->rows = j->m, j->blocks = 1;
+    attn_parallel(count * j->blocks, many_piece, j);
+}
+
+/* Queues C = A B (C = At^T B when j->tn) in j, running the queue when it is full. */
+static void many_add(many_job *j, int *count, const float *A, const float *B, float *C) {
+    j->A[*count] = A, j->B[*count] = B, j->C[*count] = C;
+    if (++*count == MANY_MAX) many_run(j, *count), *count = 0;
 }
 
 /* Attention inputs of head h (parameters at hp) for sequence b: the projections from `proj`. */
@@ -715,6 +912,62 @@ static attn_status head_plan(const attn_model_config *cfg, const model_shape *s,
 
 /* ---- the passes ---- */
 
+/* One head's attention over the sequences of a batch, a piece per sequence b (threads.c): each
+ * writes its own rows of y (and of dproj) and uses its thread's workspace slice; the backward
+ * pass leaves the gradients of the head's own parameters per sequence, summed afterwards. */
+typedef struct head_job {
+    const model_shape *s;
+    const bufs *w;
+    const attn_plan *plan;
+    const float *hp;
+    float *hg;          /* backward: the head's parameter gradients */
+    const float *proj;
+    float *y;           /* forward: [H][NR, dh] */
+    const attn_model_config *cfg;
+    int h;
+    attn_status status; /* the first failure (every piece runs the same plan: all fail alike) */
+    const char *detail;
+} head_job;
+
+static void head_forward_piece(void *ctx, int b, int thread) {
+    head_job *job = ctx;
+    const model_shape *s = job->s;
+    const bufs *w = job->w;
+    attn_inputs in;
+    head_inputs(s, job->hp, job->proj, job->h, b, w->NR, &in);
+    float *y = job->y + ((size_t)job->h * w->NR + (size_t)b * s->T) * s->dh;
+    unsigned char *ws = (unsigned char *)w->plan_ws + (size_t)thread * w->plan_stride;
+    const char *detail = 0;
+    attn_status st = attn_plan_run(job->plan, &in, y, 0, 0, 0, ws, w->plan_bytes, &detail);
+    if (st != ATTN_OK) job->status = st, job->detail = detail;
+}
+
+static void head_backward_piece(void *ctx, int b, int thread) {
+    head_job *job = ctx;
+    const model_shape *s = job->s;
+    const bufs *w = job->w;
+    int NR = w->NR, T = s->T, dh = s->dh, h = job->h;
+    attn_inputs in;
+    head_inputs(s, job->hp, job->proj, h, b, NR, &in);
+    float *head_grads = w->head_grads + (size_t)b * s->head_floats;
+    attn_grads gr = {0};
+    float **field = (float **)(void *)&gr;
+    int k = 0;
+    for (int i = 0; i < s->nslots; i++) {
+        const slot *sl = &s->slots[i];
+        if (sl->input == SLOT_ALPHA) gr.alpha = head_grads + sl->offset;
+        else if (is_projection(sl->input))
+            field[sl->input] = w->dproj + ((size_t)(h * s->nproj + k++) * NR + (size_t)b * T) * dh;
+        else field[sl->input] = head_grads + sl->offset;
+    }
+    const float *dy = w->dy + ((size_t)h * NR + (size_t)b * T) * dh;
+    unsigned char *ws = (unsigned char *)w->plan_ws + (size_t)thread * w->plan_stride;
+    float *attn_out = w->attn_out + (size_t)thread * T * dh;
+    const char *detail = 0;
+    attn_status st = attn_plan_backward(job->plan, &in, dy, attn_out, &gr, ws, w->plan_bytes, &detail);
+    if (st != ATTN_OK) job->status = st, job->detail = detail;
+}
+
 static attn_status forward(const attn_model_config *cfg, const model_shape *s, const float *P,
                            const int32_t *tokens, const bufs *w, float *logits, const char **detail) {
     int NR = w->NR, T = s->T, D = s->D, F = s->F, dh = s->dh;
@@ -728,63 +981,87 @@ static attn_status forward(const attn_model_config *cfg, const model_shape *s, c
         layer_view v;
         layer_view_of(s, w, l, &v);
         layernorm(NR, D, hin, Pl + s->ln1g, Pl + s->ln1b, v.ln1, v.ln1_stats);
+        many_job proj = {.m = NR, .N = dh, .K = D, .tn = 0, .lda = D, .ldb = dh, .ldc = dh};
+        int queued = 0;
+        for (int h = 0; h < s->H; h++)
+            for (int k = 0; k < s->nproj; k++)
+                many_add(&proj, &queued, v.ln1, Pl + s->heads + h * s->head_floats + s->slots[s->proj_slot[k]].offset,
+                         v.proj + (size_t)(h * s->nproj + k) * NR * dh);
+        many_run(&proj, queued);
         for (int h = 0; h < s->H; h++) {
             const float *hp = Pl + s->heads + h * s->head_floats;
-            for (int k = 0; k < s->nproj; k++)
-                attn_gemm(NR, dh, D, v.ln1, D, hp + s->slots[s->proj_slot[k]].offset, dh,
-                          v.proj + (size_t)(h * s->nproj + k) * NR * dh, dh, 0);
             attn_plan plan;
             attn_status st = head_plan(cfg, s, hp, h, &plan, detail);
             if (st != ATTN_OK) return st;
-            for (int b = 0; b < w->B; b++) {
-                attn_inputs in;
-                head_inputs(s, hp, v.proj, h, b, NR, &in);
-                float *y = v.y + ((size_t)h * NR + (size_t)b * T) * dh;
-                st = attn_plan_run(&plan, &in, y, 0, 0, 0, w->plan_ws, w->plan_bytes, detail);
-                if (st != ATTN_OK) return st;
+            head_job job = {s, w, &plan, hp, 0, v.proj, v.y, 0, h, ATTN_OK, 0};
+            attn_parallel(w->B, head_forward_piece, &job);
+            if (job.status != ATTN_OK) {
+                if (detail) *detail = job.detail;
+                return job.status;
             }
         }
         for (int h = 0; h < s->H; h++)
-            attn_gemm(NR, D, dh, v.y + (size_t)h * NR * dh, dh, Pl + s->wo + (size_t)h * dh * D, D, w->dtmp, D, h > 0);
+            par_gemm(NR, D, dh, v.y + (size_t)h * NR * dh, dh, Pl + s->wo + (size_t)h * dh * D, D, w->dtmp, D, h > 0);
         add_into(BD, hin, w->dtmp, hmid);
         layernorm(NR, D, hmid, Pl + s->ln2g, Pl + s->ln2b, v.ln2, v.ln2_stats);
         broadcast_rows(NR, F, Pl + s->fc1b, v.pre);
-        attn_gemm(NR, F, D, v.ln2, D, Pl + s->fc1, F, v.pre, F, 1);
+        par_gemm(NR, F, D, v.ln2, D, Pl + s->fc1, F, v.pre, F, 1);
         gelu_forward((size_t)NR * F, v.pre, v.act);
         broadcast_rows(NR, D, Pl + s->fc2b, w->dtmp);
-        attn_gemm(NR, D, F, v.act, F, Pl + s->fc2, D, w->dtmp, D, 1);
+        par_gemm(NR, D, F, v.act, F, Pl + s->fc2, D, w->dtmp, D, 1);
         add_into(BD, hmid, w->dtmp, hout);
     }
     layernorm(NR, D, w->res + 2 * (size_t)s->layers * BD, P + s->lnfg, P + s->lnfb, w->lnf, w->lnf_stats);
     broadcast_rows(NR, s->V, P + s->outb, logits);
-    attn_gemm(NR, s->V, D, w->lnf, D, P + s->out, s->V, logits, s->V, 1);
+    par_gemm(NR, s->V, D, w->lnf, D, P + s->out, s->V, logits, s->V, 1);
     return ATTN_OK;
 }
 
-/* Loss and accuracy over the logits in w; with `grads`, the logits become d(mean loss)/d logits. */
-static void cross_entropy(const model_shape *s, const bufs *w, const int32_t *targets, int counted,
-                          int grads, float *loss, int32_t *correct) {
-    int V = s->V;
-    double total = 0.0;
-    int right = 0;
-    for (int i = 0; i < w->NR; i++) {
-        float *row = w->logits + (size_t)i * V;
-        int t = targets[i];
+typedef struct ce_args {
+    const model_shape *s;
+    const bufs *w;
+    const int32_t *targets;
+    int counted, grads;
+} ce_args;
+
+/* Rows [lo, hi): each row's loss and hit into row_loss / row_hit, and with grads its gradient. */
+static void cross_entropy_rows(const void *ctx, int lo, int hi) {
+    const ce_args *a = ctx;
+    int V = a->s->V;
+    for (int i = lo; i < hi; i++) {
+        float *row = a->w->logits + (size_t)i * V;
+        int t = a->targets[i];
+        a->w->row_loss[i] = 0.0f, a->w->row_hit[i] = 0;
         if (t < 0) {
-            if (grads) attn_fill(row, (size_t)V, 0.0f);
+            if (a->grads) attn_fill(row, (size_t)V, 0.0f);
             continue;
         }
         float mx = attn_max(row, V), xt = row[t];
         int arg = 0;
         while (arg < V - 1 && !(row[arg] == mx)) arg++;
-        right += arg == t;
+        a->w->row_hit[i] = arg == t;
         float sum = attn_exp_shift_sum(row, V, mx);
-        total += (double)(attn_logf(sum) + mx - xt);
-        if (grads) {
+        a->w->row_loss[i] = attn_logf(sum) + mx - xt;
+        if (a->grads) {
             attn_scale(row, V, 1.0f / sum);
             row[t] -= 1.0f;
-            attn_scale(row, V, 1.0f / (float)counted);
+            attn_scale(row, V, 1.0f / (float)a->counted);
         }
+    }
+}
+
+/* Loss and accuracy over the logits in w; with `grads`, the logits become d(mean loss)/d logits.
+ * Rows over threads; the mean sums the rows' losses in row order, in double. */
+static void cross_entropy(const model_shape *s, const bufs *w, const int32_t *targets, int counted,
+                          int grads, float *loss, int32_t *correct) {
+    ce_args a = {s, w, targets, counted, grads};
+    par_span(w->NR, 1, cross_entropy_rows, &a);
+    double total = 0.0;
+    int right = 0;
+    for (int i = 0; i < w->NR; i++) {
+        if (targets[i] < 0) continue;
+        total += (double)w->row_loss[i];
+        right += w->row_hit[i];
     }
     if (loss) *loss = counted ? (float)(total / counted) : 0.0f;
     if (correct) *correct = right;
@@ -796,10 +1073,10 @@ static attn_status backward(const attn_model_config *cfg, const model_shape *s, 
     size_t BD = (size_t)NR * D;
     attn_fill(G, (size_t)s->total, 0.0f);
     const float *dlogits = w->logits;
-    if (!frozen(cfg, idx_final(s, 2))) weight_grad(D, V, NR, w->lnf, D, dlogits, V, G + s->out, V);
+    if (!frozen(cfg, idx_final(s, 2))) par_weight_grad(D, V, NR, w->lnf, D, dlogits, V, G + s->out, V);
     if (!frozen(cfg, idx_final(s, 3))) column_sums(NR, V, dlogits, G + s->outb);
     attn_transpose(D, V, P + s->out, V, w->wt, D, 1.0f);
-    attn_gemm(NR, D, V, dlogits, V, w->wt, D, w->dtmp, D, 0);
+    par_gemm(NR, D, V, dlogits, V, w->wt, D, w->dtmp, D, 0);
     attn_fill(w->dres, BD, 0.0f);
     layernorm_backward(NR, D, w->res + 2 * (size_t)s->layers * BD, w->lnf_stats, P + s->lnfg, w->dtmp, w->dres,
                        frozen(cfg, idx_final(s, 0)) ? 0 : G + s->lnfg, frozen(cfg, idx_final(s, 1)) ? 0 : G + s->lnfb);
@@ -815,65 +1092,73 @@ static attn_status backward(const attn_model_config *cfg, const model_shape *s, 
 
         /* MLP: dres is the gradient of the layer's output, and of hmid through the residual */
         float *g;
-        if ((g = LAYER_GRAD(LP_FC2, fc2))) weight_grad(F, D, NR, v.act, F, w->dres, D, g, D);
+        if ((g = LAYER_GRAD(LP_FC2, fc2))) par_weight_grad(F, D, NR, v.act, F, w->dres, D, g, D);
         if ((g = LAYER_GRAD(LP_FC2B, fc2b))) column_sums(NR, D, w->dres, g);
         attn_transpose(F, D, Pl + s->fc2, D, w->wt, F, 1.0f);
-        attn_gemm(NR, F, D, w->dres, D, w->wt, F, w->dpre, F, 0);
+        par_gemm(NR, F, D, w->dres, D, w->wt, F, w->dpre, F, 0);
         gelu_backward((size_t)NR * F, v.pre, w->dpre);
-        if ((g = LAYER_GRAD(LP_FC1, fc1))) weight_grad(D, F, NR, v.ln2, D, w->dpre, F, g, F);
+        if ((g = LAYER_GRAD(LP_FC1, fc1))) par_weight_grad(D, F, NR, v.ln2, D, w->dpre, F, g, F);
         if ((g = LAYER_GRAD(LP_FC1B, fc1b))) column_sums(NR, F, w->dpre, g);
         attn_transpose(D, F, Pl + s->fc1, F, w->wt, D, 1.0f);
-        attn_gemm(NR, D, F, w->dpre, F, w->wt, D, w->dtmp, D, 0);
+        par_gemm(NR, D, F, w->dpre, F, w->wt, D, w->dtmp, D, 0);
         layernorm_backward(NR, D, hmid, v.ln2_stats, Pl + s->ln2g, w->dtmp, w->dres, LAYER_GRAD(LP_LN2G, ln2g),
                            LAYER_GRAD(LP_LN2B, ln2b));
 
         /* attention: dres is now the gradient of hmid, and of hin through the residual */
-        if ((g = LAYER_GRAD(LP_WO, wo)))
+        if ((g = LAYER_GRAD(LP_WO, wo))) {
+            many_job wog = {.m = dh, .N = D, .K = NR, .tn = 1, .lda = dh, .ldb = D, .ldc = D};
+            int queued = 0;
             for (int h = 0; h < s->H; h++)
-                weight_grad(dh, D, NR, v.y + (size_t)h * NR * dh, dh, w->dres, D, g + (size_t)h * dh * D, D);
+                many_add(&wog, &queued, v.y + (size_t)h * NR * dh, w->dres, g + (size_t)h * dh * D);
+            many_run(&wog, queued);
+        }
 #undef LAYER_GRAD
         attn_transpose(D, D, Pl + s->wo, D, w->wt, D, 1.0f);
-        for (int h = 0; h < s->H; h++)
-            attn_gemm(NR, dh, D, w->dres, D, w->wt + (size_t)h * dh, D, w->dy + (size_t)h * NR * dh, dh, 0);
+        {
+            many_job dyj = {.m = NR, .N = dh, .K = D, .tn = 0, .lda = D, .ldb = D, .ldc = dh};
+            int queued = 0;
+            for (int h = 0; h < s->H; h++)
+                many_add(&dyj, &queued, w->dres, w->wt + (size_t)h * dh, w->dy + (size_t)h * NR * dh);
+            many_run(&dyj, queued);
+        }
         for (int h = 0; h < s->H; h++) {
             const float *hp = Pl + s->heads + h * s->head_floats;
             float *hg = Gl + s->heads + h * s->head_floats;
             attn_plan plan;
             attn_status st = head_plan(cfg, s, hp, h, &plan, detail);
             if (st != ATTN_OK) return st;
-            for (int b = 0; b < w->B; b++) {
-                attn_inputs in;
-                head_inputs(s, hp, v.proj, h, b, NR, &in);
-                attn_grads gr = {0};
-                float **field = (float **)(void *)&gr;
-                int k = 0;
-                for (int i = 0; i < s->nslots; i++) {
-                    const slot *sl = &s->slots[i];
-                    if (sl->input == SLOT_ALPHA) gr.alpha = w->head_grads + sl->offset;
-                    else if (is_projection(sl->input))
-                        field[sl->input] = w->dproj + ((size_t)(h * s->nproj + k++) * NR + (size_t)b * T) * dh;
-                    else field[sl->input] = w->head_grads + sl->offset;
-                }
-                const float *dy = w->dy + ((size_t)h * NR + (size_t)b * T) * dh;
-                st = attn_plan_backward(&plan, &in, dy, w->attn_out, &gr, w->plan_ws, w->plan_bytes, detail);
-                if (st != ATTN_OK) return st;
+            head_job job = {s, w, &plan, hp, hg, v.proj, 0, cfg, h, ATTN_OK, 0};
+            attn_parallel(w->B, head_backward_piece, &job);
+            if (job.status != ATTN_OK) {
+                if (detail) *detail = job.detail;
+                return job.status;
+            }
+            for (int b = 0; b < w->B; b++) /* in sequence order, as one thread adds them */
                 for (int i = 0; i < s->nslots; i++) {
                     const slot *sl = &s->slots[i];
                     if (!is_projection(sl->input) && !frozen(cfg, idx_head(s, l, h, i)))
-                        attn_axpy(hg + sl->offset, w->head_grads + sl->offset, (int)sl->count, 1.0f);
+                        attn_axpy(hg + sl->offset, w->head_grads + (size_t)b * s->head_floats + sl->offset,
+                                  (int)sl->count, 1.0f);
                 }
-            }
         }
         /* the projections: their weight gradients, and d ln1 = sum over heads and projections */
+        {
+            many_job pg = {.m = D, .N = dh, .K = NR, .tn = 1, .lda = D, .ldb = dh, .ldc = dh};
+            int queued = 0;
+            for (int h = 0; h < s->H; h++)
+                for (int k = 0; k < s->nproj; k++)
+                    if (!frozen(cfg, idx_head(s, l, h, s->proj_slot[k])))
+                        many_add(&pg, &queued, v.ln1, w->dproj + (size_t)(h * s->nproj + k) * NR * dh,
+                                 Gl + s->heads + h * s->head_floats + s->slots[s->proj_slot[k]].offset);
+            many_run(&pg, queued);
+        }
         for (int h = 0; h < s->H; h++)
             for (int k = 0; k < s->nproj; k++) {
                 const slot *sl = &s->slots[s->proj_slot[k]];
                 const float *dp = w->dproj + (size_t)(h * s->nproj + k) * NR * dh;
                 const float *W = Pl + s->heads + h * s->head_floats + sl->offset;
-                if (!frozen(cfg, idx_head(s, l, h, s->proj_slot[k])))
-                    weight_grad(D, dh, NR, v.ln1, D, dp, dh, Gl + s->heads + h * s->head_floats + sl->offset, dh);
                 attn_transpose(D, dh, W, dh, w->wt, D, 1.0f);
-                attn_gemm(NR, D, dh, dp, dh, w->wt, D, w->dtmp, D, h > 0 || k > 0);
+                par_gemm(NR, D, dh, dp, dh, w->wt, D, w->dtmp, D, h > 0 || k > 0);
             }
         layernorm_backward(NR, D, hin, v.ln1_stats, Pl + s->ln1g, w->dtmp, w->dres,
                            frozen(cfg, idx_layer(s, l)) ? 0 : Gl + s->ln1g,
@@ -910,7 +1195,7 @@ static attn_status prepare(const attn_model_config *cfg, model_shape *s, const f
             *counted += targets[i] >= 0;
         }
     }
-    arena ws = {(unsigned char *)workspace, 0, 0};
+    arena ws = {(unsigned char *)workspace, 0, 0, 1};
     layout(s, batch, pbytes, &ws, w);
     return ATTN_OK;
 }
@@ -972,6 +1257,33 @@ static double power(double x, int32_t n) { /* x^n by squaring: no libm in the fr
     return r;
 }
 
+typedef struct adamw_job {
+    const attn_model_config *cfg;
+    const model_shape *s;
+    float *P, *G, *M, *Vm;
+    float lr, clip, bc1, bc2;
+} adamw_job;
+
+/* The update of parameter i (frozen ones are left alone). */
+static void adamw_piece(void *ctx, int i, int thread) {
+    (void)thread;
+    const adamw_job *j = ctx;
+    if (frozen(j->cfg, i)) return;
+    attn_model_param info;
+    describe(j->s, i, &info);
+    float wd = info.is_matrix ? j->cfg->weight_decay : 0.0f, lr = j->lr, clip = j->clip;
+    float bc1 = j->bc1, bc2 = j->bc2;
+    float *p = j->P + info.offset, *m = j->M + info.offset, *v = j->Vm + info.offset;
+    const float *g = j->G + info.offset;
+    for (int e = 0; e < info.count; e++) {
+        float ge = g[e] * clip;
+        m[e] = ADAM_B1 * m[e] + (1.0f - ADAM_B1) * ge;
+        v[e] = ADAM_B2 * v[e] + (1.0f - ADAM_B2) * ge * ge;
+        float mhat = m[e] / bc1, vhat = v[e] / bc2;
+        p[e] -= lr * (mhat / (__builtin_sqrtf(vhat) + ADAM_EPS) + wd * p[e]);
+    }
+}
+
 attn_status attn_model_adamw(const attn_model_config *cfg, float *memory, size_t bytes, float lr,
                              int32_t step, float *grad_norm, const char **detail) {
     model_shape s;
@@ -991,22 +1303,9 @@ attn_status attn_model_adamw(const attn_model_config *cfg, float *memory, size_t
     }
     double norm = __builtin_sqrt(norm2);
     float clip = norm > 1.0 ? (float)(1.0 / norm) : 1.0f;
-    float bc1 = (float)(1.0 - power(ADAM_B1, step)), bc2 = (float)(1.0 - power(ADAM_B2, step));
-    for (int i = 0; i < s.params; i++) {
-        if (frozen(cfg, i)) continue;
-        attn_model_param info;
-        describe(&s, i, &info);
-        float wd = info.is_matrix ? cfg->weight_decay : 0.0f;
-        float *p = P + info.offset, *m = M + info.offset, *v = Vm + info.offset;
-        const float *g = G + info.offset;
-        for (int e = 0; e < info.count; e++) {
-            float ge = g[e] * clip;
-            m[e] = ADAM_B1 * m[e] + (1.0f - ADAM_B1) * ge;
-            v[e] = ADAM_B2 * v[e] + (1.0f - ADAM_B2) * ge * ge;
-            float mhat = m[e] / bc1, vhat = v[e] / bc2;
-            p[e] -= lr * (mhat / (__builtin_sqrtf(vhat) + ADAM_EPS) + wd * p[e]);
-        }
-    }
+    adamw_job job = {cfg, &s, P, G, M, Vm, lr, clip, (float)(1.0 - power(ADAM_B1, step)),
+                     (float)(1.0 - power(ADAM_B2, step))};
+    attn_parallel(s.params, adamw_piece, &job); /* a parameter a piece: elementwise, any order */
     if (grad_norm) *grad_norm = (float)norm;
     if (detail) *detail = "";
     return ATTN_OK;
@@ -1116,7 +1415,7 @@ static void decode_layout(const model_shape *s, const decode_shape *ds, arena *w
 
 static attn_status decode_ws_bytes(const model_shape *s, const decode_shape *ds, size_t *bytes,
                                    const char **detail) {
-    arena measure = {0, 0, 1};
+    arena measure = {0, 0, 1, 1};
     decode_bufs b;
     decode_layout(s, ds, &measure, &b);
     uint64_t need = (measure.used + 15u) & ~(uint64_t)15u;
@@ -1336,7 +1635,7 @@ attn_status attn_model_decode_step(const attn_model_config *cfg, const float *me
         FAIL(ATTN_ERR_VALUE, "position is past seqLen: the position embeddings and the Synthesizer's L-sized parameters end there");
     if (position != hd->next) FAIL(ATTN_ERR_VALUE, "position must be the number of tokens fed since attn_model_decode_reset");
 
-    arena ws = {(unsigned char *)workspace, 0, 0};
+    arena ws = {(unsigned char *)workspace, 0, 0, 1};
     decode_bufs b;
     decode_layout(&s, &ds, &ws, &b);
     int D = s.D, F = s.F, dh = s.dh, t = position;
@@ -1429,7 +1728,7 @@ attn_status attn_model_attention_map(const attn_model_config *cfg, const float *
     if (head < 0 || head >= s.H) FAIL(ATTN_ERR_SHAPE, "head is outside [0, heads)");
     for (int i = 0; i < s.T; i++)
         if (tokens[i] < 0 || tokens[i] >= s.V) FAIL(ATTN_ERR_VALUE, "tokens: a token is outside [0, vocab)");
-    arena ws = {(unsigned char *)workspace, 0, 0};
+    arena ws = {(unsigned char *)workspace, 0, 0, 1};
     bufs w;
     layout(&s, 1, pbytes, &ws, &w);
     float *out = arena_floats(&ws, (uint64_t)s.T * s.dh);

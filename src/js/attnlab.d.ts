@@ -181,6 +181,13 @@ export interface Features {
 export interface InitOptions {
   /** 'auto' (default) picks relaxed, then simd, then scalar, by what the engine validates. */
   simd?: 'auto' | 'relaxed' | boolean;
+  /**
+   * Threads that split each call (docs/contract.md, "Threads"). 'auto' (default): the cores
+   * available, up to 8, where this thread may block and share memory (Node, a Worker of a
+   * cross-origin isolated page), else 1. A number N > 1 where threads cannot run throws
+   * UNSUPPORTED. With N > 1 the threaded module ('attnlab-simd-threads.wasm', ...) is loaded.
+   */
+  threads?: 'auto' | number;
   /** The module's bytes; skips fetching/reading. Must match the chosen build. */
   wasmBinary?: ArrayBuffer | Uint8Array;
   /** Maps a file name such as 'attnlab-simd.wasm' to the URL or path to load it from. */
@@ -193,6 +200,8 @@ export interface AttnLab {
   /** true when a SIMD build (simd or relaxed) was loaded. */
   readonly simd: boolean;
   readonly build: BuildName;
+  /** Threads that run each call: 1 on the single-threaded module, else the pool's size. */
+  readonly threads: number;
   readonly version: string;
   readonly variants: readonly VariantInfo[];
   /** Every option name with its type, default and accepted values. */

@@ -4,10 +4,13 @@
 //   const lab = await init();
 //   const { output, weights } = lab.attention('softmax', { n, d, dv, q, k, v }, { weights: true });
 //
-// Nothing runs at import time. init() loads one of three modules, cached per build:
+// Nothing runs at import time. init() loads one of three modules, cached per build and thread
+// count:
 //   relaxed  SIMD128 + relaxed-SIMD fused multiply-add (engines that validate it)
 //   simd     SIMD128
 //   scalar   no SIMD
+// each single-threaded, or threaded (attnlab-*-threads.wasm: one instance per thread on a shared
+// memory, with workers started by pool.js; docs/contract.md, "Threads").
 // The module allocates nothing itself: every call lays its buffers out above the module's static
 // data (inputs, output, weights, workspace), grows memory when a call needs more than any call
 // before it, and copies the results out into fresh Float32Arrays.
@@ -15,6 +18,7 @@
 import { AttnError, STATUS_CODES, align, describe, typedLength } from './errors.js';
 import { Model } from './model.js';
 import { train } from './train.js';
+import { cores, stackBytes, startPool, threadsBlocked } from './pool.js';
 
 export { AttnError };
 
@@ -27,6 +31,15 @@ const BUILD_FILES = {
   scalar: 'attnlab-scalar.wasm',
 };
 
+// The threaded builds (docs/contract.md, "Threads"): the same core, on shared memory.
+const THREAD_FILES = {
+  relaxed: 'attnlab-relaxed-threads.wasm',
+  simd: 'attnlab-simd-threads.wasm',
+  scalar: 'attnlab-scalar-threads.wasm',
+};
+const MAX_AUTO_THREADS = 8; // threads: 'auto' takes the cores available, up to this many
+const MAX_THREADS = 16; // attnlab.h ATTN_MAX_THREADS
+
 // Where each module lives by default: next to this file. Each is a literal
 // new URL('./file', import.meta.url), the form bundlers such as Vite recognise, so that they emit
 // the .wasm files with the bundle and rewrite these URLs.
@@ -35,6 +48,14 @@ function defaultUrl(build) {
     case 'relaxed': return new URL('./attnlab-relaxed.wasm', import.meta.url);
     case 'simd': return new URL('./attnlab-simd.wasm', import.meta.url);
     default: return new URL('./attnlab-scalar.wasm', import.meta.url);
+  }
+}
+
+function defaultThreadsUrl(build) {
+  switch (build) {
+    case 'relaxed': return new URL('./attnlab-relaxed-threads.wasm', import.meta.url);
+    case 'simd': return new URL('./attnlab-simd-threads.wasm', import.meta.url);
+    default: return new URL('./attnlab-scalar-threads.wasm', import.meta.url);
   }
 }
 
@@ -81,7 +102,11 @@ const cache = new Map();
  * The cached instance is shared by every init() caller of that build: dispose() on it ends it for
  * all of them (their next call throws DISPOSED). Code that wants to dispose of its instance
  * without affecting anyone else asks for its own with init({ fresh: true }).
- * @param {{ simd?: 'auto' | 'relaxed' | boolean, wasmBinary?: ArrayBuffer | Uint8Array,
+ * threads: 'auto' (the default: the cores available, up to 8, where this thread may lead a pool,
+ * else 1) or a number N >= 1; N > 1 where threads cannot run (a browser's main thread, a page that
+ * is not cross-origin isolated) throws UNSUPPORTED saying why. lab.threads says how many run.
+ * @param {{ simd?: 'auto' | 'relaxed' | boolean, threads?: 'auto' | number,
+ *           wasmBinary?: ArrayBuffer | Uint8Array,
  *           locateFile?: (file: string) => string | URL, fresh?: boolean }} [options]
  */
 export function init(options = {}) {
@@ -89,9 +114,9 @@ export function init(options = {}) {
     return Promise.reject(new AttnError('UNKNOWN', 'init() takes an options object'));
   }
   for (const key of Object.keys(options)) {
-    if (!['simd', 'wasmBinary', 'locateFile', 'fresh'].includes(key)) {
+    if (!['simd', 'threads', 'wasmBinary', 'locateFile', 'fresh'].includes(key)) {
       return Promise.reject(new AttnError('UNKNOWN',
-        `unknown init option "${key}"; expected simd, wasmBinary, locateFile or fresh`));
+        `unknown init option "${key}"; expected simd, threads, wasmBinary, locateFile or fresh`));
     }
   }
   if (options.fresh !== undefined && typeof options.fresh !== 'boolean') {
@@ -104,23 +129,45 @@ export function init(options = {}) {
   if (bytes !== undefined && !(bytes instanceof ArrayBuffer || ArrayBuffer.isView(bytes))) {
     return Promise.reject(new AttnError('VALUE', `wasmBinary must be an ArrayBuffer or a Uint8Array, got ${describe(bytes)}`));
   }
-  let build;
+  let build, threads;
   try {
     build = chooseBuild(options.simd);
+    threads = chooseThreads(options.threads);
   } catch (err) {
     return Promise.reject(err);
   }
   // Overrides name a particular file or bytes, so they get an instance of their own, as does fresh.
   const cacheable = !options.fresh && options.wasmBinary === undefined && options.locateFile === undefined;
-  if (cacheable && cache.has(build)) return cache.get(build);
-  const pending = load(build, options).then((exports) => new Instance(exports, () => {
-    if (cache.get(build) === pending) cache.delete(build);
-  }));
+  const key = `${build}:${threads}`;
+  if (cacheable && cache.has(key)) return cache.get(key);
+  const forget = () => { if (cache.get(key) === pending) cache.delete(key); };
+  // threads 'auto' never fails for want of workers: if they cannot start (say a bundle that left
+  // pool-worker.js out), one thread runs.
+  const auto = options.threads === undefined || options.threads === 'auto';
+  const pending = load(build, threads, options)
+    .catch((err) => (auto && threads > 1 && err?.code === 'LOAD' && /worker threads/.test(err.message)
+      ? load(build, 1, options) : Promise.reject(err)))
+    .then((loaded) => new Instance(loaded.exports, forget, loaded));
   if (cacheable) {
-    cache.set(build, pending);
-    pending.catch(() => cache.delete(build)); // a failed load may succeed on a later call
+    cache.set(key, pending);
+    pending.catch(() => cache.delete(key)); // a failed load may succeed on a later call
   }
   return pending;
+}
+
+// How many threads to run: 'auto' takes the cores (up to 8) where this thread may lead a pool.
+function chooseThreads(threads = 'auto') {
+  if (threads === 'auto') {
+    return threadsBlocked() ? 1 : Math.max(1, Math.min(MAX_AUTO_THREADS, cores()));
+  }
+  if (typeof threads !== 'number' || !Number.isInteger(threads) || threads < 1 || threads > MAX_THREADS) {
+    throw new AttnError('VALUE', `threads must be "auto" or an integer from 1 to ${MAX_THREADS}, got ${describe(threads)}`);
+  }
+  if (threads > 1) {
+    const why = threadsBlocked();
+    if (why) throw new AttnError('UNSUPPORTED', `threads: ${threads} cannot run here: ${why}; use threads: 1 or "auto"`);
+  }
+  return threads;
 }
 
 function chooseBuild(simd = 'auto') {
@@ -141,14 +188,17 @@ function chooseBuild(simd = 'auto') {
   throw new AttnError('VALUE', `simd must be "auto", "relaxed", true or false, got ${describe(simd)}`);
 }
 
-async function load(build, options) {
-  const file = BUILD_FILES[build];
+// Loads the module of a build: the threaded one when threads > 1. The bytes decide what runs:
+// wasmBinary or locateFile may hand over a single-threaded module, which then runs on one thread
+// (an error only when threads asked for more than one explicitly).
+async function load(build, threads, options) {
+  const file = threads > 1 ? THREAD_FILES[build] : BUILD_FILES[build];
   let bytes = options.wasmBinary;
   let where = 'options.wasmBinary';
   if (bytes === undefined) {
     let url;
     try {
-      url = options.locateFile ? options.locateFile(file) : defaultUrl(build);
+      url = options.locateFile ? options.locateFile(file) : threads > 1 ? defaultThreadsUrl(build) : defaultUrl(build);
       where = String(url);
     } catch (err) {
       throw new AttnError('LOAD', `locateFile("${file}") threw: ${err?.message ?? String(err)}. ` +
@@ -159,7 +209,7 @@ async function load(build, options) {
     } catch (err) {
       throw new AttnError('LOAD', `could not load ${file} from ${where}: ${err.message}. ` +
         'Serve it next to attnlab.js, or pass init({ locateFile: (file) => url }) or ' +
-        'init({ wasmBinary: bytes }).');
+        'init({ wasmBinary: bytes })' + (threads > 1 ? ', or init({ threads: 1 }) for the single-threaded module.' : '.'));
     }
   }
   const head = new Uint8Array(bytes instanceof ArrayBuffer ? bytes : bytes.buffer, bytes.byteOffset ?? 0, Math.min(4, bytes.byteLength));
@@ -169,13 +219,50 @@ async function load(build, options) {
       (text.startsWith('<') ? ' (an HTML page: the server answered with a page instead of the file)' : '') +
       '. Serve the .wasm files next to attnlab.js, or pass locateFile or wasmBinary.');
   }
+  const cannot = (err) => new AttnError('LOAD', `${file} (from ${where}) is not a module this engine can run ` +
+    `as the ${build} build: ${err.message}`);
+  let module;
   try {
-    const { instance } = await WebAssembly.instantiate(bytes, {});
-    return instance.exports;
+    module = await WebAssembly.compile(bytes);
   } catch (err) {
-    throw new AttnError('LOAD', `${file} (from ${where}) is not a module this engine can run ` +
-      `as the ${build} build: ${err.message}`);
+    throw cannot(err);
   }
+  // A threaded build imports its (shared) memory; a single-threaded one has its own.
+  const threaded = WebAssembly.Module.imports(module).some((i) => i.kind === 'memory');
+  if (!threaded) {
+    if (threads > 1 && typeof options.threads === 'number') {
+      throw new AttnError('UNSUPPORTED', `threads: ${threads}, but ${file} (from ${where}) is a single-threaded build; ` +
+        `pass the ${THREAD_FILES[build]} module or threads: 1`);
+    }
+    try {
+      const instance = await WebAssembly.instantiate(module, {});
+      return { exports: instance.exports, threads: 1 };
+    } catch (err) {
+      throw cannot(err);
+    }
+  }
+  let memory, instance;
+  try {
+    // shared memory must declare a maximum: wasm32's, the module's own
+    memory = new WebAssembly.Memory({ initial: 32, maximum: MAX_MEMORY / PAGE, shared: true });
+    instance = await WebAssembly.instantiate(module, { env: { memory } });
+  } catch (err) {
+    throw cannot(err);
+  }
+  const exports = instance.exports;
+  if (threads <= 1) return { exports, memory, threads: 1 };
+  // The workers' stacks sit right above the static data; the binding's buffers above them.
+  const stackBase = align(exports.attn_heap_base() >>> 0, 64);
+  const reserved = stackBytes(threads);
+  const end = stackBase + reserved;
+  if (end > memory.buffer.byteLength) memory.grow(Math.ceil((end - memory.buffer.byteLength) / PAGE));
+  let pool;
+  try {
+    pool = await startPool({ module, memory, exports, threads, stackBase });
+  } catch (err) {
+    throw new AttnError('LOAD', `the ${build} build could not start ${threads - 1} worker threads: ${err.message}`);
+  }
+  return { exports, memory, pool, threads, reserved };
 }
 
 // A file: URL or a plain path is read from disk where the engine has Node's file system (fetch
@@ -271,13 +358,16 @@ class Instance {
   #models = null; // the engine handed to models (src/js/model.js)
   #views = null;
   #onDispose;
+  #pool;
 
-  constructor(exports, onDispose) {
+  constructor(exports, onDispose, { memory = exports.memory, pool = null, threads = 1, reserved = 0 } = {}) {
     this.#exports = exports;
-    this.#memory = exports.memory;
+    this.#memory = memory;
     this.#onDispose = onDispose;
+    this.#pool = pool;
     if (typeof exports._initialize === 'function') exports._initialize(); // static constructors
-    this.#heapBase = align(exports.attn_heap_base() >>> 0, 64);
+    // above the static data (and, threaded, the workers' stacks)
+    this.#heapBase = align(align(exports.attn_heap_base() >>> 0, 64) + reserved, 64);
     this.#meta = parseMetadata(this.#cString(exports.attn_metadata_json()));
     this.#gradsOffset = align(PLAN_OFFSET + exports.attn_plan_size(), 16);
     this.#byId = new Map(this.#meta.variants.map((v, index) => [v.id, { ...v, index }]));
@@ -286,6 +376,7 @@ class Instance {
     // What the module says it is: wasmBinary may hold another build than the one asked for.
     this.build = this.#meta.fma ? 'relaxed' : this.#meta.simd ? 'simd' : 'scalar';
     this.simd = this.build !== 'scalar';
+    this.threads = threads;
     this.version = version;
     this.variants = Object.freeze(this.#meta.variants);
     this.options = describeOptions(this.#meta);
@@ -387,6 +478,8 @@ class Instance {
 
   dispose() {
     if (!this.#exports) return;
+    this.#pool?.stop(); // the workers end; the shared memory goes with the last reference
+    this.#pool = null;
     this.#exports = null;
     this.#memory = null;
     this.#views = null;
@@ -755,7 +848,7 @@ class Instance {
     const u8 = this.#view().u8;
     let end = ptr;
     while (u8[end] !== 0) end++;
-    return new TextDecoder().decode(u8.subarray(ptr, end));
+    return new TextDecoder().decode(u8.slice(ptr, end)); // a copy: browsers do not decode shared memory
   }
 }
 

@@ -49,7 +49,7 @@ const DIM_INFO_KEYS: Record<keyof DimInfo, true> = { description: true, defaults
 const INPUT_FIELD_KEYS: Record<keyof InputSpec, true> = { name: true, shape: true };
 const FEATURE_KEYS: Record<keyof Features, true> = { simd: true, relaxedSimd: true };
 const INSTANCE_KEYS: Record<keyof AttnLab, true> = {
-  simd: true, build: true, version: true, variants: true, options: true, dims: true, attention: true, attentionGrad: true,
+  simd: true, build: true, threads: true, version: true, variants: true, options: true, dims: true, attention: true, attentionGrad: true,
   memoryBytes: true, dispose: true, model: true, loadModel: true, train: true,
 };
 const MODEL_KEYS: Record<keyof Model, true> = {
@@ -146,7 +146,7 @@ export async function exercise(env: Env) {
   const fromBuffer = await init({ simd: false, wasmBinary: (await env.wasmBytes(scalarFile)).slice().buffer });
   const located = await init({ simd: false, locateFile: (file: string) => env.wasmLocation(file) });
   const fresh = await init({ fresh: true });
-  const options: InitOptions = { simd: true, fresh: true, locateFile: (file) => env.wasmLocation(file) };
+  const options: InitOptions = { simd: true, threads: 'auto', fresh: true, locateFile: (file) => env.wasmLocation(file) };
   const full = await init(options);
 
   const build: BuildName = lab.build;
@@ -304,7 +304,9 @@ export async function wrongCalls(lab: AttnLab): Promise<void> {
   // @ts-expect-error simd is 'auto', 'relaxed' or a boolean
   await init({ simd: 'fast' });
   // @ts-expect-error no such init option
-  await init({ threads: 4 });
+  await init({ workers: 4 });
+  // @ts-expect-error threads is 'auto' or a number
+  await init({ threads: 'many' });
   // @ts-expect-error the results are Float32Arrays
   const out: number[] = lab.attention('fixed', { n: 3, dv: 1, v }).output;
   void out;

@@ -1,0 +1,232 @@
+// Threads (docs/contract.md, "Threads"): init({ threads }) on every build, at 1, 2 and 3 threads.
+//
+//   (a) every stored fixture on every build and thread count: within the accuracy bar of the
+//       float64 reference, and bit-identical to the same build on one thread;
+//   (b) attentionGrad of every variant, causal and not, at sizes that span several query blocks:
+//       within the gradient bar of referenceGrad and bit-identical to one thread;
+//   (c) the threaded module on one thread against the single-threaded module of the same build;
+//   (d) the pool: lab.threads, option checks, errors in one call leave the pool working,
+//       dispose() ends the workers (Node exits), many pools one after another;
+//   (e) training: losses and parameters of trainStep bit-identical across thread counts.
+//
+//   node --experimental-wasm-relaxed-simd --test tests/threads.test.mjs
+
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { reference, referenceGrad } from '../src/js/reference.js';
+import {
+  binding, builds, makeInputs, closeTo, caseName, randomArray, sameBits, BINDING_URL, VARIANTS,
+} from './helpers.mjs';
+
+const { init, AttnError, tasks } = await binding();
+const buildList = await builds();
+const THREADS = [1, 2, 3];
+const simdOf = (build) => (build === 'relaxed' ? 'relaxed' : build === 'simd');
+
+const FIXTURE_DIR = fileURLToPath(new URL('./fixtures/', import.meta.url));
+const fixtures = readdirSync(FIXTURE_DIR).filter((f) => f.endsWith('.json')).sort()
+  .map((f) => JSON.parse(readFileSync(path.join(FIXTURE_DIR, f), 'utf8')));
+
+/** The gradient bar of tests/gradients.test.mjs: |got − ref| <= 1e-4 + 1e-3·max|ref|. */
+function gradClose(got, ref, where) {
+  let max = 0;
+  for (const x of ref) max = Math.max(max, Math.abs(x));
+  const bar = 1e-4 + 1e-3 * max;
+  for (let i = 0; i < ref.length; i++) {
+    assert.ok(Math.abs(got[i] - ref[i]) <= bar, `${where}[${i}] = ${got[i]}, reference ${ref[i]} (bar ${bar})`);
+  }
+}
+
+/** The options a variant is swept with: a mixture of three, the fixed pattern "left". */
+function optionsFor(info, causal) {
+  const o = info.options.includes('components') ? { components: ['softmax', 'dense', 'random'], alpha: [0.5, 0.25, 0.25] }
+    : info.options.includes('pattern') ? { pattern: 'left', window: 4 } : {};
+  return { ...o, causal };
+}
+
+for (const build of buildList) {
+  describe(`threads [${build}]`, async () => {
+    const labs = {};
+    for (const threads of THREADS) labs[threads] = await init({ simd: simdOf(build), threads, fresh: true });
+
+    test(`lab.threads and lab.build [${build}]`, () => {
+      for (const threads of THREADS) {
+        assert.equal(labs[threads].threads, threads);
+        assert.equal(labs[threads].build, build);
+      }
+    });
+
+    test(`every fixture on 1, 2, 3 threads: the reference's bar, and the bits of one thread [${build}]`, () => {
+      for (const fixture of fixtures) {
+        for (const c of fixture.cases) {
+          const inputs = makeInputs(c.id, c.dims, c.seed, { magnitude: c.magnitude, components: c.options.components, zeroRows: c.zeroRows });
+          const name = `${caseName(c.id, c.dims, c.seed, c.options)} [${build}]`;
+          const ctx = { variant: c.id, build, dims: c.dims, seed: c.seed, options: c.options, cols: c.dims.dv };
+          const one = labs[1].attention(c.id, inputs, { ...c.options, weights: !!c.weights });
+          for (const threads of THREADS) {
+            const r = labs[threads].attention(c.id, inputs, { ...c.options, weights: !!c.weights });
+            closeTo(r.output, c.output, { ...ctx, what: `output, ${threads} threads` });
+            assert.ok(sameBits(r.output, one.output), `${name}: output on ${threads} threads differs from one thread`);
+            if (c.weights) assert.ok(sameBits(r.weights, one.weights), `${name}: weights on ${threads} threads differ from one thread`);
+          }
+        }
+      }
+    });
+
+    test(`attentionGrad of every variant on 1, 2, 3 threads: referenceGrad's bar, the bits of one thread [${build}]`, () => {
+      let seed = 4200;
+      for (const info of VARIANTS) {
+        for (const causal of [false, true]) {
+          const options = optionsFor(info, causal);
+          const n = info.family === 'linear' ? 70 : 150; // 3 query blocks of 64
+          const inputs = makeInputs(info.id, { n, d: 12, dv: 10, h: 6, L: n + 3, a: 1, b: n + 3, rank: 4 }, seed++,
+            { components: options.components });
+          const dOutput = randomArray(n * 10, seed++, 'dOutput');
+          const where = `${info.id} n=${n}${causal ? ' causal' : ''} [${build}]`;
+          const ref = referenceGrad(info.id, inputs, dOutput, options);
+          const one = labs[1].attentionGrad(info.id, inputs, dOutput, options);
+          for (const threads of THREADS) {
+            const r = labs[threads].attentionGrad(info.id, inputs, dOutput, options);
+            assert.ok(sameBits(r.output, one.output), `${where}: output on ${threads} threads differs from one thread`);
+            for (const [name, g] of Object.entries(r.grads)) {
+              assert.ok(sameBits(g, one.grads[name]), `${where}: d${name} on ${threads} threads differs from one thread`);
+              gradClose(g, ref.grads[name], `${where}, ${threads} threads: d${name}`);
+            }
+          }
+        }
+      }
+    });
+
+    test(`the threaded module on one thread gives the single-threaded module's bits [${build}]`, async () => {
+      const single = await init({ simd: simdOf(build), threads: 1, fresh: true });
+      const bytes = readFileSync(new URL(`attnlab-${build}-threads.wasm`, BINDING_URL));
+      const threaded = await init({ simd: simdOf(build), threads: 'auto', wasmBinary: bytes });
+      try {
+        let seed = 77;
+        for (const info of VARIANTS) {
+          for (const causal of [false, true]) {
+            const options = optionsFor(info, causal);
+            const inputs = makeInputs(info.id, { n: 100, d: 9, dv: 7, h: 5, L: 100, a: 4, b: 25, rank: 3 }, seed++, { components: options.components });
+            const a = single.attention(info.id, inputs, options).output;
+            const b = threaded.attention(info.id, inputs, options).output;
+            assert.ok(sameBits(a, b), `${info.id}${causal ? ' causal' : ''}: the ${build} threaded module (${threaded.threads} threads) differs from the single-threaded one`);
+          }
+        }
+      } finally {
+        single.dispose();
+        threaded.dispose();
+      }
+    });
+
+    test(`an error in one call leaves the pool working [${build}]`, () => {
+      const lab = labs[3];
+      const n = 300, d = 16, dv = 8;
+      const inputs = makeInputs('softmax', { n, d, dv }, 11);
+      const expected = labs[1].attention('softmax', inputs).output;
+      const bad = { ...inputs, q: inputs.q.slice() };
+      bad.q[5] = NaN;
+      assert.throws(() => lab.attention('softmax', bad), (e) => e instanceof AttnError && e.code === 'VALUE');
+      assert.throws(() => lab.attention('softmax', { ...inputs, n: n + 1 }), (e) => e instanceof AttnError && e.code === 'SHAPE');
+      const huge = { ...inputs, q: inputs.q.map((x) => x * 1e20), k: inputs.k.map((x, i) => (i % 2 ? -1e20 : 1e20)) };
+      assert.throws(() => lab.attention('softmax', huge), (e) => e instanceof AttnError && e.code === 'VALUE');
+      assert.ok(sameBits(lab.attention('softmax', inputs).output, expected), 'after the errors, softmax gives the bits of one thread');
+    });
+
+    test(`training steps give the same losses and parameters on 1, 2 and 3 threads [${build}]`, () => {
+      const task = tasks.copy({ seqLen: 16, vocab: 8 });
+      const { tokens, targets } = task.sample(6, 3);
+      for (const variant of ['softmax', 'random', 'linear']) {
+        const runs = THREADS.map((threads) => {
+          const model = labs[threads].model({ variant, vocab: task.vocab, seqLen: task.seqLen, dModel: 48, heads: 2, layers: 2, dFF: 64, causal: true, seed: 5 });
+          const losses = [];
+          for (let s = 0; s < 3; s++) losses.push(model.trainStep(tokens, targets, { lr: 3e-3 }).loss);
+          const params = Object.values(model.parameters()).map((p) => p.slice());
+          model.dispose();
+          return { threads, losses, params };
+        });
+        for (const r of runs.slice(1)) {
+          assert.deepEqual(r.losses, runs[0].losses, `${variant}: losses on ${r.threads} threads`);
+          r.params.forEach((p, i) => assert.ok(sameBits(p, runs[0].params[i]), `${variant}: parameter ${i} on ${r.threads} threads`));
+        }
+      }
+    });
+
+    test(`dispose() ends the pool: later calls throw DISPOSED [${build}]`, () => {
+      for (const threads of THREADS) {
+        labs[threads].dispose();
+        assert.throws(() => labs[threads].attention('fixed', { n: 1, dv: 1, v: [1] }), (e) => e.code === 'DISPOSED');
+      }
+    });
+  });
+}
+
+test('threads must be "auto" or an integer from 1 to 16', async () => {
+  for (const threads of [0, 17, 2.5, '2', null, true]) {
+    await assert.rejects(init({ threads, fresh: true }), (e) => e instanceof AttnError && e.code === 'VALUE', String(threads));
+  }
+  const lab = await init({ threads: 'auto', fresh: true });
+  assert.ok(lab.threads >= 1 && lab.threads <= 8, `auto gave ${lab.threads}`);
+  lab.dispose();
+});
+
+test('threads: N with a single-threaded wasmBinary is UNSUPPORTED; threads "auto" runs it on one thread', async () => {
+  const bytes = readFileSync(new URL('attnlab-simd.wasm', BINDING_URL));
+  await assert.rejects(init({ simd: true, threads: 2, wasmBinary: bytes }), (e) => e.code === 'UNSUPPORTED' && /single-threaded/.test(e.message));
+  const lab = await init({ simd: true, wasmBinary: bytes });
+  assert.equal(lab.threads, 1);
+  lab.dispose();
+});
+
+test('locateFile is asked for the threaded module when threads > 1', async () => {
+  const seen = [];
+  const lab = await init({ simd: true, threads: 2, locateFile: (file) => { seen.push(file); return fileURLToPath(new URL(file, BINDING_URL)); } });
+  assert.deepEqual(seen, ['attnlab-simd-threads.wasm']);
+  assert.equal(lab.threads, 2);
+  lab.dispose();
+});
+
+test('twenty pools started and disposed one after another', async () => {
+  const inputs = makeInputs('softmax', { n: 130, d: 8, dv: 8 }, 5);
+  const expected = reference('softmax', inputs, {}).output;
+  for (let i = 0; i < 20; i++) {
+    const lab = await init({ threads: 2 + (i % 2), fresh: true });
+    closeTo(lab.attention('softmax', inputs).output, expected, { variant: 'softmax', what: `pool ${i}`, cols: 8 });
+    lab.dispose();
+  }
+});
+
+test('dispose() ends the worker threads (Linux: the process\'s threads in /proc/self/task)', { skip: process.platform !== 'linux' }, () => {
+  const script = `import { init } from ${JSON.stringify(String(BINDING_URL))};
+    import { readdirSync } from 'node:fs';
+    const tasks = () => readdirSync('/proc/self/task').length;
+    const before = tasks();
+    const lab = await init({ threads: 3, fresh: true });
+    const alive = tasks();
+    lab.dispose();
+    let after = tasks();
+    for (let i = 0; i < 100 && after > before; i++) { await new Promise((r) => setTimeout(r, 20)); after = tasks(); }
+    console.log(JSON.stringify({ before, alive, after }));`;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
+  assert.equal(r.status, 0, r.stderr);
+  const { before, alive, after } = JSON.parse(r.stdout.trim().split('\n').pop());
+  assert.ok(alive >= before + 2, `a pool of 3 threads added ${alive - before} OS threads, expected at least 2 workers`);
+  assert.equal(after, before, `after dispose() the process has ${after} threads, ${before} before init`);
+});
+
+test('Node exits with a pool alive (its workers are unref\'d) and after dispose()', () => {
+  for (const dispose of [false, true]) {
+    const script = `import { init } from ${JSON.stringify(String(BINDING_URL))};
+      const lab = await init({ threads: 3 });
+      const n = 200, q = new Float32Array(n * 8).fill(0.1);
+      lab.attention('softmax', { n, d: 8, dv: 8, q, k: q, v: q });
+      ${dispose ? 'lab.dispose();' : ''}
+      console.log('threads', lab.threads);`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(r.status, 0, `dispose ${dispose}: exit ${r.status} signal ${r.signal}\n${r.stdout}\n${r.stderr}`);
+    assert.match(r.stdout, /threads 3/);
+  }
+});
