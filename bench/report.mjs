@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { backwardSection, backwardTargets } from './backward-report.mjs';
+import { threadGoals } from './threads.mjs';
 import { trainingSection, trainingTargets } from './training-report.mjs';
 import { svg } from './svg.mjs';
 import { computeTargets, CONTENDED, CONTENDERS, fmtG, fmtMiB, fmtMs, okRow, PEAK, rowOf } from './targets.mjs';
@@ -141,6 +142,10 @@ export function markdown(results, targets) {
   memorySection(results, L);
   backwardSection(results, targets, L);
   trainingSection(results, targets, L);
+  if (results.threads?.rows) {
+    L.push('## Threads', '', `Time against thread count and attnlab against onnxruntime-web and tfjs-wasm at equal thread counts: [threads.md](threads${results.meta.quick ? '-quick' : ''}.md) (bench/threads.mjs). Its goals:`, '');
+    L.push(...threadGoals(results.threads).slice(2));
+  }
   checksSection(results, L);
   notesSection(results, L);
   return L.join('\n');

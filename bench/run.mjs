@@ -131,6 +131,9 @@ async function trainingOnly(cfg, machine) {
   for (const b of builds) log(`${b.name}: ${b.error ? 'n/a: ' + b.error : 'loaded (' + b.lab.build + ')'}`);
   results.training = await trainingPhase(trainingContext(builds, before, cfg, machine));
   for (const b of builds) await b.dispose();
+  // the recorded threads part (bench/threads.mjs writes it next to these files), for the report's goals
+  const threadsFile = path.join(cfg.out, `threads${cfg.suffix}.json`);
+  if (!results.threads && fs.existsSync(threadsFile)) results.threads = JSON.parse(fs.readFileSync(threadsFile, 'utf8'));
   const files = writeReports(results, { dir: cfg.out, suffix: cfg.suffix });
   log(`\nwrote the training part into ${files.slice(0, 2).map((f) => path.relative(process.cwd(), f)).join(' and ')}`);
 }

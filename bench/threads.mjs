@@ -131,6 +131,29 @@ async function child(who, threads, quick) {
 const fmt = (ms) => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms.toFixed(2));
 
 /** The whole part: a child per thread count, then the tables. Returns the results object. */
+const GOALS = { speedup: 1.8, versusOnnx: 1.5 }; // from 1 to 2 threads; attnlab over onnxruntime-web at equal thread counts
+
+/**
+ * The thread goals, each met or not and by how much: softmax at n = 4096 and the training step
+ * ≥ 1.8× from one thread to two; attnlab ≥ 1.5× faster than onnxruntime-web at every equal thread
+ * count. Lines of Markdown, from the results' rows and versus.
+ */
+export function threadGoals({ rows, versus }) {
+  const out = ['## Goals', '', '| goal | measured | required | status | by |', '|---|---:|---:|---|---|'];
+  const line = (what, value, limit) => {
+    const short = limit / value - 1;
+    out.push(`| ${what} | ${value.toFixed(2)}× | ≥ ${limit}× | ${value >= limit ? '✅ met' : '❌ not met'} | ${(100 * Math.abs(short)).toFixed(0)} % ${short > 0 ? 'short' : 'to spare'} |`);
+  };
+  for (const r of rows.filter((x) => x.threads === 2 && (/^softmax n=4096: attnlab/.test(x.what) || /^training step/.test(x.what)))) {
+    line(`${r.what}: 1 → 2 threads`, r.speedup, GOALS.speedup);
+  }
+  for (const v of versus.filter((x) => x.other === 'onnxruntime-web')) {
+    line(`softmax n = ${v.n}, ${v.threads} thread(s): onnxruntime-web / ${v.attnlab}`, v.ratio, GOALS.versusOnnx);
+  }
+  out.push('');
+  return out;
+}
+
 export async function threadsPhase({ quick = false, dir = HERE, log = console.log } = {}) {
   const cores = os.availableParallelism?.() ?? os.cpus().length;
   const counts = [...new Set([1, 2, ...Array.from({ length: Math.min(cores, 8) }, (_, i) => i + 1)])].sort((a, b) => a - b);
@@ -208,6 +231,7 @@ export async function threadsPhase({ quick = false, dir = HERE, log = console.lo
     '# Threads', '',
     `Written by \`bench/threads.mjs\` (part of \`npm run bench\`) on ${os.cpus()[0]?.model ?? 'an unknown CPU'}, ${cores} cores, Node ${process.versions.node}${quick ? ', --quick' : ''}, ${new Date().toISOString()}; load average ${os.loadavg().map((x) => x.toFixed(2)).join(', ')} at the end.`,
     'Each (contender or attnlab build, thread count) in a child process of its own, run three times in alternating order; a child gives the median of its repeats, the table the lowest of the three passes; d = dv = 64. The training step, attentionGrad and linear run on the relaxed build (the SIMD build where relaxed SIMD is missing).', '',
+    ...threadGoals({ rows, versus }),
     '## Time against thread count', '',
     '| what | threads | ms | speed-up over 1 thread | per-core efficiency |', '|---|---:|---:|---:|---:|',
     ...rows.map((r) => `| ${r.what} | ${r.threads} | ${fmt(r.ms)} | ${r.speedup.toFixed(2)}× | ${(100 * r.efficiency).toFixed(0)} % |`), '',
