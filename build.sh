@@ -22,7 +22,9 @@ mapfile -t CORE_SOURCES < <(ls "$SRC"/*.c | grep -v /freestanding.c$)
 EXPORTS_FILE="$SRC/exports.txt" # the one list of exported C functions
 
 if [[ "${ATTNLAB_SKIP_BUILD:-}" == 1 && -f $OUT/attnlab.js && -f $OUT/attnlab-simd.wasm \
-      && -f $OUT/attnlab-scalar.wasm && -f $OUT/attnlab-relaxed.wasm ]]; then
+      && -f $OUT/attnlab-scalar.wasm && -f $OUT/attnlab-relaxed.wasm \
+      && -f $OUT/attnlab-simd-threads.wasm && -f $OUT/attnlab-scalar-threads.wasm \
+      && -f $OUT/attnlab-relaxed-threads.wasm && -f $OUT/pool.js && -f $OUT/pool-worker.js ]]; then
   echo "build.sh: ATTNLAB_SKIP_BUILD=1 and dist/ is complete; nothing to do"
   exit 0
 fi

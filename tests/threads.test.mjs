@@ -105,6 +105,8 @@ for (const build of buildList) {
       const single = await init({ simd: simdOf(build), threads: 1, fresh: true });
       const bytes = readFileSync(new URL(`attnlab-${build}-threads.wasm`, BINDING_URL));
       const threaded = await init({ simd: simdOf(build), threads: 'auto', wasmBinary: bytes });
+      // and the threaded module with no workers at all (its pool of one: the leader alone)
+      const alone = await init({ simd: simdOf(build), threads: 1, wasmBinary: bytes });
       try {
         let seed = 77;
         for (const info of VARIANTS) {
@@ -114,11 +116,47 @@ for (const build of buildList) {
             const a = single.attention(info.id, inputs, options).output;
             const b = threaded.attention(info.id, inputs, options).output;
             assert.ok(sameBits(a, b), `${info.id}${causal ? ' causal' : ''}: the ${build} threaded module (${threaded.threads} threads) differs from the single-threaded one`);
+            assert.ok(sameBits(a, alone.attention(info.id, inputs, options).output), `${info.id}${causal ? ' causal' : ''}: the ${build} threaded module on one thread differs from the single-threaded one`);
           }
         }
       } finally {
         single.dispose();
         threaded.dispose();
+        alone.dispose();
+      }
+    });
+
+    test(`A with weights at n = 200 (four query blocks) on 1, 2, 3 threads: the bits of one thread [${build}]`, () => {
+      let seed = 900;
+      for (const info of VARIANTS.filter((v) => v.family !== 'linear')) {
+        for (const causal of [false, true]) {
+          const options = { ...optionsFor(info, causal), weights: true };
+          const inputs = makeInputs(info.id, { n: 200, d: 8, dv: 6, h: 5, L: 200, a: 8, b: 25, rank: 3 }, seed++, { components: options.components });
+          const one = labs[1].attention(info.id, inputs, options);
+          for (const threads of THREADS.slice(1)) {
+            const r = labs[threads].attention(info.id, inputs, options);
+            const where = `${info.id} n=200${causal ? ' causal' : ''} weights, ${threads} threads [${build}]`;
+            assert.ok(sameBits(r.output, one.output), `${where}: output differs from one thread`);
+            assert.ok(sameBits(r.weights, one.weights), `${where}: A differs from one thread`);
+          }
+        }
+      }
+    });
+
+    test(`a training step of one long sequence (batch 1, seqLen 96: attention split inside a head) on 1, 2, 3 threads [${build}]`, () => {
+      const task = tasks.copy({ seqLen: 96, vocab: 8 });
+      const { tokens, targets } = task.sample(1, 5);
+      const runs = THREADS.map((threads) => {
+        const model = labs[threads].model({ variant: 'softmax', vocab: task.vocab, seqLen: 96, dModel: 32, heads: 2, layers: 1, dFF: 32, causal: true, seed: 9 });
+        const losses = [];
+        for (let s = 0; s < 2; s++) losses.push(model.trainStep(tokens, targets, { lr: 3e-3 }).loss);
+        const params = Object.values(model.parameters()).map((p) => p.slice());
+        model.dispose();
+        return { threads, losses, params };
+      });
+      for (const r of runs.slice(1)) {
+        assert.deepEqual(r.losses, runs[0].losses, `losses on ${r.threads} threads`);
+        r.params.forEach((p, i) => assert.ok(sameBits(p, runs[0].params[i]), `parameter ${i} on ${r.threads} threads`));
       }
     });
 
@@ -179,6 +217,22 @@ test('threads: N with a single-threaded wasmBinary is UNSUPPORTED; threads "auto
   const lab = await init({ simd: true, wasmBinary: bytes });
   assert.equal(lab.threads, 1);
   lab.dispose();
+});
+
+test('threads "auto" runs one thread when the threaded module cannot load (a locateFile that knows only the single-threaded files)', async () => {
+  const seen = [];
+  const known = new Set(['attnlab-simd.wasm', 'attnlab-scalar.wasm', 'attnlab-relaxed.wasm']);
+  const lab = await init({ simd: true, locateFile: (file) => {
+    seen.push(file);
+    if (!known.has(file)) throw new Error(`no such file ${file}`);
+    return fileURLToPath(new URL(file, BINDING_URL));
+  } });
+  assert.equal(lab.threads, 1);
+  assert.equal(lab.build, 'simd');
+  assert.deepEqual(seen, ['attnlab-simd-threads.wasm', 'attnlab-simd.wasm']);
+  lab.dispose();
+  // asked for explicitly, the same failure is an error
+  await assert.rejects(init({ simd: true, threads: 2, locateFile: () => { throw new Error('no such file'); } }), (e) => e.code === 'LOAD');
 });
 
 test('locateFile is asked for the threaded module when threads > 1', async () => {

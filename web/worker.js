@@ -161,7 +161,8 @@ function threadsWhy(threads) {
     return 'one thread: the page is not cross-origin isolated (its server must send Cross-Origin-Opener-Policy: same-origin ' +
       'and Cross-Origin-Embedder-Policy: require-corp)';
   }
-  return 'one thread: this machine reports one core';
+  if ((navigator.hardwareConcurrency ?? 1) <= 1) return 'one thread: this machine reports one core';
+  return 'one thread: the threaded module or its workers could not start here (the single-threaded module runs)';
 }
 
 async function hello(msg) {

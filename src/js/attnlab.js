@@ -138,15 +138,17 @@ export function init(options = {}) {
   }
   // Overrides name a particular file or bytes, so they get an instance of their own, as does fresh.
   const cacheable = !options.fresh && options.wasmBinary === undefined && options.locateFile === undefined;
-  const key = `${build}:${threads}`;
+  const auto = options.threads === undefined || options.threads === 'auto';
+  // 'auto' has a key of its own: it may end up on one thread, which an explicit threads: N must
+  // never be handed from the cache
+  const key = `${build}:${auto ? 'auto' : threads}`;
   if (cacheable && cache.has(key)) return cache.get(key);
   const forget = () => { if (cache.get(key) === pending) cache.delete(key); };
-  // threads 'auto' never fails for want of workers: if they cannot start (say a bundle that left
-  // pool-worker.js out), one thread runs.
-  const auto = options.threads === undefined || options.threads === 'auto';
+  // threads 'auto' never fails for want of threads: whatever stops the threaded module (its file
+  // missing or unknown to locateFile, shared memory refused, workers that cannot start, say a
+  // bundle that left pool-worker.js out), the single-threaded module runs instead.
   const pending = load(build, threads, options)
-    .catch((err) => (auto && threads > 1 && err?.code === 'LOAD' && /worker threads/.test(err.message)
-      ? load(build, 1, options) : Promise.reject(err)))
+    .catch((err) => (auto && threads > 1 && err?.code === 'LOAD' ? load(build, 1, options) : Promise.reject(err)))
     .then((loaded) => new Instance(loaded.exports, forget, loaded));
   if (cacheable) {
     cache.set(key, pending);
