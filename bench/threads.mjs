@@ -1,5 +1,5 @@
 // Threads: time against thread count (1, 2, ..., cores) for softmax at n = 1024 and 4096, linear at
-// n = 65536 and a training step, with onnxruntime-web and tfjs-backend-wasm at the same thread
+// n = 65536 (not causal, and causal) and a training step, with onnxruntime-web and tfjs-backend-wasm at the same thread
 // counts where they run threads in Node. Part of `npm run bench` (bench/run.mjs); alone:
 //   node --experimental-wasm-relaxed-simd bench/threads.mjs [--quick]
 // Writes bench/threads.md and bench/threads.json (--quick: threads-quick.*).
@@ -82,7 +82,7 @@ async function loadTfjs(threads) {
 
 /** One contender at one thread count, in this (child) process: its measurements, as JSON on stdout. */
 async function child(who, threads, quick) {
-  const out = { who, threads, softmax: {}, linear: null, train: null, contenders: {} };
+  const out = { who, threads, softmax: {}, linear: null, linearCausal: null, train: null, contenders: {} };
   const sizes = quick ? [1024] : [1024, 4096];
   if (!who.startsWith('attnlab')) {
     try {
@@ -117,6 +117,9 @@ async function child(who, threads, quick) {
   }
   const lin = inputs(quick ? 16384 : 65536, D, D, 7);
   out.linear = { n: lin.n, ...(await rounds({ [`attnlab ${builds[0]}`]: () => labs[builds[0]].attention('linear', lin) }, 5)) };
+  // causal: the parallel prefix of chunk-block states (linear.c), at n = 65536 even with --quick
+  const linC = inputs(65536, D, D, 8);
+  out.linearCausal = { n: linC.n, ...(await rounds({ [`attnlab ${builds[0]}`]: () => labs[builds[0]].attention('linear', linC, { causal: true }) }, 5)) };
   const task = tasks.recall({});
   const d = task.defaults;
   const model = labs[builds[0]].model({ variant: 'softmax', vocab: task.vocab, seqLen: task.seqLen, dModel: d.dModel, heads: d.heads, layers: d.layers, dFF: d.dFF, causal: task.causal, seed: 1 });
@@ -173,12 +176,12 @@ export async function threadsPhase({ quick = false, dir = HERE, log = console.lo
           continue;
         }
         const x = JSON.parse(line);
-        const m = got.get(t) ?? { threads: t, softmax: {}, linear: null, train: null, grad: null, contenders: {} };
+        const m = got.get(t) ?? { threads: t, softmax: {}, linear: null, linearCausal: null, train: null, grad: null, contenders: {} };
         for (const [n, byName] of Object.entries(x.softmax)) {
           m.softmax[n] ??= {};
           for (const [k, v] of Object.entries(byName)) m.softmax[n][k] = lower(m.softmax[n][k], v);
         }
-        for (const key of ['linear', 'train', 'grad']) {
+        for (const key of ['linear', 'linearCausal', 'train', 'grad']) {
           if (!x[key]) continue;
           m[key] ??= { ...x[key] };
           for (const [k, v] of Object.entries(x[key])) if (typeof v === 'number' && k !== 'n') m[key][k] = lower(m[key][k], v);
@@ -212,6 +215,7 @@ export async function threadsPhase({ quick = false, dir = HERE, log = console.lo
   if (grName) add(`softmax attentionGrad n=${base.grad.n}: ${grName}`, (r) => r.grad?.[grName]);
   const linName = Object.keys(base.linear).find((k) => k.startsWith('attnlab'));
   add(`linear n=${base.linear.n}: ${linName}`, (r) => r.linear[linName]);
+  if (base.linearCausal) add(`linear causal n=${base.linearCausal.n}: ${linName}`, (r) => r.linearCausal?.[linName]);
   const trName = Object.keys(base.train).find((k) => k.startsWith('attnlab'));
   add(`training step (recall, batch ${base.train.config.batch}): ${trName}`, (r) => r.train[trName]);
   // attnlab against the contenders at equal thread counts
@@ -244,6 +248,7 @@ export async function threadsPhase({ quick = false, dir = HERE, log = console.lo
       'it is measured with its single-threaded SIMD binary at every thread count (setThreadsCount has no effect there).',
     '- onnxruntime-web takes numThreads in Node and runs that many threads (its default session options, spinning thread pool).',
     '- linear (not causal) splits its state and its outputs over threads, but at n = 65536 most of a call is the binding copying 48 MB of inputs in and 16 MB of output out on the calling thread.',
+    '- linear causal splits its chunks into blocks (a parallel prefix of their states: block sums, a serial prefix, then each block\'s outputs from the prefix before it); the copies in and out stay on the calling thread as above.',
     '- Two threaded attnlab instances in one process slow each other down (each pool spins about a millisecond after a call, on the cores the other needs): each build is measured in a process of its own.', '',
   ].join('\n');
   const results = { cores, counts, runs, rows, versus };

@@ -7,7 +7,11 @@
 //   (c) the threaded module on one thread against the single-threaded module of the same build;
 //   (d) the pool: lab.threads, option checks, errors in one call leave the pool working,
 //       dispose() ends the workers (Node exits), many pools one after another;
-//   (e) training: losses and parameters of trainStep bit-identical across thread counts.
+//   (e) training: losses and parameters of trainStep bit-identical across thread counts;
+//   (f) the causal linear family (a parallel prefix of states, which regroups the state's sums):
+//       within the reference's bar and the same bits on every run at a thread count, at sizes
+//       around chunk boundaries and one long sequence. (a) asks these for the same bits as one
+//       thread only on one thread.
 //
 //   node --experimental-wasm-relaxed-simd --test tests/threads.test.mjs
 
@@ -26,6 +30,8 @@ const { init, AttnError, tasks } = await binding();
 const buildList = await builds();
 const THREADS = [1, 2, 3];
 const simdOf = (build) => (build === 'relaxed' ? 'relaxed' : build === 'simd');
+/** Splits that regroup a sum (docs/contract.md, "Threads"): deterministic per thread count, not one thread's bits. */
+const regroups = (id, options) => ['linear', 'taylor', 'efficient'].includes(id) && !!options.causal;
 
 const FIXTURE_DIR = fileURLToPath(new URL('./fixtures/', import.meta.url));
 const fixtures = readdirSync(FIXTURE_DIR).filter((f) => f.endsWith('.json')).sort()
@@ -46,6 +52,50 @@ function optionsFor(info, causal) {
   const o = info.options.includes('components') ? { components: ['softmax', 'dense', 'random'], alpha: [0.5, 0.25, 0.25] }
     : info.options.includes('pattern') ? { pattern: 'left', window: 4 } : {};
   return { ...o, causal };
+}
+
+/**
+ * The causal linear family in float64 by its running state (O(n·d·dv), where reference() builds
+ * every row of A): linear and taylor as Σ_j≤i φ(q_i)·φ(k_j) v_j / (Σ_j≤i φ(q_i)·φ(k_j) + eps),
+ * efficient as Σ_c ρ_q(q_i)_c Σ_j≤i exp(k_jc) v_j / Σ_j≤i exp(k_jc) (inputs of magnitude 1:
+ * no shift needed in float64).
+ */
+function causalLinearReference(id, { n, d, dv, q, k, v }, eps = 1e-6) {
+  const F = id === 'taylor' ? d + 1 : d;
+  const phi = (x, r) => {
+    const f = new Float64Array(F);
+    if (id === 'linear') for (let c = 0; c < d; c++) { const t = x[r * d + c]; f[c] = t > 0 ? t + 1 : Math.exp(t); }
+    else if (id === 'taylor') {
+      let ss = 0;
+      for (let c = 0; c < d; c++) ss += x[r * d + c] ** 2;
+      const norm = Math.max(Math.sqrt(ss), 1e-12);
+      f[0] = 1;
+      for (let c = 0; c < d; c++) f[1 + c] = x[r * d + c] / norm;
+    } else {
+      let m = -Infinity, sum = 0;
+      for (let c = 0; c < d; c++) m = Math.max(m, x[r * d + c]);
+      for (let c = 0; c < d; c++) sum += (f[c] = Math.exp(x[r * d + c] - m));
+      for (let c = 0; c < d; c++) f[c] /= sum;
+    }
+    return f;
+  };
+  const S = new Float64Array(F * dv), z = new Float64Array(F), y = new Float64Array(n * dv);
+  for (let i = 0; i < n; i++) {
+    const fk = id === 'efficient' ? Array.from({ length: d }, (_, c) => Math.exp(k[i * d + c])) : phi(k, i);
+    for (let f = 0; f < F; f++) {
+      z[f] += fk[f];
+      for (let o = 0; o < dv; o++) S[f * dv + o] += fk[f] * v[i * dv + o];
+    }
+    const fq = phi(q, i);
+    if (id === 'efficient') {
+      for (let c = 0; c < d; c++) for (let o = 0; o < dv; o++) y[i * dv + o] += fq[c] * S[c * dv + o] / z[c];
+    } else {
+      let den = eps;
+      for (let f = 0; f < F; f++) den += fq[f] * z[f];
+      for (let f = 0; f < F; f++) for (let o = 0; o < dv; o++) y[i * dv + o] += fq[f] * S[f * dv + o] / den;
+    }
+  }
+  return y;
 }
 
 for (const build of buildList) {
@@ -70,7 +120,12 @@ for (const build of buildList) {
           for (const threads of THREADS) {
             const r = labs[threads].attention(c.id, inputs, { ...c.options, weights: !!c.weights });
             closeTo(r.output, c.output, { ...ctx, what: `output, ${threads} threads` });
-            assert.ok(sameBits(r.output, one.output), `${name}: output on ${threads} threads differs from one thread`);
+            if (regroups(c.id, c.options)) {
+              const again = labs[threads].attention(c.id, inputs, { ...c.options, weights: !!c.weights });
+              assert.ok(sameBits(r.output, again.output), `${name}: output on ${threads} threads differs between two runs`);
+            } else {
+              assert.ok(sameBits(r.output, one.output), `${name}: output on ${threads} threads differs from one thread`);
+            }
             if (c.weights) assert.ok(sameBits(r.weights, one.weights), `${name}: weights on ${threads} threads differ from one thread`);
           }
         }
@@ -96,6 +151,27 @@ for (const build of buildList) {
               assert.ok(sameBits(g, one.grads[name]), `${where}: d${name} on ${threads} threads differs from one thread`);
               gradClose(g, ref.grads[name], `${where}, ${threads} threads: d${name}`);
             }
+          }
+        }
+      }
+    });
+
+    test(`causal linear, taylor and efficient on 1, 2, 3 threads: the reference's bar, the same bits run after run [${build}]`, () => {
+      let seed = 9100;
+      for (const id of ['linear', 'taylor', 'efficient']) {
+        for (const n of [1, 63, 64, 65, 127, 129, 200, 1000, 16500]) {
+          // the large n against the running-state reference (reference() is O(n²)); magnitude 3 moves
+          // efficient's running maximum
+          const dims = n > 10000 ? { n, d: 8, dv: 4 } : { n, d: 12, dv: 10 };
+          const magnitude = id === 'efficient' && n === 1000 ? 3 : 1;
+          const inputs = makeInputs(id, dims, seed++, { magnitude });
+          const options = { causal: true };
+          const expected = n > 10000 ? causalLinearReference(id, inputs) : reference(id, inputs, options).output;
+          for (const threads of THREADS) {
+            const a = labs[threads].attention(id, inputs, options).output;
+            const b = labs[threads].attention(id, inputs, options).output;
+            closeTo(a, expected, { variant: id, build, dims, seed: seed - 1, options, cols: dims.dv, what: `output, ${threads} threads` });
+            assert.ok(sameBits(a, b), `${id} n=${n} causal [${build}]: two runs on ${threads} threads differ`);
           }
         }
       }

@@ -129,6 +129,76 @@ static void output_piece(void *ctx, int piece, int thread) {
     attn_kernel_chunk(j->v, j->dims, j->in, t0, bt, j->eps, 0, j->out + (size_t)t0 * j->dims->dv, &j->slices[thread]);
 }
 
+/* ---- threads (causal): a parallel prefix of states over blocks of chunks ----
+ * The causal state after chunk c is the sum of every earlier chunk's phi(k)^T v (and phi(k)), so
+ * the chunks split into `blocks` consecutive blocks, block b starting from the sum of blocks < b:
+ *   pass 1 (parallel): block 0 runs its outputs from the zero state, which leaves its total state;
+ *           blocks 1 .. blocks-2 each sum their own keys from zero (the last block's sum is unused);
+ *   pass 2 (serial, blocks-2 additions of F x dv): the sums become inclusive prefixes in place;
+ *   pass 3 (parallel): blocks 1 .. blocks-1 run their outputs from the prefix before them.
+ * blocks = threads + 1, so each pass is one piece per thread. Block 0 runs outputs while the others
+ * only sum keys (about a third of a chunk's output work), so block 0 gets weight 1 and the others 3.
+ * Boundaries and the combine order depend on the thread count alone: deterministic per thread
+ * count, but a state sums its chunks in another grouping than one thread does, so the bits differ
+ * from one thread's (within the accuracy bar). */
+typedef struct prefix_job {
+    attn_variant v;
+    const attn_dims *dims;
+    const attn_inputs *in;
+    float eps, *out;
+    int F, blocks, chunks;
+    float *S, *z; /* per block but the last: its state [F, dv] and [F], blocks - 1 of each */
+    const attn_kernel_buffers *slices; /* per thread: phi buffers, PT, den (S, z set per block) */
+} prefix_job;
+
+/* First chunk of block b in [0, blocks]: cumulative weights 1, 4, 7, ... of 1 + 3 (blocks - 1). */
+static int prefix_block_start(int b, int blocks, int chunks) {
+    if (b <= 0) return 0;
+    int64_t total = 1 + 3 * (int64_t)(blocks - 1);
+    return (int)((int64_t)chunks * (1 + 3 * (int64_t)(b - 1)) / total);
+}
+
+/* Chunks [c0, c1) of y from the state in b, which absorbs each chunk after its outputs: the
+ * serial loop's body, on any range of chunks. */
+static void kernel_run_chunks(const prefix_job *j, int c0, int c1, const attn_kernel_buffers *b) {
+    int n = j->dims->n, dv = j->dims->dv;
+    for (int c = c0; c < c1; c++) {
+        int t0 = c * BT, bt = imin(BT, n - t0);
+        attn_kernel_chunk(j->v, j->dims, j->in, t0, bt, j->eps, 1, j->out + (size_t)t0 * dv, b);
+        attn_kernel_absorb(j->v, j->dims, j->in, t0, bt, b);
+    }
+}
+
+static void prefix_sum_piece(void *ctx, int piece, int thread) {
+    const prefix_job *j = ctx;
+    int n = j->dims->n, d = j->dims->d, dv = j->dims->dv, F = j->F;
+    attn_kernel_buffers b = j->slices[thread];
+    b.S = j->S + (size_t)piece * F * dv, b.z = j->z + (size_t)piece * F;
+    attn_fill(b.S, (size_t)F * dv, 0.0f);
+    attn_fill(b.z, (size_t)F, 0.0f);
+    int c0 = prefix_block_start(piece, j->blocks, j->chunks), c1 = prefix_block_start(piece + 1, j->blocks, j->chunks);
+    if (piece == 0) { /* block 0 starts from zero: its outputs now, and its state with them */
+        kernel_run_chunks(j, c0, c1, &b);
+        return;
+    }
+    for (int c = c0; c < c1; c++) {
+        int t0 = c * BT, bt = imin(BT, n - t0);
+        attn_feature_map(j->v, bt, d, j->in->k + (size_t)t0 * d, b.phi_k);
+        attn_gemm_tn(F, dv, bt, b.phi_k, F, j->in->v + (size_t)t0 * dv, dv, b.S, dv, 1);
+        add_column_sums(bt, F, b.phi_k, b.z);
+        if (j->v == ATTN_TAYLOR) b.z[0] = (float)(t0 + bt - c0 * BT); /* the block's count, as absorb counts */
+    }
+}
+
+static void prefix_run_piece(void *ctx, int piece, int thread) {
+    const prefix_job *j = ctx;
+    int F = j->F, dv = j->dims->dv, block = piece + 1;
+    attn_kernel_buffers b = j->slices[thread];
+    b.S = j->S + (size_t)piece * F * dv, b.z = j->z + (size_t)piece * F; /* the prefix before it */
+    kernel_run_chunks(j, prefix_block_start(block, j->blocks, j->chunks),
+                      prefix_block_start(block + 1, j->blocks, j->chunks), &b);
+}
+
 static void kernelized(attn_variant v, const attn_dims *dims, const attn_inputs *in, float eps,
                        int causal, float *out, arena *ws) {
     int n = dims->n, d = dims->d, dv = dims->dv, F = feature_width(v, d);
@@ -141,8 +211,9 @@ static void kernelized(attn_variant v, const attn_dims *dims, const attn_inputs 
     b.S = arena_floats(ws, (uint64_t)F * dv);
     b.z = arena_floats(ws, (uint64_t)F);
     b.den = arena_floats(ws, (uint64_t)BT);
-    /* the other threads' feature buffers and normalisers (not causal) */
-    int threads = causal ? 1 : imin(arena_threads(ws), ATTN_MAX_THREADS);
+    /* the other threads' feature buffers and normalisers; causal, also their phi(k)^T and PT, and
+     * one state per thread (the blocks of the prefix but the last) */
+    int threads = imin(arena_threads(ws), ATTN_MAX_THREADS);
     attn_kernel_buffers slices[ATTN_MAX_THREADS];
     slices[0] = b;
     for (int t = 1; t < threads; t++) {
@@ -150,12 +221,32 @@ static void kernelized(attn_variant v, const attn_dims *dims, const attn_inputs 
         slices[t].phi_k = slices[t].phi_q = arena_floats(ws, (uint64_t)BT * F);
         slices[t].phi_qt = arena_floats(ws, (uint64_t)F * BT);
         slices[t].den = arena_floats(ws, (uint64_t)BT);
+        if (causal) {
+            slices[t].phi_kt = arena_floats(ws, (uint64_t)F * BT);
+            slices[t].PT = arena_floats(ws, (uint64_t)BT * BT);
+        }
+    }
+    float *states = 0, *norms = 0;
+    if (causal && threads > 1) {
+        states = arena_floats(ws, (uint64_t)threads * F * dv);
+        norms = arena_floats(ws, (uint64_t)threads * F);
     }
     if (arena_measuring(ws)) return;
     attn_fill(b.S, (size_t)F * dv, 0.0f);
     attn_fill(b.z, (size_t)F, 0.0f);
     int pool = attn_thread_count();
     if (threads > 1 && pool > 1 && pool <= threads && n > BT) {
+        if (causal) {
+            int chunks = (n + BT - 1) / BT, blocks = pool + 1;
+            prefix_job job = {v, dims, in, eps, out, F, blocks, chunks, states, norms, slices};
+            attn_parallel(blocks - 1, prefix_sum_piece, &job);
+            for (int p = 1; p < blocks - 1; p++) { /* inclusive prefixes, in block order */
+                attn_axpy(states + (size_t)p * F * dv, states + (size_t)(p - 1) * F * dv, F * dv, 1.0f);
+                attn_axpy(norms + (size_t)p * F, norms + (size_t)(p - 1) * F, F, 1.0f);
+            }
+            attn_parallel(blocks - 1, prefix_run_piece, &job);
+            return;
+        }
         /* state pieces: about two per thread of whole KP-row blocks of S */
         int rows = round_up(imax(KP, (F + 2 * pool - 1) / (2 * pool)), KP);
         kernel_job job = {v, dims, in, eps, out, F, rows, slices};
@@ -379,13 +470,18 @@ int attn_efficient_chunk_start(int d, int bt, const float *kb, const attn_effici
     return underflow;
 }
 
-void attn_efficient_chunk_out(int d, int dv, int bt, const float *qb, const float *vb, float *y,
-                              const attn_efficient_buffers *b) {
+/* S rescaled to the chunk's new running maximum, which m becomes. */
+static void efficient_rescale_state(int d, int dv, const attn_efficient_buffers *b) {
     for (int c = 0; c < d; c++) {
         if (b->chunk_max[c] > b->m[c])
             attn_scale(b->S + (size_t)c * dv, dv, b->m[c] == -ATTN_INF ? 0.0f : attn_expf(b->m[c] - b->chunk_max[c]));
         b->m[c] = b->chunk_max[c];
     }
+}
+
+void attn_efficient_chunk_out(int d, int dv, int bt, const float *qb, const float *vb, float *y,
+                              const attn_efficient_buffers *b) {
+    efficient_rescale_state(d, dv, b);
     for (int r = 0; r < bt; r++) { /* Qt = (rho_q / Z)^T, row by row */
         float *rho = b->rho_rows ? b->rho_rows + (size_t)r * d : b->rho;
         const float *zr = b->Zq + (size_t)r * d;
@@ -421,24 +517,116 @@ void attn_efficient_carve(int d, int dv, int with_rows, arena *ws, attn_efficien
     b->rho_rows = with_rows ? arena_floats(ws, (uint64_t)BT * d) : 0;
 }
 
+/* Chunks [c0, c1) from the state (m, z, S) in b, absorbing each: the serial loop's body. */
+static void efficient_run_chunks(const attn_dims *dims, const attn_inputs *in, int c0, int c1,
+                                 float *out, const attn_efficient_buffers *b) {
+    int n = dims->n, d = dims->d, dv = dims->dv;
+    for (int c = c0; c < c1; c++) {
+        int t0 = c * BT, bt = imin(BT, n - t0);
+        const float *vb = in->v + (size_t)t0 * dv;
+        if (attn_efficient_chunk_start(d, bt, in->k + (size_t)t0 * d, b)) {
+            attn_efficient_rows(d, dv, in, t0, t0 + bt, out, b);
+            continue;
+        }
+        attn_efficient_chunk_out(d, dv, bt, in->q + (size_t)t0 * d, vb, out + (size_t)t0 * dv, b);
+        attn_efficient_chunk_absorb(d, dv, bt, vb, b);
+    }
+}
+
+/* Threads: the parallel prefix of the kernelised form (see prefix_job), with the running maximum
+ * carried along: a block's state (m, z, S) is relative to its own column maxima, and the combine
+ * rescales both sides to the larger maximum, as a chunk does when it raises m. */
+typedef struct efficient_prefix_job {
+    const attn_dims *dims;
+    const attn_inputs *in;
+    float *out;
+    int blocks, chunks;
+    float *m, *z, *S; /* per block but the last: [d], [d], [d, dv] */
+    const attn_efficient_buffers *slices; /* per thread: a chunk's buffers (m, z, S set per block) */
+} efficient_prefix_job;
+
+static attn_efficient_buffers efficient_block_state(const efficient_prefix_job *j, int slot, int thread) {
+    int d = j->dims->d, dv = j->dims->dv;
+    attn_efficient_buffers b = j->slices[thread];
+    b.m = j->m + (size_t)slot * d, b.z = j->z + (size_t)slot * d, b.S = j->S + (size_t)slot * d * dv;
+    return b;
+}
+
+static void efficient_sum_piece(void *ctx, int piece, int thread) {
+    const efficient_prefix_job *j = ctx;
+    int n = j->dims->n, d = j->dims->d, dv = j->dims->dv;
+    attn_efficient_buffers b = efficient_block_state(j, piece, thread);
+    attn_fill(b.m, (size_t)d, -ATTN_INF);
+    attn_fill(b.z, (size_t)d, 0.0f);
+    attn_fill(b.S, (size_t)d * dv, 0.0f);
+    int c0 = prefix_block_start(piece, j->blocks, j->chunks), c1 = prefix_block_start(piece + 1, j->blocks, j->chunks);
+    if (piece == 0) { /* block 0 starts from the empty state: its outputs now */
+        efficient_run_chunks(j->dims, j->in, c0, c1, j->out, &b);
+        return;
+    }
+    for (int c = c0; c < c1; c++) { /* the state alone: no outputs, so no row-by-row fallback */
+        int t0 = c * BT, bt = imin(BT, n - t0);
+        attn_efficient_chunk_start(d, bt, j->in->k + (size_t)t0 * d, &b);
+        efficient_rescale_state(d, dv, &b);
+        attn_efficient_chunk_absorb(d, dv, bt, j->in->v + (size_t)t0 * dv, &b);
+    }
+}
+
+static void efficient_run_piece(void *ctx, int piece, int thread) {
+    const efficient_prefix_job *j = ctx;
+    int block = piece + 1;
+    attn_efficient_buffers b = efficient_block_state(j, piece, thread); /* the prefix before it */
+    efficient_run_chunks(j->dims, j->in, prefix_block_start(block, j->blocks, j->chunks),
+                         prefix_block_start(block + 1, j->blocks, j->chunks), j->out, &b);
+}
+
+/* (m, z, S) becomes the combined state of (pm, pz, pS) followed by it: both rescaled to the
+ * larger maximum (an empty side, m = -inf, weighs 0). */
+static void efficient_combine(int d, int dv, const float *pm, const float *pz, const float *pS,
+                              float *m, float *z, float *S) {
+    for (int c = 0; c < d; c++) {
+        float top = pm[c] > m[c] ? pm[c] : m[c];
+        float before = pm[c] == -ATTN_INF ? 0.0f : attn_expf(pm[c] - top);
+        float own = m[c] == -ATTN_INF ? 0.0f : attn_expf(m[c] - top);
+        float *row = S + (size_t)c * dv;
+        attn_scale(row, dv, own);
+        attn_axpy(row, pS + (size_t)c * dv, dv, before);
+        z[c] = pz[c] * before + z[c] * own;
+        m[c] = top;
+    }
+}
+
 static void efficient_causal(const attn_dims *dims, const attn_inputs *in, float *out, arena *ws) {
     int n = dims->n, d = dims->d, dv = dims->dv;
     attn_efficient_buffers b;
     attn_efficient_carve(d, dv, 0, ws, &b);
+    /* threads: every other thread's chunk buffers, and one state per thread (see prefix_job) */
+    int threads = imin(arena_threads(ws), ATTN_MAX_THREADS);
+    attn_efficient_buffers slices[ATTN_MAX_THREADS];
+    slices[0] = b;
+    for (int t = 1; t < threads; t++) attn_efficient_carve(d, dv, 0, ws, &slices[t]);
+    float *ms = 0, *zs = 0, *Ss = 0;
+    if (threads > 1) {
+        ms = arena_floats(ws, (uint64_t)threads * d);
+        zs = arena_floats(ws, (uint64_t)threads * d);
+        Ss = arena_floats(ws, (uint64_t)threads * d * dv);
+    }
     if (arena_measuring(ws)) return;
+    int pool = attn_thread_count();
+    if (threads > 1 && pool > 1 && pool <= threads && n > BT) {
+        int blocks = pool + 1;
+        efficient_prefix_job job = {dims, in, out, blocks, (n + BT - 1) / BT, ms, zs, Ss, slices};
+        attn_parallel(blocks - 1, efficient_sum_piece, &job);
+        for (int p = 1; p < blocks - 1; p++) /* inclusive prefixes, in block order */
+            efficient_combine(d, dv, ms + (size_t)(p - 1) * d, zs + (size_t)(p - 1) * d, Ss + (size_t)(p - 1) * d * dv,
+                              ms + (size_t)p * d, zs + (size_t)p * d, Ss + (size_t)p * d * dv);
+        attn_parallel(blocks - 1, efficient_run_piece, &job);
+        return;
+    }
     attn_fill(b.m, (size_t)d, -ATTN_INF);
     attn_fill(b.z, (size_t)d, 0.0f);
     attn_fill(b.S, (size_t)d * dv, 0.0f);
-    for (int t0 = 0; t0 < n; t0 += BT) {
-        int bt = imin(BT, n - t0);
-        const float *vb = in->v + (size_t)t0 * dv;
-        if (attn_efficient_chunk_start(d, bt, in->k + (size_t)t0 * d, &b)) {
-            attn_efficient_rows(d, dv, in, t0, t0 + bt, out, &b);
-            continue;
-        }
-        attn_efficient_chunk_out(d, dv, bt, in->q + (size_t)t0 * d, vb, out + (size_t)t0 * dv, &b);
-        attn_efficient_chunk_absorb(d, dv, bt, vb, &b);
-    }
+    efficient_run_chunks(dims, in, 0, (n + BT - 1) / BT, out, &b);
 }
 
 /* A = rho_q(q) rho_k(k)^T, with rho_k over all positions, or (causal) over the prefix j <= i. */
