@@ -170,7 +170,8 @@ describe('attnlab page: the Experiment view', () => {
     assert.match(await page.textContent('#x-status'), /3 cancelled/);
     await page.click('#x-reset');
     assert.deepEqual(await runsOf(page), []);
-    assert.equal(await page.isDisabled('#x-reset'), true);
+    // the buttons follow the runner on the next animation frame: wait for it, do not race it
+    await page.waitForFunction(() => document.querySelector('#x-reset').disabled, null, { timeout: 5000 });
     // the held-out ◀ / ▶ after a reset: they ask no ended worker (that would never answer)
     await page.evaluate(() => {
       document.querySelector('#x-inspect button[aria-label="Next sequence"]').click();
@@ -338,7 +339,7 @@ describe('attnlab page: the Experiment view', () => {
     assert.match(await page.textContent('#x-config-error'), /pairs/);
     await page.fill('#x-steps', '');
     assert.equal(await page.getAttribute('#x-steps', 'aria-invalid'), 'true');
-    assert.equal(await page.isDisabled('#x-play'), true);
+    await page.waitForFunction(() => document.querySelector('#x-play').disabled, null, { timeout: 5000 });
     assertNoProblems(page);
   });
 
