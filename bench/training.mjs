@@ -103,7 +103,8 @@ function sameModelCheck(lab, tfjs, shape, batch) {
 
 /**
  * softmax on each build against tfjs (and the peak kernels) at one shape, interleaved. Returns
- * { shape, flops, rounds, entries: { name: stats + tokens_per_s + gflops }, check, tfjs_meta }.
+ * { shape, flops, rounds, entries: { name: stats + tokens_per_s + gflops }, check (sameModelCheck),
+ *   tfjs (its version and parameter count, or { error }), tfjs_profile (when ctx.profileTfjs) }.
  */
 async function headToHead(shape, builds, ctx) {
   const batch = randomBatch(shape);
