@@ -280,8 +280,9 @@ size_t attn_heap_base(void);
  * Workspace sizes (plans, models) are measured for the thread count set when they are measured.
  * Builds without threads: attn_threads_start(1) is ATTN_OK, more threads ATTN_ERR_UNSUPPORTED.
  *
- * A worker instance calls attn_thread_worker(index), index in [1, threads), which returns only
- * after attn_threads_stop(). Once attn_threads_running() counts threads - 1 workers, the leader
+ * A worker instance calls attn_thread_worker(index), index in [1, threads), which returns 0 only
+ * after attn_threads_stop() (-1 at once for an index outside [1, ATTN_MAX_THREADS); a worker
+ * whose index is not below the started thread count takes no pieces). Once attn_threads_running() counts threads - 1 workers, the leader
  * calls attn_threads_start(threads, spin) and every later call splits its work over them.
  * spin: rounds a waiting thread polls before it sleeps (memory.atomic.wait32). A wake-up costs
  * tens of microseconds, more than many pieces take, so with a core per thread the caller spins

@@ -58,6 +58,9 @@ static void wait_while(int32_t *p, int32_t seen) {
 
 /* Claims and runs pieces of the current job until none is left. */
 static void take_pieces(int thread) {
+    /* a worker beyond the thread count the job was sized for (started with more workers than
+     * attn_threads_start was given) takes no pieces: its scratch slice does not exist */
+    if (thread >= load(&pool.threads)) return;
     for (;;) {
         uint64_t t = __atomic_load_n(&pool.ticket, __ATOMIC_SEQ_CST);
         uint32_t next = (uint32_t)t;
@@ -91,6 +94,8 @@ void attn_threads_stop(void) {
 int32_t attn_threads_running(void) { return load(&pool.running); }
 
 int32_t attn_thread_worker(int32_t thread) {
+    /* an index outside the pool would run pieces on another thread's scratch slice */
+    if (thread < 1 || thread >= ATTN_MAX_THREADS) return -1;
     /* seen before counting itself in: the leader starts jobs only once every worker is counted,
      * so no job can slip between the two */
     int32_t seen = load(&pool.generation);

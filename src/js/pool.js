@@ -46,6 +46,8 @@ export function threadsBlocked() {
   return null;
 }
 
+const START_MS = 10000; // how long the workers may take to load and enter the pool
+
 function spawn() {
   const threads = globalThis.process?.getBuiltinModule?.('node:worker_threads');
   if (threads) {
@@ -56,6 +58,9 @@ function spawn() {
       on: (fn) => {
         worker.on('message', fn);
         worker.on('error', (err) => fn({ type: 'error', message: err.message }));
+        // a worker that ends without an error event (killed, or exit() in its code) must not
+        // leave the start waiting; after a 'ready' this settles nothing
+        worker.on('exit', (code) => fn({ type: 'error', message: `exited with code ${code} before it was ready` }));
       },
       unref: () => worker.unref(), // once started: an idle pool never keeps Node running
       post: (message) => worker.postMessage(message),
@@ -87,8 +92,13 @@ export async function startPool({ module, memory, exports, threads, stackBase })
     for (const w of workers) w.terminate(); // ... and are ended either way
     workers.length = 0;
   };
+  let timer;
   try {
-    await Promise.all(Array.from({ length: threads - 1 }, (_, i) => new Promise((resolve, reject) => {
+    // a worker that never answers (a browser that never loads its script) must not hang init()
+    const timeout = new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`workers did not report ready within ${START_MS / 1000} s`)), START_MS);
+    });
+    await Promise.race([timeout, Promise.all(Array.from({ length: threads - 1 }, (_, i) => new Promise((resolve, reject) => {
       const index = i + 1;
       const worker = spawn();
       workers.push(worker);
@@ -97,11 +107,11 @@ export async function startPool({ module, memory, exports, threads, stackBase })
         else if (message.type === 'error') reject(new Error(`worker ${index}: ${message.message}`));
       });
       worker.post({ module, memory, index, stackTop: stackBase + index * STACK_BYTES });
-    })));
+    })))]);
     // 'ready' is posted just before a worker enters the pool: wait until all have.
-    const deadline = Date.now() + 10000;
+    const deadline = Date.now() + START_MS;
     while (exports.attn_threads_running() < threads - 1) {
-      if (Date.now() > deadline) throw new Error('workers did not start within 10 s');
+      if (Date.now() > deadline) throw new Error(`workers did not start within ${START_MS / 1000} s`);
       await new Promise((resolve) => setTimeout(resolve, 1));
     }
     // spin long when every thread has a core of its own (attnlab.h, attn_threads_start)
@@ -112,6 +122,8 @@ export async function startPool({ module, memory, exports, threads, stackBase })
   } catch (err) {
     stop();
     throw err;
+  } finally {
+    clearTimeout(timer);
   }
   return { stop };
 }
