@@ -103,6 +103,23 @@ for (const build of buildList) {
     const labs = {};
     for (const threads of THREADS) labs[threads] = await init({ simd: simdOf(build), threads, fresh: true });
 
+    // `steps` training steps of a model of `config` on each thread count: the same losses and
+    // parameters, bit for bit, as on one thread
+    const trainsAlikeOnEveryCount = (config, tokens, targets, steps, what) => {
+      const runs = THREADS.map((threads) => {
+        const model = labs[threads].model(config);
+        const losses = [];
+        for (let s = 0; s < steps; s++) losses.push(model.trainStep(tokens, targets, { lr: 3e-3 }).loss);
+        const params = Object.values(model.parameters()).map((p) => p.slice());
+        model.dispose();
+        return { threads, losses, params };
+      });
+      for (const r of runs.slice(1)) {
+        assert.deepEqual(r.losses, runs[0].losses, `${what}: losses on ${r.threads} threads`);
+        r.params.forEach((p, i) => assert.ok(sameBits(p, runs[0].params[i]), `${what}: parameter ${i} on ${r.threads} threads`));
+      }
+    };
+
     test(`lab.threads and lab.build [${build}]`, () => {
       for (const threads of THREADS) {
         assert.equal(labs[threads].threads, threads);
@@ -222,18 +239,8 @@ for (const build of buildList) {
     test(`a training step of one long sequence (batch 1, seqLen 96: attention split inside a head) on 1, 2, 3 threads [${build}]`, () => {
       const task = tasks.copy({ seqLen: 96, vocab: 8 });
       const { tokens, targets } = task.sample(1, 5);
-      const runs = THREADS.map((threads) => {
-        const model = labs[threads].model({ variant: 'softmax', vocab: task.vocab, seqLen: 96, dModel: 32, heads: 2, layers: 1, dFF: 32, causal: true, seed: 9 });
-        const losses = [];
-        for (let s = 0; s < 2; s++) losses.push(model.trainStep(tokens, targets, { lr: 3e-3 }).loss);
-        const params = Object.values(model.parameters()).map((p) => p.slice());
-        model.dispose();
-        return { threads, losses, params };
-      });
-      for (const r of runs.slice(1)) {
-        assert.deepEqual(r.losses, runs[0].losses, `losses on ${r.threads} threads`);
-        r.params.forEach((p, i) => assert.ok(sameBits(p, runs[0].params[i]), `parameter ${i} on ${r.threads} threads`));
-      }
+      trainsAlikeOnEveryCount({ variant: 'softmax', vocab: task.vocab, seqLen: 96, dModel: 32, heads: 2, layers: 1, dFF: 32, causal: true, seed: 9 },
+        tokens, targets, 2, 'softmax');
     });
 
     test(`an error in one call leaves the pool working [${build}]`, () => {
@@ -254,18 +261,8 @@ for (const build of buildList) {
       const task = tasks.copy({ seqLen: 16, vocab: 8 });
       const { tokens, targets } = task.sample(6, 3);
       for (const variant of ['softmax', 'random', 'linear']) {
-        const runs = THREADS.map((threads) => {
-          const model = labs[threads].model({ variant, vocab: task.vocab, seqLen: task.seqLen, dModel: 48, heads: 2, layers: 2, dFF: 64, causal: true, seed: 5 });
-          const losses = [];
-          for (let s = 0; s < 3; s++) losses.push(model.trainStep(tokens, targets, { lr: 3e-3 }).loss);
-          const params = Object.values(model.parameters()).map((p) => p.slice());
-          model.dispose();
-          return { threads, losses, params };
-        });
-        for (const r of runs.slice(1)) {
-          assert.deepEqual(r.losses, runs[0].losses, `${variant}: losses on ${r.threads} threads`);
-          r.params.forEach((p, i) => assert.ok(sameBits(p, runs[0].params[i]), `${variant}: parameter ${i} on ${r.threads} threads`));
-        }
+        trainsAlikeOnEveryCount({ variant, vocab: task.vocab, seqLen: task.seqLen, dModel: 48, heads: 2, layers: 2, dFF: 64, causal: true, seed: 5 },
+          tokens, targets, 3, variant);
       }
     });
 
