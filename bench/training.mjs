@@ -20,6 +20,7 @@
 import { tasks } from '../src/js/tasks.js';
 import { mulberry32 } from '../src/js/prng.js';
 import { modelConfig, VARIANTS } from '../web/experiment/variants.js';
+import { relDiff } from './backward.mjs';
 import { roundRobin } from './measure.mjs';
 import { peakRunner } from './peak.mjs';
 import { fmtMs, log } from './record.mjs';
@@ -88,12 +89,8 @@ function sameModelCheck(lab, tfjs, shape, batch) {
     }
     const lossDiff = Math.max(...ours.map((x, i) => Math.abs(x - theirs[i]) / Math.abs(x)));
     const mine = model.parameters(), other = tfjs.parameters(CHECK_PARAMS);
-    const params = Object.fromEntries(CHECK_PARAMS.map((name) => {
-      const a = mine[name], b = other[name];
-      let scale = 0, diff = 0;
-      for (let i = 0; i < a.length; i++) { scale = Math.max(scale, Math.abs(a[i])); diff = Math.max(diff, Math.abs(a[i] - b[i])); }
-      return [name, diff / scale];
-    }));
+    // max |diff| / max |attnlab| per array (the backward pass's gradient-check measure)
+    const params = Object.fromEntries(CHECK_PARAMS.map((name) => [name, relDiff({ [name]: other[name] }, { [name]: mine[name] })]));
     const paramDiff = Math.max(...Object.values(params));
     return { steps: CHECK_STEPS, lr: CHECK_LR, weight_decay: CHECK_DECAY, attnlab: ours, tfjs: theirs, grad_norms: gradNorms, clipped: gradNorms.some((g) => g > 1),
       loss_rel_diff: lossDiff, param_rel_diff: params, max_param_rel_diff: paramDiff, tolerance: CHECK_TOL,
