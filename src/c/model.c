@@ -539,6 +539,11 @@ static attn_status plan_bytes(const attn_model_config *cfg, const model_shape *s
     return ATTN_OK;
 }
 
+/* Floats of one layer's transposed weights in bufs.wt (the backward pass: wt_layer). */
+static int64_t wt_layer_floats(const model_shape *s) {
+    return sadd(sadd(smul(2 * (int64_t)s->F, s->D), smul(s->D, s->D)), smul(smul(s->H, s->nproj), smul(s->dh, s->D)));
+}
+
 /* Carves (or, measuring, counts) the workspace of a batch. */
 static void layout(const model_shape *s, int B, size_t pbytes, arena *ws, bufs *w) {
     int64_t NR = smul(B, s->T), D = s->D, F = s->F, V = s->V;
@@ -559,10 +564,7 @@ static void layout(const model_shape *s, int B, size_t pbytes, arena *ws, bufs *
     w->dy = arena_floats(ws, (uint64_t)BD);
     w->dproj = arena_floats(ws, (uint64_t)smul(s->nproj, BD));
     w->dpre = arena_floats(ws, (uint64_t)BF);
-    int64_t wt = smul(V, D);
-    if (smul(F, D) > wt) wt = smul(F, D);
-    if (smul(D, D) > wt) wt = smul(D, D);
-    w->wt = arena_floats(ws, (uint64_t)wt);
+    w->wt = arena_floats(ws, (uint64_t)sadd(smul(V, D), smul(s->layers, wt_layer_floats(s))));
     w->head_grads = arena_floats(ws, (uint64_t)smul(B, s->head_floats));
     w->attn_out = arena_floats(ws, (uint64_t)smul(w->threads, smul(s->T, s->dh)));
     w->row_loss = arena_floats(ws, (uint64_t)NR);
@@ -697,14 +699,6 @@ static void layernorm_backward_columns(const void *ctx, int lo, int hi) {
     }
 }
 
-/* dx += the gradient through the LayerNorm of x for the output gradient dy; dg, db (if not NULL)
- * accumulate the gain and bias gradients, rows in order. */
-static void layernorm_backward(int rows, int D, const float *x, const float *stats, const float *g,
-                               const float *dy, float *dx, float *dg, float *db) {
-    ln_args a = {rows, D, x, g, 0, stats, dy, 0, 0, dx, dg, db};
-    par_span(rows, 1, layernorm_backward_rows, &a);
-    if (dg || db) par_span_n(D, 16, 1, layernorm_backward_columns, &a);
-}
 
 /* tanh(u) = 1 - 2 / (exp(2u) + 1) with the library's exp, so every build computes the same GELU;
  * exp saturates at both ends, giving exactly +-1 there. */
@@ -763,29 +757,10 @@ static void gelu_forward(size_t count, const float *x, float *y) {
     elem_args a = {x, y};
     par_span((int)count, 64, gelu_forward_span, &a);
 }
-static void gelu_backward(size_t count, const float *x, float *dx) {
-    elem_args a = {x, dx};
-    par_span((int)count, 64, gelu_backward_span, &a);
-}
 
 /* Every row of x [rows, cols] set to b. */
 static void broadcast_rows(int rows, int cols, const float *b, float *x) {
     for (int i = 0; i < rows; i++) attn_copy(x + (size_t)i * cols, b, cols);
-}
-typedef struct colsum_args {
-    int rows, cols;
-    const float *x;
-    float *out;
-} colsum_args;
-static void column_sums_span(const void *ctx, int lo, int hi) {
-    const colsum_args *a = ctx;
-    for (int i = 0; i < a->rows; i++) attn_axpy(a->out + lo, a->x + (size_t)i * a->cols + lo, hi - lo, 1.0f);
-}
-/* out += the column sums of x [rows, cols], rows in order (columns over threads; a multiple of VW
- * per piece, so each piece's axpy splits vector and scalar parts as one call over all columns does) */
-static void column_sums(int rows, int cols, const float *x, float *out) {
-    colsum_args a = {rows, cols, x, out};
-    par_span_n(cols, 16, 1, column_sums_span, &a);
 }
 static void add_into(size_t count, const float *a, const float *b, float *out) {
     for (size_t i = 0; i < count; i++) out[i] = a[i] + b[i];
@@ -800,91 +775,159 @@ static void weight_grad(int m, int N, int K, const float *At, int lda, const flo
         attn_gemm_tn(m, N, imin(WG_CHUNK, K - k0), At + (size_t)k0 * lda, lda, B + (size_t)k0 * ldb, ldb, C, ldc, k0 > 0);
 }
 
-/* ---- matrix products split over threads ----
- * Row blocks of C, each a multiple of KP rows: attn_gemm and attn_gemm_tn walk rows in blocks of
- * KP from the first, so a split at a multiple of KP computes every element exactly as one call
- * over all rows does (bit-identical to one thread). */
-typedef struct gemm_job {
-    int m, N, K, tn, accumulate, rows; /* rows per piece, a multiple of KP */
-    const float *A, *B;
-    int lda, ldb, ldc;
-    float *C;
-} gemm_job;
+/* ---- stages: the independent work between two waits ----
+ * A training step of a small model is dozens of short steps (a LayerNorm, a product, a GELU...),
+ * and every job handed to the threads ends in a wait for its last piece. So the passes run in
+ * stages: one job each, made of tasks that do not depend on one another — row blocks that carry a
+ * chain of row-wise steps (a row's LayerNorm, its products with the weights, its GELU), and column
+ * blocks of sums over every row (weight, bias and gain gradients), which read only what earlier
+ * stages finished. A forward pass is 2 stages a layer (1 more per extra head), a backward pass 4.
+ *
+ * Bits: a row block computes its rows with the operations one whole-matrix call uses (products
+ * split at multiples of KP rows, as attn_gemm walks them; elementwise steps per element), and a
+ * column block sums its columns over all rows in row order; so every thread count, and every
+ * block size, gives the bits of one thread. */
+typedef void (*task_fn)(const void *ctx, int piece, int thread);
+typedef struct task {
+    task_fn fn;
+    const void *ctx;
+    int pieces;
+} task;
+#define STAGE_TASKS 48
+typedef struct stage {
+    int count;
+    task tasks[STAGE_TASKS];
+} stage;
 
-static void gemm_piece(void *ctx, int piece, int thread) {
-    (void)thread;
-    const gemm_job *j = ctx;
-    int i0 = piece * j->rows, rows = imin(j->rows, j->m - i0);
-    if (j->tn == 2) /* weight_grad: C rows i0.. = columns i0.. of At */
-        weight_grad(rows, j->N, j->K, j->A + i0, j->lda, j->B, j->ldb, j->C + (size_t)i0 * j->ldc, j->ldc);
-    else
-        attn_gemm(rows, j->N, j->K, j->A + (size_t)i0 * j->lda, j->lda, j->B, j->ldb,
-                  j->C + (size_t)i0 * j->ldc, j->ldc, j->accumulate);
-}
-
-/* Pieces of at least 16 rows and about 4 per thread, so that uneven pieces even out. */
-static void split_gemm(gemm_job *j) {
-    int threads = attn_thread_count();
-    if (threads <= 1 || j->m < 32) {
-        gemm_piece(j, 0, 0), j->rows = j->m;
-        return;
+static void stage_piece(void *ctx, int piece, int thread) {
+    const stage *st = ctx;
+    for (int i = 0; i < st->count; i++) {
+        if (piece < st->tasks[i].pieces) {
+            st->tasks[i].fn(st->tasks[i].ctx, piece, thread);
+            return;
+        }
+        piece -= st->tasks[i].pieces;
     }
-    int rows = round_up(imax(16, (j->m + 4 * threads - 1) / (4 * threads)), KP);
-    j->rows = rows;
-    attn_parallel((j->m + rows - 1) / rows, gemm_piece, j);
 }
 
-/* attn_gemm over threads. */
-static void par_gemm(int m, int N, int K, const float *A, int lda, const float *B, int ldb, float *C,
-                     int ldc, int accumulate) {
-    gemm_job j = {m, N, K, 0, accumulate, m, A, B, lda, ldb, ldc, C};
-    split_gemm(&j);
+/* Runs the stage's tasks as one job, and empties it. Pieces are taken in the order tasks were
+ * added: long ones first, short column blocks last to fill the gaps at the end. */
+static void stage_run(stage *st) {
+    int pieces = 0;
+    for (int i = 0; i < st->count; i++) pieces += st->tasks[i].pieces;
+    attn_parallel(pieces, stage_piece, st);
+    st->count = 0;
 }
 
-/* weight_grad over threads: rows of C, i.e. columns of At. */
-static void par_weight_grad(int m, int N, int K, const float *At, int lda, const float *B, int ldb,
-                            float *C, int ldc) {
-    gemm_job j = {m, N, K, 2, 0, m, At, B, lda, ldb, ldc, C};
-    split_gemm(&j);
+/* Tasks of one stage are independent, so a full stage may run early: the rest follow in another. */
+static void stage_add(stage *st, task_fn fn, const void *ctx, int pieces) {
+    if (pieces <= 0) return;
+    if (st->count == STAGE_TASKS) stage_run(st);
+    st->tasks[st->count++] = (task){fn, ctx, pieces};
 }
 
-/* Several products of one shape in one job (the heads' projections and their gradients): piece
- * p is row block p % blocks of product p / blocks. Fewer, larger jobs: each job costs a
- * hand-over to the workers and a wait for the last piece. */
-#define MANY_MAX 48
-typedef struct many_job {
-    int m, N, K, tn, rows, blocks;
-    int lda, ldb, ldc;
-    const float *A[MANY_MAX], *B[MANY_MAX];
-    float *C[MANY_MAX];
-} many_job;
+/* fn(ctx, lo, hi, thread) over [0, count) in blocks of `block`. */
+typedef void (*block_fn)(const void *ctx, int lo, int hi, int thread);
+typedef struct blocks {
+    block_fn fn;
+    const void *ctx;
+    int count, block;
+} blocks;
 
-static void many_piece(void *ctx, int piece, int thread) {
-    (void)thread;
-    const many_job *j = ctx;
-    int item = piece / j->blocks, i0 = (piece % j->blocks) * j->rows, rows = imin(j->rows, j->m - i0);
-    if (j->tn)
-        weight_grad(rows, j->N, j->K, j->A[item] + i0, j->lda, j->B[item], j->ldb, j->C[item] + (size_t)i0 * j->ldc, j->ldc);
-    else
-        attn_gemm(rows, j->N, j->K, j->A[item] + (size_t)i0 * j->lda, j->lda, j->B[item], j->ldb,
-                  j->C[item] + (size_t)i0 * j->ldc, j->ldc, 0);
+static void block_piece(const void *ctx, int piece, int thread) {
+    const blocks *b = ctx;
+    int lo = piece * b->block;
+    b->fn(b->ctx, lo, imin(b->count, lo + b->block), thread);
 }
 
-/* Runs the j->count products queued in j (C = A B, or weight_grad's C = At^T B when tn). */
-static void many_run(many_job *j, int count) {
-    if (!count) return;
+/* Adds fn over [0, count) in blocks of a multiple of `align`, `per_thread` blocks per thread
+ * (several even out uneven pieces; column sums, which each read every row, take one). */
+static void stage_blocks(stage *st, blocks *b, int count, int align, int per_thread, block_fn fn, const void *ctx) {
     int threads = attn_thread_count();
-    int per = (threads * 4 + count - 1) / count; /* row blocks per product: ~4 pieces per thread */
-    j->rows = round_up(imax(16, (j->m + per - 1) / per), KP);
-    j->blocks = (j->m + j->rows - 1) / j->rows;
-    if (threads <= 1) j->rows = j->m, j->blocks = 1;
-    attn_parallel(count * j->blocks, many_piece, j);
+    int block = round_up(imax(align, (count + per_thread * threads - 1) / (per_thread * threads)), align);
+    *b = (blocks){fn, ctx, count, block};
+    stage_add(st, block_piece, b, (count + block - 1) / block);
 }
 
-/* Queues C = A B (C = At^T B when j->tn) in j, running the queue when it is full. */
-static void many_add(many_job *j, int *count, const float *A, const float *B, float *C) {
-    j->A[*count] = A, j->B[*count] = B, j->C[*count] = C;
-    if (++*count == MANY_MAX) many_run(j, *count), *count = 0;
+/* Row blocks of the batch: multiples of KP rows (see above), at least 16. */
+static void stage_rows(stage *st, blocks *b, int rows, block_fn fn, const void *ctx) {
+    stage_blocks(st, b, rows, 16, 4, fn, ctx);
+}
+
+/* Column sums: out += the column sums of x [rows, cols], rows in order. Blocks of a multiple of
+ * 16 columns, so each block's axpy splits vector and scalar parts as one call over all columns. */
+typedef struct colsum_args {
+    int rows, cols;
+    const float *x;
+    float *out;
+} colsum_args;
+static void column_sums_block(const void *ctx, int lo, int hi, int thread) {
+    (void)thread;
+    const colsum_args *a = ctx;
+    for (int i = 0; i < a->rows; i++) attn_axpy(a->out + lo, a->x + (size_t)i * a->cols + lo, hi - lo, 1.0f);
+}
+static void stage_column_sums(stage *st, blocks *b, colsum_args *a, int rows, int cols, const float *x, float *out) {
+    *a = (colsum_args){rows, cols, x, out};
+    stage_blocks(st, b, cols, 16, 1, column_sums_block, a);
+}
+
+/* Weight gradients C_i[m, N] = At_i^T B_i (weight_grad, K = the batch's rows) of `count`
+ * products of one shape, item i's pointers from at(); a piece is a block of rows of one C. */
+typedef void (*product_fn)(const void *ctx, int item, const float **At, const float **B, float **C);
+typedef struct products {
+    int m, N, K, lda, ldb, ldc, rows, per;
+    product_fn at;
+    const void *ctx;
+} products;
+
+static void product_piece(const void *ctx, int piece, int thread) {
+    (void)thread;
+    const products *p = ctx;
+    const float *At, *B;
+    float *C;
+    p->at(p->ctx, piece / p->per, &At, &B, &C);
+    int i0 = (piece % p->per) * p->rows, rows = imin(p->rows, p->m - i0);
+    if (C) weight_grad(rows, p->N, p->K, At + i0, p->lda, B, p->ldb, C + (size_t)i0 * p->ldc, p->ldc);
+}
+
+/* Adds the products: rows of C in blocks of at least 16 (a multiple of KP), about 2 per thread
+ * over all products. A NULL C (a frozen weight) is skipped. */
+static void stage_products(stage *st, products *p, int count) {
+    int threads = attn_thread_count();
+    int per = (threads * 2 + count - 1) / count;
+    p->rows = round_up(imax(16, (p->m + per - 1) / per), KP);
+    p->per = (p->m + p->rows - 1) / p->rows;
+    stage_add(st, product_piece, p, count * p->per);
+}
+
+typedef struct one_product {
+    const float *At, *B;
+    float *C;
+} one_product;
+static void one_product_at(const void *ctx, int item, const float **At, const float **B, float **C) {
+    (void)item;
+    const one_product *o = ctx;
+    *At = o->At, *B = o->B, *C = o->C;
+}
+/* One weight gradient C[m, N] = At^T B, At [K, m] (row stride lda). */
+static void stage_weight_grad(stage *st, products *p, one_product *o, int m, int N, int K, const float *At,
+                              int lda, const float *B, int ldb, float *C) {
+    if (!C) return;
+    *o = (one_product){At, B, C};
+    *p = (products){.m = m, .N = N, .K = K, .lda = lda, .ldb = ldb, .ldc = N, .at = one_product_at, .ctx = o};
+    stage_products(st, p, 1);
+}
+
+static void ln_columns_block(const void *ctx, int lo, int hi, int thread) {
+    (void)thread;
+    layernorm_backward_columns(ctx, lo, hi);
+}
+/* The gain and bias gradients of a LayerNorm (dg, db may be NULL): sums over rows, by columns. */
+static void stage_ln_columns(stage *st, blocks *b, ln_args *a, int rows, int D, const float *x,
+                             const float *stats, const float *dy, float *dg, float *db) {
+    if (!dg && !db) return;
+    *a = (ln_args){rows, D, x, 0, 0, stats, dy, 0, 0, 0, dg, db};
+    stage_blocks(st, b, D, 16, 1, ln_columns_block, a);
 }
 
 /* Attention inputs of head h (parameters at hp) for sequence b: the projections from `proj`. */
@@ -929,8 +972,8 @@ typedef struct head_job {
     const char *detail;
 } head_job;
 
-static void head_forward_piece(void *ctx, int b, int thread) {
-    head_job *job = ctx;
+static void head_forward_piece(const void *ctx, int b, int thread) {
+    head_job *job = (head_job *)(uintptr_t)ctx; /* the stage's task passes it back as const */
     const model_shape *s = job->s;
     const bufs *w = job->w;
     attn_inputs in;
@@ -942,8 +985,8 @@ static void head_forward_piece(void *ctx, int b, int thread) {
     if (st != ATTN_OK) job->status = st, job->detail = detail;
 }
 
-static void head_backward_piece(void *ctx, int b, int thread) {
-    head_job *job = ctx;
+static void head_backward_piece(const void *ctx, int b, int thread) {
+    head_job *job = (head_job *)(uintptr_t)ctx;
     const model_shape *s = job->s;
     const bufs *w = job->w;
     int NR = w->NR, T = s->T, dh = s->dh, h = job->h;
@@ -968,55 +1011,6 @@ static void head_backward_piece(void *ctx, int b, int thread) {
     if (st != ATTN_OK) job->status = st, job->detail = detail;
 }
 
-static attn_status forward(const attn_model_config *cfg, const model_shape *s, const float *P,
-                           const int32_t *tokens, const bufs *w, float *logits, const char **detail) {
-    int NR = w->NR, T = s->T, D = s->D, F = s->F, dh = s->dh;
-    size_t BD = (size_t)NR * D;
-    for (int i = 0; i < NR; i++)
-        add_into((size_t)D, P + (size_t)tokens[i] * D, P + (size_t)s->V * D + (size_t)(i % T) * D,
-                 w->res + (size_t)i * D);
-    for (int l = 0; l < s->layers; l++) {
-        const float *Pl = P + s->layers_off + l * s->layer_floats;
-        float *hin = w->res + 2 * (size_t)l * BD, *hmid = hin + BD, *hout = hmid + BD;
-        layer_view v;
-        layer_view_of(s, w, l, &v);
-        layernorm(NR, D, hin, Pl + s->ln1g, Pl + s->ln1b, v.ln1, v.ln1_stats);
-        many_job proj = {.m = NR, .N = dh, .K = D, .tn = 0, .lda = D, .ldb = dh, .ldc = dh};
-        int queued = 0;
-        for (int h = 0; h < s->H; h++)
-            for (int k = 0; k < s->nproj; k++)
-                many_add(&proj, &queued, v.ln1, Pl + s->heads + h * s->head_floats + s->slots[s->proj_slot[k]].offset,
-                         v.proj + (size_t)(h * s->nproj + k) * NR * dh);
-        many_run(&proj, queued);
-        for (int h = 0; h < s->H; h++) {
-            const float *hp = Pl + s->heads + h * s->head_floats;
-            attn_plan plan;
-            attn_status st = head_plan(cfg, s, hp, h, &plan, detail);
-            if (st != ATTN_OK) return st;
-            head_job job = {s, w, &plan, hp, 0, v.proj, v.y, 0, h, ATTN_OK, 0};
-            attn_parallel(w->B, head_forward_piece, &job);
-            if (job.status != ATTN_OK) {
-                if (detail) *detail = job.detail;
-                return job.status;
-            }
-        }
-        for (int h = 0; h < s->H; h++)
-            par_gemm(NR, D, dh, v.y + (size_t)h * NR * dh, dh, Pl + s->wo + (size_t)h * dh * D, D, w->dtmp, D, h > 0);
-        add_into(BD, hin, w->dtmp, hmid);
-        layernorm(NR, D, hmid, Pl + s->ln2g, Pl + s->ln2b, v.ln2, v.ln2_stats);
-        broadcast_rows(NR, F, Pl + s->fc1b, v.pre);
-        par_gemm(NR, F, D, v.ln2, D, Pl + s->fc1, F, v.pre, F, 1);
-        gelu_forward((size_t)NR * F, v.pre, v.act);
-        broadcast_rows(NR, D, Pl + s->fc2b, w->dtmp);
-        par_gemm(NR, D, F, v.act, F, Pl + s->fc2, D, w->dtmp, D, 1);
-        add_into(BD, hmid, w->dtmp, hout);
-    }
-    layernorm(NR, D, w->res + 2 * (size_t)s->layers * BD, P + s->lnfg, P + s->lnfb, w->lnf, w->lnf_stats);
-    broadcast_rows(NR, s->V, P + s->outb, logits);
-    par_gemm(NR, s->V, D, w->lnf, D, P + s->out, s->V, logits, s->V, 1);
-    return ATTN_OK;
-}
-
 typedef struct ce_args {
     const model_shape *s;
     const bufs *w;
@@ -1025,8 +1019,7 @@ typedef struct ce_args {
 } ce_args;
 
 /* Rows [lo, hi): each row's loss and hit into row_loss / row_hit, and with grads its gradient. */
-static void cross_entropy_rows(const void *ctx, int lo, int hi) {
-    const ce_args *a = ctx;
+static void cross_entropy_rows(const ce_args *a, int lo, int hi) {
     int V = a->s->V;
     for (int i = lo; i < hi; i++) {
         float *row = a->w->logits + (size_t)i * V;
@@ -1050,12 +1043,9 @@ static void cross_entropy_rows(const void *ctx, int lo, int hi) {
     }
 }
 
-/* Loss and accuracy over the logits in w; with `grads`, the logits become d(mean loss)/d logits.
- * Rows over threads; the mean sums the rows' losses in row order, in double. */
-static void cross_entropy(const model_shape *s, const bufs *w, const int32_t *targets, int counted,
-                          int grads, float *loss, int32_t *correct) {
-    ce_args a = {s, w, targets, counted, grads};
-    par_span(w->NR, 1, cross_entropy_rows, &a);
+/* The mean loss and the hits over the rows cross_entropy_rows filled: the rows' losses summed in
+ * row order, in double. */
+static void cross_entropy_total(const bufs *w, const int32_t *targets, int counted, float *loss, int32_t *correct) {
     double total = 0.0;
     int right = 0;
     for (int i = 0; i < w->NR; i++) {
@@ -1067,68 +1057,328 @@ static void cross_entropy(const model_shape *s, const bufs *w, const int32_t *ta
     if (correct) *correct = right;
 }
 
+/* ---- the forward pass: per layer, a stage of rows and a stage per head ---- */
+
+typedef struct forward_ctx {
+    const model_shape *s;
+    const bufs *w;
+    const float *P;
+    const int32_t *tokens;
+    int after;          /* the layer whose attention output these rows finish, or -1: the embedding */
+    int next;           /* the layer whose LayerNorm and projections follow, or s->layers: the logits */
+    float *logits;
+    const ce_args *ce;  /* each row's loss (and gradient), or NULL */
+} forward_ctx;
+
+/* Rows [lo, hi) of the rest of layer l after its attention: the output projection (heads in
+ * order, accumulating as one call per head does), the residual, LayerNorm, fc1 and GELU, fc2, the
+ * residual. */
+static void finish_layer_rows(const model_shape *s, const bufs *w, const float *P, int l, int lo, int hi) {
+    int NR = w->NR, D = s->D, F = s->F, dh = s->dh, n = hi - lo;
+    size_t BD = (size_t)NR * D;
+    const float *Pl = P + s->layers_off + l * s->layer_floats;
+    float *hin = w->res + 2 * (size_t)l * BD, *hmid = hin + BD, *hout = hmid + BD;
+    layer_view v;
+    layer_view_of(s, w, l, &v);
+    float *tmp = w->dtmp + (size_t)lo * D;
+    for (int h = 0; h < s->H; h++)
+        attn_gemm(n, D, dh, v.y + ((size_t)h * NR + lo) * dh, dh, Pl + s->wo + (size_t)h * dh * D, D, tmp, D, h > 0);
+    add_into((size_t)n * D, hin + (size_t)lo * D, tmp, hmid + (size_t)lo * D);
+    ln_args ln = {NR, D, hmid, Pl + s->ln2g, Pl + s->ln2b, 0, 0, v.ln2, v.ln2_stats, 0, 0, 0};
+    layernorm_rows(&ln, lo, hi);
+    broadcast_rows(n, F, Pl + s->fc1b, v.pre + (size_t)lo * F);
+    attn_gemm(n, F, D, v.ln2 + (size_t)lo * D, D, Pl + s->fc1, F, v.pre + (size_t)lo * F, F, 1);
+    elem_args gelu = {v.pre, v.act};
+    gelu_forward_span(&gelu, lo * F, hi * F);
+    broadcast_rows(n, D, Pl + s->fc2b, tmp);
+    attn_gemm(n, D, F, v.act + (size_t)lo * F, F, Pl + s->fc2, D, tmp, D, 1);
+    add_into((size_t)n * D, hmid + (size_t)lo * D, tmp, hout + (size_t)lo * D);
+}
+
+/* Rows [lo, hi) from one attention to the next: the end of layer `after` (or the embedding), then
+ * layer `next`'s LayerNorm and every head's projections (or the final LayerNorm, the logits and
+ * the loss). */
+static void forward_rows(const void *ctx, int lo, int hi, int thread) {
+    (void)thread;
+    const forward_ctx *c = ctx;
+    const model_shape *s = c->s;
+    const bufs *w = c->w;
+    const float *P = c->P;
+    int NR = w->NR, D = s->D, V = s->V, dh = s->dh, n = hi - lo;
+    size_t BD = (size_t)NR * D;
+    if (c->after < 0)
+        for (int i = lo; i < hi; i++)
+            add_into((size_t)D, P + (size_t)c->tokens[i] * D, P + (size_t)V * D + (size_t)(i % s->T) * D,
+                     w->res + (size_t)i * D);
+    else
+        finish_layer_rows(s, w, P, c->after, lo, hi);
+    if (c->next < s->layers) {
+        const float *Pl = P + s->layers_off + c->next * s->layer_floats;
+        layer_view v;
+        layer_view_of(s, w, c->next, &v);
+        ln_args ln = {NR, D, w->res + 2 * (size_t)c->next * BD, Pl + s->ln1g, Pl + s->ln1b, 0, 0, v.ln1, v.ln1_stats, 0, 0, 0};
+        layernorm_rows(&ln, lo, hi);
+        for (int h = 0; h < s->H; h++)
+            for (int k = 0; k < s->nproj; k++)
+                attn_gemm(n, dh, D, v.ln1 + (size_t)lo * D, D,
+                          Pl + s->heads + h * s->head_floats + s->slots[s->proj_slot[k]].offset, dh,
+                          v.proj + ((size_t)(h * s->nproj + k) * NR + lo) * dh, dh, 0);
+    } else {
+        ln_args ln = {NR, D, w->res + 2 * (size_t)s->layers * BD, P + s->lnfg, P + s->lnfb, 0, 0, w->lnf, w->lnf_stats, 0, 0, 0};
+        layernorm_rows(&ln, lo, hi);
+        float *logits = c->logits + (size_t)lo * V;
+        broadcast_rows(n, V, P + s->outb, logits);
+        attn_gemm(n, V, D, w->lnf + (size_t)lo * D, D, P + s->out, V, logits, V, 1);
+        if (c->ce) cross_entropy_rows(c->ce, lo, hi);
+    }
+}
+
+/* Logits of the batch; with `ce`, each row's loss too (and the loss's gradient in the logits). */
+static attn_status forward(const attn_model_config *cfg, const model_shape *s, const float *P,
+                           const int32_t *tokens, const bufs *w, float *logits, const ce_args *ce,
+                           const char **detail) {
+    stage st = {0};
+    blocks rows;
+    forward_ctx c = {s, w, P, tokens, -1, 0, logits, ce};
+    for (int l = 0;; l++) {
+        c.after = l - 1, c.next = l;
+        stage_rows(&st, &rows, w->NR, forward_rows, &c);
+        stage_run(&st);
+        if (l == s->layers) return ATTN_OK;
+        layer_view v;
+        layer_view_of(s, w, l, &v);
+        const float *Pl = P + s->layers_off + l * s->layer_floats;
+        for (int h = 0; h < s->H; h++) {
+            const float *hp = Pl + s->heads + h * s->head_floats;
+            attn_plan plan;
+            attn_status st_plan = head_plan(cfg, s, hp, h, &plan, detail);
+            if (st_plan != ATTN_OK) return st_plan;
+            head_job job = {s, w, &plan, hp, 0, v.proj, v.y, 0, h, ATTN_OK, 0};
+            stage_add(&st, head_forward_piece, &job, w->B);
+            stage_run(&st);
+            if (job.status != ATTN_OK) {
+                if (detail) *detail = job.detail;
+                return job.status;
+            }
+        }
+    }
+}
+
+/* ---- the backward pass: a stage at the top, then four a layer ----
+ * Transposed weights (w->wt) let the row blocks take their products with attn_gemm: out^T [V, D]
+ * first, then per layer fc2^T [D, F], fc1^T [F, D], wo^T [D, D] and each head's projections
+ * W^T [dh, D] in (head, projection) order. */
+static float *wt_layer(const model_shape *s, const bufs *w, int l) {
+    return w->wt + (size_t)s->V * s->D + (size_t)l * (size_t)wt_layer_floats(s);
+}
+
+typedef struct backward_ctx {
+    const attn_model_config *cfg;
+    const model_shape *s;
+    const bufs *w;
+    const float *P;
+    float *G;
+    const int32_t *tokens;
+    int l;
+} backward_ctx;
+
+/* Piece p: one weight of one layer transposed into w->wt. */
+static void transpose_piece(const void *ctx, int piece, int thread) {
+    (void)thread;
+    const backward_ctx *c = ctx;
+    const model_shape *s = c->s;
+    int D = s->D, F = s->F, dh = s->dh, per = 3 + s->H * s->nproj, l = piece / per, i = piece % per;
+    const float *Pl = c->P + s->layers_off + l * s->layer_floats;
+    float *t = wt_layer(s, c->w, l);
+    size_t FD = (size_t)F * D;
+    if (i == 0) attn_transpose(F, D, Pl + s->fc2, D, t, F, 1.0f);
+    else if (i == 1) attn_transpose(D, F, Pl + s->fc1, F, t + FD, D, 1.0f);
+    else if (i == 2) attn_transpose(D, D, Pl + s->wo, D, t + 2 * FD, D, 1.0f);
+    else {
+        int h = (i - 3) / s->nproj, k = (i - 3) % s->nproj;
+        const float *W = Pl + s->heads + h * s->head_floats + s->slots[s->proj_slot[k]].offset;
+        attn_transpose(D, dh, W, dh, t + 2 * FD + (size_t)D * D + (size_t)(i - 3) * dh * D, D, 1.0f);
+    }
+}
+
+/* Rows [lo, hi) at the top: the logits' gradient (cross_entropy_rows left it in w->logits) back
+ * through the output layer and the final LayerNorm into dres. */
+static void top_rows(const void *ctx, int lo, int hi, int thread) {
+    (void)thread;
+    const backward_ctx *c = ctx;
+    const model_shape *s = c->s;
+    const bufs *w = c->w;
+    int NR = w->NR, D = s->D, V = s->V, n = hi - lo;
+    attn_fill(w->dres + (size_t)lo * D, (size_t)n * D, 0.0f);
+    attn_gemm(n, D, V, w->logits + (size_t)lo * V, V, w->wt, D, w->dtmp + (size_t)lo * D, D, 0);
+    ln_args ln = {NR, D, w->res + 2 * (size_t)s->layers * NR * D, c->P + s->lnfg, 0, w->lnf_stats, w->dtmp, 0, 0,
+                  w->dres, 0, 0};
+    layernorm_backward_rows(&ln, lo, hi);
+}
+
+/* Rows [lo, hi), stage 1 of layer l: d pre-GELU = (dres fc2^T) * gelu'(pre). */
+static void mlp_out_rows(const void *ctx, int lo, int hi, int thread) {
+    (void)thread;
+    const backward_ctx *c = ctx;
+    const model_shape *s = c->s;
+    const bufs *w = c->w;
+    int D = s->D, F = s->F;
+    layer_view v;
+    layer_view_of(s, w, c->l, &v);
+    attn_gemm(hi - lo, F, D, w->dres + (size_t)lo * D, D, wt_layer(s, w, c->l), F, w->dpre + (size_t)lo * F, F, 0);
+    elem_args gelu = {v.pre, w->dpre};
+    gelu_backward_span(&gelu, lo * F, hi * F);
+}
+
+/* Rows [lo, hi), stage 2 of layer l: d ln2 = dpre fc1^T into dtmp, through LayerNorm 2 into dres
+ * (the residual's gradient adds), then each head's d y = dres wo^T. */
+static void mlp_in_rows(const void *ctx, int lo, int hi, int thread) {
+    (void)thread;
+    const backward_ctx *c = ctx;
+    const model_shape *s = c->s;
+    const bufs *w = c->w;
+    int NR = w->NR, D = s->D, F = s->F, dh = s->dh, n = hi - lo;
+    size_t BD = (size_t)NR * D;
+    const float *Pl = c->P + s->layers_off + c->l * s->layer_floats;
+    const float *t = wt_layer(s, w, c->l);
+    layer_view v;
+    layer_view_of(s, w, c->l, &v);
+    attn_gemm(n, D, F, w->dpre + (size_t)lo * F, F, t + (size_t)F * D, D, w->dtmp + (size_t)lo * D, D, 0);
+    ln_args ln = {NR, D, w->res + (2 * (size_t)c->l + 1) * BD, Pl + s->ln2g, 0, v.ln2_stats, w->dtmp, 0, 0, w->dres, 0, 0};
+    layernorm_backward_rows(&ln, lo, hi);
+    for (int h = 0; h < s->H; h++)
+        attn_gemm(n, dh, D, w->dres + (size_t)lo * D, D, t + 2 * (size_t)F * D + (size_t)h * dh, D,
+                  w->dy + ((size_t)h * NR + lo) * dh, dh, 0);
+}
+
+/* Rows [lo, hi), stage 4 of layer l: d ln1 = the sum over heads and projections of dproj W^T
+ * into dtmp (in (head, projection) order), through LayerNorm 1 into dres. */
+static void attention_in_rows(const void *ctx, int lo, int hi, int thread) {
+    (void)thread;
+    const backward_ctx *c = ctx;
+    const model_shape *s = c->s;
+    const bufs *w = c->w;
+    int NR = w->NR, D = s->D, dh = s->dh, n = hi - lo;
+    size_t BD = (size_t)NR * D;
+    const float *Pl = c->P + s->layers_off + c->l * s->layer_floats;
+    const float *t = wt_layer(s, w, c->l) + 2 * (size_t)s->F * D + (size_t)D * D;
+    layer_view v;
+    layer_view_of(s, w, c->l, &v);
+    for (int hk = 0; hk < s->H * s->nproj; hk++)
+        attn_gemm(n, D, dh, w->dproj + ((size_t)hk * NR + lo) * dh, dh, t + (size_t)hk * dh * D, D,
+                  w->dtmp + (size_t)lo * D, D, hk > 0);
+    ln_args ln = {NR, D, w->res + 2 * (size_t)c->l * BD, Pl + s->ln1g, 0, v.ln1_stats, w->dtmp, 0, 0, w->dres, 0, 0};
+    layernorm_backward_rows(&ln, lo, hi);
+}
+
+/* Columns [lo, hi) of the embeddings' gradients: every row's dres into its token's and its
+ * position's rows, rows in order. */
+static void embedding_columns(const void *ctx, int lo, int hi, int thread) {
+    (void)thread;
+    const backward_ctx *c = ctx;
+    const model_shape *s = c->s;
+    const bufs *w = c->w;
+    int D = s->D, T = s->T, tok = !frozen(c->cfg, 0), pos = !frozen(c->cfg, 1);
+    for (int i = 0; i < w->NR; i++) {
+        const float *d = w->dres + (size_t)i * D + lo;
+        if (tok) attn_axpy(c->G + (size_t)c->tokens[i] * D + lo, d, hi - lo, 1.0f);
+        if (pos) attn_axpy(c->G + (size_t)s->V * D + (size_t)(i % T) * D + lo, d, hi - lo, 1.0f);
+    }
+}
+
+/* Item i = (head, projection): the projection's weight gradient ln1^T dproj (NULL C: frozen). */
+typedef struct projection_grads {
+    const backward_ctx *c;
+    const float *ln1;
+    float *Gl;
+} projection_grads;
+static void projection_grad_at(const void *ctx, int item, const float **At, const float **B, float **C) {
+    const projection_grads *p = ctx;
+    const model_shape *s = p->c->s;
+    int h = item / s->nproj, k = item % s->nproj;
+    *At = p->ln1, *B = p->c->w->dproj + (size_t)item * p->c->w->NR * s->dh;
+    *C = frozen(p->c->cfg, idx_head(s, p->c->l, h, s->proj_slot[k]))
+             ? 0 : p->Gl + s->heads + h * s->head_floats + s->slots[s->proj_slot[k]].offset;
+}
+
+/* Item h: wo's rows of head h, y_h^T dres. */
+typedef struct output_grads {
+    const bufs *w;
+    const model_shape *s;
+    const float *y;
+    float *Gwo;
+} output_grads;
+static void output_grad_at(const void *ctx, int h, const float **At, const float **B, float **C) {
+    const output_grads *o = ctx;
+    *At = o->y + (size_t)h * o->w->NR * o->s->dh, *B = o->w->dres, *C = o->Gwo + (size_t)h * o->s->dh * o->s->D;
+}
+
 static attn_status backward(const attn_model_config *cfg, const model_shape *s, const float *P, float *G,
                             const int32_t *tokens, const bufs *w, const char **detail) {
-    int NR = w->NR, T = s->T, D = s->D, F = s->F, V = s->V, dh = s->dh;
+    int NR = w->NR, D = s->D, F = s->F, V = s->V, dh = s->dh;
     size_t BD = (size_t)NR * D;
     attn_fill(G, (size_t)s->total, 0.0f);
-    const float *dlogits = w->logits;
-    if (!frozen(cfg, idx_final(s, 2))) par_weight_grad(D, V, NR, w->lnf, D, dlogits, V, G + s->out, V);
-    if (!frozen(cfg, idx_final(s, 3))) column_sums(NR, V, dlogits, G + s->outb);
-    attn_transpose(D, V, P + s->out, V, w->wt, D, 1.0f);
-    par_gemm(NR, D, V, dlogits, V, w->wt, D, w->dtmp, D, 0);
-    attn_fill(w->dres, BD, 0.0f);
-    layernorm_backward(NR, D, w->res + 2 * (size_t)s->layers * BD, w->lnf_stats, P + s->lnfg, w->dtmp, w->dres,
-                       frozen(cfg, idx_final(s, 0)) ? 0 : G + s->lnfg, frozen(cfg, idx_final(s, 1)) ? 0 : G + s->lnfb);
+    backward_ctx c = {cfg, s, w, P, G, tokens, s->layers};
+    stage st = {0};
+    blocks rows, sums, sums2, lncols;
+    products prod, prod2;
+    one_product one;
+    colsum_args csum;
+    ln_args pending; /* a LayerNorm's gain and bias sums, run in the next stage (they need all of dtmp) */
+    {   /* the top: output layer and final LayerNorm; every transpose the layers will use */
+        attn_transpose(D, V, P + s->out, V, w->wt, D, 1.0f);
+        stage_rows(&st, &rows, NR, top_rows, &c);
+        stage_weight_grad(&st, &prod, &one, D, V, NR, w->lnf, D, w->logits, V,
+                          frozen(cfg, idx_final(s, 2)) ? 0 : G + s->out);
+        if (!frozen(cfg, idx_final(s, 3))) stage_column_sums(&st, &sums, &csum, NR, V, w->logits, G + s->outb);
+        stage_add(&st, transpose_piece, &c, s->layers * (3 + s->H * s->nproj));
+        stage_run(&st);
+    }
+    const float *lnx = w->res + 2 * (size_t)s->layers * BD, *lnstats = w->lnf_stats;
+    float *lndg = frozen(cfg, idx_final(s, 0)) ? 0 : G + s->lnfg, *lndb = frozen(cfg, idx_final(s, 1)) ? 0 : G + s->lnfb;
 
     for (int l = s->layers - 1; l >= 0; l--) {
         int64_t lo = s->layers_off + l * s->layer_floats;
-        const float *Pl = P + lo;
         float *Gl = G + lo;
         const float *hin = w->res + 2 * (size_t)l * BD, *hmid = hin + BD;
         layer_view v;
         layer_view_of(s, w, l, &v);
+        c.l = l;
 #define LAYER_GRAD(which, field) (frozen(cfg, idx_after_heads(s, l, which)) ? 0 : Gl + s->field)
-
-        /* MLP: dres is the gradient of the layer's output, and of hmid through the residual */
-        float *g;
-        if ((g = LAYER_GRAD(LP_FC2, fc2))) par_weight_grad(F, D, NR, v.act, F, w->dres, D, g, D);
-        if ((g = LAYER_GRAD(LP_FC2B, fc2b))) column_sums(NR, D, w->dres, g);
-        attn_transpose(F, D, Pl + s->fc2, D, w->wt, F, 1.0f);
-        par_gemm(NR, F, D, w->dres, D, w->wt, F, w->dpre, F, 0);
-        gelu_backward((size_t)NR * F, v.pre, w->dpre);
-        if ((g = LAYER_GRAD(LP_FC1, fc1))) par_weight_grad(D, F, NR, v.ln2, D, w->dpre, F, g, F);
-        if ((g = LAYER_GRAD(LP_FC1B, fc1b))) column_sums(NR, F, w->dpre, g);
-        attn_transpose(D, F, Pl + s->fc1, F, w->wt, D, 1.0f);
-        par_gemm(NR, D, F, w->dpre, F, w->wt, D, w->dtmp, D, 0);
-        layernorm_backward(NR, D, hmid, v.ln2_stats, Pl + s->ln2g, w->dtmp, w->dres, LAYER_GRAD(LP_LN2G, ln2g),
-                           LAYER_GRAD(LP_LN2B, ln2b));
-
-        /* attention: dres is now the gradient of hmid, and of hin through the residual */
-        if ((g = LAYER_GRAD(LP_WO, wo))) {
-            many_job wog = {.m = dh, .N = D, .K = NR, .tn = 1, .lda = dh, .ldb = D, .ldc = D};
-            int queued = 0;
-            for (int h = 0; h < s->H; h++)
-                many_add(&wog, &queued, v.y + (size_t)h * NR * dh, w->dres, g + (size_t)h * dh * D);
-            many_run(&wog, queued);
-        }
-#undef LAYER_GRAD
-        attn_transpose(D, D, Pl + s->wo, D, w->wt, D, 1.0f);
-        {
-            many_job dyj = {.m = NR, .N = dh, .K = D, .tn = 0, .lda = D, .ldb = D, .ldc = dh};
-            int queued = 0;
-            for (int h = 0; h < s->H; h++)
-                many_add(&dyj, &queued, w->dres, w->wt + (size_t)h * dh, w->dy + (size_t)h * NR * dh);
-            many_run(&dyj, queued);
-        }
+        /* 1: dres is the gradient of the layer's output: d pre-GELU; fc2's gradients; the
+         * LayerNorm above's gain and bias */
+        stage_rows(&st, &rows, NR, mlp_out_rows, &c);
+        stage_weight_grad(&st, &prod, &one, F, D, NR, v.act, F, w->dres, D, LAYER_GRAD(LP_FC2, fc2));
+        float *g = LAYER_GRAD(LP_FC2B, fc2b);
+        if (g) stage_column_sums(&st, &sums, &csum, NR, D, w->dres, g);
+        stage_ln_columns(&st, &lncols, &pending, NR, D, lnx, lnstats, w->dtmp, lndg, lndb);
+        stage_run(&st);
+        /* 2: through fc1 and LayerNorm 2 into dres (now the gradient of hmid), each head's d y;
+         * fc1's gradients */
+        stage_rows(&st, &rows, NR, mlp_in_rows, &c);
+        stage_weight_grad(&st, &prod, &one, D, F, NR, v.ln2, D, w->dpre, F, LAYER_GRAD(LP_FC1, fc1));
+        if ((g = LAYER_GRAD(LP_FC1B, fc1b))) stage_column_sums(&st, &sums, &csum, NR, F, w->dpre, g);
+        stage_run(&st);
+        /* 3: each head's attention backward, a piece per sequence; LayerNorm 2's gain and bias,
+         * wo's gradient */
+        output_grads og = {w, s, v.y, LAYER_GRAD(LP_WO, wo)};
         for (int h = 0; h < s->H; h++) {
-            const float *hp = Pl + s->heads + h * s->head_floats;
+            const float *hp = P + lo + s->heads + h * s->head_floats;
             float *hg = Gl + s->heads + h * s->head_floats;
             attn_plan plan;
-            attn_status st = head_plan(cfg, s, hp, h, &plan, detail);
-            if (st != ATTN_OK) return st;
+            attn_status st_plan = head_plan(cfg, s, hp, h, &plan, detail);
+            if (st_plan != ATTN_OK) return st_plan;
             head_job job = {s, w, &plan, hp, hg, v.proj, 0, cfg, h, ATTN_OK, 0};
-            attn_parallel(w->B, head_backward_piece, &job);
+            stage_add(&st, head_backward_piece, &job, w->B);
+            if (h == 0) {
+                stage_ln_columns(&st, &lncols, &pending, NR, D, hmid, v.ln2_stats, w->dtmp, LAYER_GRAD(LP_LN2G, ln2g),
+                                 LAYER_GRAD(LP_LN2B, ln2b));
+                if (og.Gwo) {
+                    prod2 = (products){.m = dh, .N = D, .K = NR, .lda = dh, .ldb = D, .ldc = D, .at = output_grad_at, .ctx = &og};
+                    stage_products(&st, &prod2, s->H);
+                }
+            }
+            stage_run(&st);
             if (job.status != ATTN_OK) {
                 if (detail) *detail = job.detail;
                 return job.status;
@@ -1141,34 +1391,21 @@ static attn_status backward(const attn_model_config *cfg, const model_shape *s, 
                                   (int)sl->count, 1.0f);
                 }
         }
-        /* the projections: their weight gradients, and d ln1 = sum over heads and projections */
-        {
-            many_job pg = {.m = D, .N = dh, .K = NR, .tn = 1, .lda = D, .ldb = dh, .ldc = dh};
-            int queued = 0;
-            for (int h = 0; h < s->H; h++)
-                for (int k = 0; k < s->nproj; k++)
-                    if (!frozen(cfg, idx_head(s, l, h, s->proj_slot[k])))
-                        many_add(&pg, &queued, v.ln1, w->dproj + (size_t)(h * s->nproj + k) * NR * dh,
-                                 Gl + s->heads + h * s->head_floats + s->slots[s->proj_slot[k]].offset);
-            many_run(&pg, queued);
-        }
-        for (int h = 0; h < s->H; h++)
-            for (int k = 0; k < s->nproj; k++) {
-                const slot *sl = &s->slots[s->proj_slot[k]];
-                const float *dp = w->dproj + (size_t)(h * s->nproj + k) * NR * dh;
-                const float *W = Pl + s->heads + h * s->head_floats + sl->offset;
-                attn_transpose(D, dh, W, dh, w->wt, D, 1.0f);
-                par_gemm(NR, D, dh, dp, dh, w->wt, D, w->dtmp, D, h > 0 || k > 0);
-            }
-        layernorm_backward(NR, D, hin, v.ln1_stats, Pl + s->ln1g, w->dtmp, w->dres,
-                           frozen(cfg, idx_layer(s, l)) ? 0 : Gl + s->ln1g,
-                           frozen(cfg, idx_layer(s, l) + 1) ? 0 : Gl + s->ln1b);
+        /* 4: through the projections and LayerNorm 1 into dres (now the gradient of hin); the
+         * projections' gradients */
+        stage_rows(&st, &rows, NR, attention_in_rows, &c);
+        projection_grads pg = {&c, v.ln1, Gl};
+        prod = (products){.m = D, .N = dh, .K = NR, .lda = D, .ldb = dh, .ldc = dh, .at = projection_grad_at, .ctx = &pg};
+        stage_products(&st, &prod, s->H * s->nproj);
+        stage_run(&st);
+        lnx = hin, lnstats = v.ln1_stats;
+        lndg = frozen(cfg, idx_layer(s, l)) ? 0 : Gl + s->ln1g, lndb = frozen(cfg, idx_layer(s, l) + 1) ? 0 : Gl + s->ln1b;
+#undef LAYER_GRAD
     }
-    if (!frozen(cfg, 0))
-        for (int i = 0; i < NR; i++) attn_axpy(G + (size_t)tokens[i] * D, w->dres + (size_t)i * D, D, 1.0f);
-    if (!frozen(cfg, 1))
-        for (int i = 0; i < NR; i++)
-            attn_axpy(G + (size_t)V * D + (size_t)(i % T) * D, w->dres + (size_t)i * D, D, 1.0f);
+    /* the last LayerNorm's gain and bias, and the embeddings */
+    stage_ln_columns(&st, &lncols, &pending, NR, D, lnx, lnstats, w->dtmp, lndg, lndb);
+    if (!frozen(cfg, 0) || !frozen(cfg, 1)) stage_blocks(&st, &sums2, D, 16, 1, embedding_columns, &c);
+    stage_run(&st);
     return ATTN_OK;
 }
 
@@ -1208,7 +1445,7 @@ attn_status attn_model_forward(const attn_model_config *cfg, const float *memory
     attn_status st = prepare(cfg, &s, memory, bytes, tokens, 0, batch, workspace, ws_bytes, &w, 0, detail);
     if (st != ATTN_OK) return st;
     if (!logits) FAIL(ATTN_ERR_SHAPE, "logits is required");
-    st = forward(cfg, &s, memory, tokens, &w, logits, detail);
+    st = forward(cfg, &s, memory, tokens, &w, logits, 0, detail);
     if (st == ATTN_OK && detail) *detail = "";
     return st;
 }
@@ -1222,9 +1459,10 @@ static attn_status loss_pass(const attn_model_config *cfg, float *memory, size_t
     int count = 0;
     attn_status st = prepare(cfg, &s, memory, bytes, tokens, targets, batch, workspace, ws_bytes, &w, &count, detail);
     if (st != ATTN_OK) return st;
-    st = forward(cfg, &s, memory, tokens, &w, w.logits, detail);
+    ce_args ce = {&s, &w, targets, count, grads};
+    st = forward(cfg, &s, memory, tokens, &w, w.logits, &ce, detail);
     if (st != ATTN_OK) return st;
-    cross_entropy(&s, &w, targets, count, grads, loss, correct);
+    cross_entropy_total(&w, targets, count, loss, correct);
     if (counted) *counted = count;
     if (grads) st = backward(cfg, &s, memory, memory + s.total, tokens, &w, detail);
     if (st == ATTN_OK && detail) *detail = "";
@@ -1734,7 +1972,7 @@ attn_status attn_model_attention_map(const attn_model_config *cfg, const float *
     float *out = arena_floats(&ws, (uint64_t)s.T * s.dh);
     void *plan_ws = arena_floats(&ws, (wbytes + 3u) / 4u);
     /* the whole forward pass: it leaves every layer's projections in the workspace */
-    st = forward(cfg, &s, memory, tokens, &w, w.logits, detail);
+    st = forward(cfg, &s, memory, tokens, &w, w.logits, 0, detail);
     if (st != ATTN_OK) return st;
     const float *hp = memory + s.layers_off + layer * s.layer_floats + s.heads + head * s.head_floats;
     layer_view v;
