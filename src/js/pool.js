@@ -106,7 +106,7 @@ export async function startPool({ module, memory, exports, threads, stackBase })
         if (message.type === 'ready') resolve();
         else if (message.type === 'error') reject(new Error(`worker ${index}: ${message.message}`));
       });
-      worker.post({ module, memory, index, stackTop: stackBase + index * STACK_BYTES });
+      worker.post({ module, memory, index, stackTop: stackBase + index * STACK_BYTES, stackBytes: STACK_BYTES });
     })))]);
     // 'ready' is posted just before a worker enters the pool: wait until all have.
     const deadline = Date.now() + START_MS;
