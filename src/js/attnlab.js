@@ -96,6 +96,12 @@ const KIND_TYPES = {
 
 const cache = new Map();
 
+// A threaded instance dropped without dispose() (init({ fresh: true }), then forgotten) would keep
+// its workers, and through them its memory, alive for as long as the page or process runs. The
+// held value is the pool's stop(), which must not reach the instance, or it would never be
+// collected.
+const pools = typeof FinalizationRegistry === 'function' ? new FinalizationRegistry((stop) => stop()) : null;
+
 // For tests only, and not part of the API: lab[INTERNAL] reaches the module's exports (wrapped as
 // the instance's own calls are) and its memory, to drive the pool's test exports
 // (attn_threads_probe, attn_threads_canary; attnlab.h).
@@ -373,6 +379,7 @@ class Instance {
     this.#memory = memory;
     this.#onDispose = onDispose;
     this.#pool = pool;
+    if (pool) pools?.register(this, pool.stop, this);
     if (typeof exports._initialize === 'function') exports._initialize(); // static constructors
     // above the static data (and, threaded, the workers' stacks)
     this.#heapBase = align(align(exports.attn_heap_base() >>> 0, 64) + reserved, 64);
@@ -444,6 +451,7 @@ class Instance {
 
   #stopPool() {
     if (!this.#pool) return;
+    pools?.unregister(this);
     this.#pool.stop(); // the workers end; the shared memory goes with the last reference
     this.#pool = null;
   }
