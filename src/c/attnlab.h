@@ -280,7 +280,7 @@ size_t attn_heap_base(void);
  * Workspace sizes (plans, models) are measured for the thread count set when they are measured.
  * Builds without threads: attn_threads_start(1) is ATTN_OK, more threads ATTN_ERR_UNSUPPORTED.
  *
- * A worker instance calls attn_thread_worker(index), index in [1, threads), which returns 0 only
+ * A worker instance calls attn_thread_worker(index, stack_low), index in [1, threads), which returns 0 only
  * after attn_threads_stop() (-1 at once for an index outside [1, ATTN_MAX_THREADS); a worker
  * whose index is not below the started thread count takes no pieces). Once attn_threads_running() counts threads - 1 workers, the leader
  * calls attn_threads_start(threads, spin) and every later call splits its work over them.
@@ -315,14 +315,16 @@ void attn_threads_fail(void);
  * ATTN_THREADS_FAILED_STACK | thread << 8. */
 int32_t attn_threads_failed(void);
 
-/* For tests of the pool, exported by the threaded builds only. attn_threads_canary: the address of
- * thread's two canary words (NULL before it has one). attn_threads_probe: runs a job of `pieces`
- * pieces (>= 1), each of which records its thread and then waits, for at most about 5 s, until
- * every thread of the pool has run one, so that with pieces >= threads every thread runs at least
- * one; returns the bitmask of the threads that ran a piece (bit 0: the leader; 1 without
- * threads). trap = 1: a piece that runs on a worker traps instead (the leader's pieces wait for
- * the failure that follows, attn_threads_fail); trap = 2: a piece on the leader traps; 0: none. */
+/* For tests of the pool (exported by the threaded builds only): the address of thread's two
+ * canary words, which a test may overwrite to stand for an overflow; NULL before it has one. */
 void *attn_threads_canary(int32_t thread);
+/* For tests of the pool (exported by the threaded builds only): runs a job of `pieces` pieces
+ * (>= 1), each of which records its thread and then waits, for at most about 5 s, until every
+ * thread of the pool has run one, so that with pieces >= threads every thread runs at least one
+ * however the threads are scheduled. Returns the bitmask of the threads that ran a piece (bit 0:
+ * the leader; 1 without threads). trap = 1: a piece that runs on a worker traps instead (the
+ * leader's pieces wait for the failure that follows, attn_threads_fail); trap = 2: a piece on
+ * the leader traps; 0: none. */
 int32_t attn_threads_probe(int32_t pieces, int32_t trap);
 
 /* ---- models: small transformers (model.c) ----
