@@ -46,11 +46,14 @@ static struct {
      * one compare-and-swap, having read fn, ctx and pieces after loading the ticket: the leader
      * writes those only while the ticket is closed (next = CLOSED) or names another job, so a
      * claim that succeeds proves they were the job's own throughout, and a worker that wakes late
-     * never needs to be waited for. The ticket's sequentially consistent store and load order
-     * the three words, which are therefore relaxed atomics: a late worker may read them while the
-     * leader writes the next job's, and then its claim fails. */
+     * never needs to be waited for. The three words are relaxed atomics: for a claim that
+     * succeeds, the ticket's sequentially consistent store (the leader's, after writing them) and
+     * load (the worker's, before reading them) already order them, but a late worker may read
+     * them while the leader writes the next job's (its claim then fails), which as plain
+     * accesses would be a data race. */
     uint64_t ticket;
-    /* each thread's stack canary (two words at the low end of its stack), 0 = none */
+    /* each thread's stack canary (two words at the low end of its stack), NULL = none; a worker
+     * sets its own before it counts itself in `running`, which the leader waits for */
     uint32_t *canary[ATTN_MAX_THREADS];
 } pool = {1, 0, 0, 0, 0, 0, 0, 0, 0, 1000, 0, 0xffffffffu, {0}};
 
@@ -59,7 +62,7 @@ static struct {
  * it) again, and the change wakes a leader that sleeps on done */
 #define DONE_FAILED 0x40000000
 
-/* the leader's stack: wasm-ld's bounds of the stack it lays out (--stack-first, -z stack-size) */
+/* the low end of the leader's stack, which wasm-ld lays out (--stack-first, -z stack-size) */
 extern char __stack_low;
 
 static int32_t load(int32_t *p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
