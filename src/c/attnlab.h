@@ -280,7 +280,7 @@ size_t attn_heap_base(void);
  * Workspace sizes (plans, models) are measured for the thread count set when they are measured.
  * Builds without threads: attn_threads_start(1) is ATTN_OK, more threads ATTN_ERR_UNSUPPORTED.
  *
- * A worker instance calls attn_thread_worker(index), index in [1, threads), which returns 0 only
+ * A worker instance calls attn_thread_worker(index, stack_low), index in [1, threads), which returns 0 only
  * after attn_threads_stop() (-1 at once for an index outside [1, ATTN_MAX_THREADS); a worker
  * whose index is not below the started thread count takes no pieces). Once attn_threads_running() counts threads - 1 workers, the leader
  * calls attn_threads_start(threads, spin) and every later call splits its work over them.
@@ -292,7 +292,40 @@ size_t attn_heap_base(void);
 attn_status attn_threads_start(int32_t threads, int32_t spin);
 void attn_threads_stop(void);
 int32_t attn_threads_running(void);
-int32_t attn_thread_worker(int32_t index);
+/* stack_low: the lowest address of the worker's stack, where it writes its canary (see
+ * attn_threads_failed), or NULL for none. */
+int32_t attn_thread_worker(int32_t index, void *stack_low);
+
+/* Sets the spin of a running pool when spin >= 0 (a host that starts more pools than cores lowers
+ * the spin of those already running); returns the spin now in effect (0 without threads). */
+int32_t attn_threads_spin(int32_t spin);
+
+/* ---- a pool's failure (threaded builds; no-ops in the others) ----
+ * A trap in a piece on a worker ends that worker's attn_thread_worker() call without finishing
+ * its piece. The worker's host must then call attn_threads_fail() on that instance (a trapped
+ * instance stays callable): the leader, waiting for the job, traps in turn instead of waiting
+ * forever. Each thread's stack has a canary at its low end, checked by the leader after every
+ * job: WebAssembly has no guard page, so an overflow writes into whatever lies below the stack,
+ * and the canary turns one that reached it into a trap of the leader. After either, the pool is
+ * failed for good: every later job traps at once, and the host should drop the instance. */
+#define ATTN_THREADS_FAILED_WORKER 1 /* a worker's host called attn_threads_fail() */
+#define ATTN_THREADS_FAILED_STACK 2  /* | thread << 8: that thread's stack canary was overwritten */
+void attn_threads_fail(void);
+/* 0 while the pool works, else the first failure: ATTN_THREADS_FAILED_WORKER, or
+ * ATTN_THREADS_FAILED_STACK | thread << 8. */
+int32_t attn_threads_failed(void);
+
+/* For tests of the pool (exported by the threaded builds only): the address of thread's two
+ * canary words, which a test may overwrite to stand for an overflow; NULL before it has one. */
+void *attn_threads_canary(int32_t thread);
+/* For tests of the pool (exported by the threaded builds only): runs a job of `pieces` pieces
+ * (>= 1), each of which records its thread and then waits, for at most about 5 s, until every
+ * thread of the pool has run one, so that with pieces >= threads every thread runs at least one
+ * however the threads are scheduled. Returns the bitmask of the threads that ran a piece (bit 0:
+ * the leader; 1 without threads). trap = 1: a piece that runs on a worker traps instead (the
+ * leader's pieces wait for the failure that follows, attn_threads_fail); trap = 2: a piece on
+ * the leader traps; 0: none. */
+int32_t attn_threads_probe(int32_t pieces, int32_t trap);
 
 /* ---- models: small transformers (model.c) ----
  * A decoder-style transformer whose attention is any variant: token + learned position

@@ -26,9 +26,14 @@ export type FixedPattern = 'current' | 'previous' | 'next' | 'left' | 'right' | 
 /** Which WebAssembly module an instance runs. */
 export type BuildName = 'relaxed' | 'simd' | 'scalar';
 
-export type AttnErrorCode = 'SHAPE' | 'VALUE' | 'UNKNOWN' | 'UNSUPPORTED' | 'MEMORY' | 'LOAD' | 'DISPOSED';
+/**
+ * What went wrong (docs/contract.md, "Errors"). BROKEN: a threaded instance whose call trapped in
+ * WebAssembly (a worker thread failed, a stack overflowed); it throws BROKEN from then on, and
+ * init({ fresh: true }) gives a new one.
+ */
+export type AttnErrorCode = 'SHAPE' | 'VALUE' | 'UNKNOWN' | 'UNSUPPORTED' | 'MEMORY' | 'LOAD' | 'DISPOSED' | 'BROKEN';
 
-/** Thrown for every bad input; `code` says which kind. The instance keeps working. */
+/** Thrown for every bad input; `code` says which kind. The instance keeps working, except after BROKEN. */
 export class AttnError extends Error {
   readonly name: 'AttnError';
   readonly code: AttnErrorCode;
@@ -226,8 +231,9 @@ export interface AttnLab {
   /** Bytes of WebAssembly memory the instance holds now (grows to the largest call, never shrinks). */
   memoryBytes(): number;
   /**
-   * Frees the instance; later calls throw DISPOSED. The next init() with the same options makes a
-   * new one. The cached instance is shared by every init() caller of that build, so disposing of
+   * Frees the instance (a threaded one's workers end now); later calls throw DISPOSED. The next
+   * init() with the same options makes a new one. A threaded instance dropped without dispose()
+   * has its workers stopped when it is garbage-collected, at a moment nobody controls. The cached instance is shared by every init() caller of that build, so disposing of
    * it ends it for all of them: dispose only an instance from init({ fresh: true }), or one you
    * know nobody else holds.
    */

@@ -96,6 +96,17 @@ const KIND_TYPES = {
 
 const cache = new Map();
 
+// A threaded instance dropped without dispose() (init({ fresh: true }), then forgotten) would keep
+// its workers, and through them its memory, alive for as long as the page or process runs. The
+// held value is the pool's stop(), which must not reach the instance, or it would never be
+// collected.
+const pools = typeof FinalizationRegistry === 'function' ? new FinalizationRegistry((stop) => stop()) : null;
+
+// For tests only, and not part of the API: lab[INTERNAL] reaches the module's exports (wrapped as
+// the instance's own calls are) and its memory, to drive the pool's test exports
+// (attn_threads_probe, attn_threads_canary; attnlab.h).
+const INTERNAL = Symbol.for('attnlab.internal');
+
 /**
  * Loads (once per build, cached) and returns an attnlab instance.
  *
@@ -361,12 +372,14 @@ class Instance {
   #views = null;
   #onDispose;
   #pool;
+  #broken = null; // why the instance cannot run any more (BROKEN), once a threaded call trapped
 
   constructor(exports, onDispose, { memory = exports.memory, pool = null, threads = 1, reserved = 0 } = {}) {
-    this.#exports = exports;
+    this.#exports = pool ? this.#guard(exports) : exports;
     this.#memory = memory;
     this.#onDispose = onDispose;
     this.#pool = pool;
+    if (pool) pools?.register(this, pool.stop, this);
     if (typeof exports._initialize === 'function') exports._initialize(); // static constructors
     // above the static data (and, threaded, the workers' stacks)
     this.#heapBase = align(align(exports.attn_heap_base() >>> 0, 64) + reserved, 64);
@@ -384,7 +397,63 @@ class Instance {
     this.options = describeOptions(this.#meta);
     this.dims = describeDims(this.#meta);
     this.#checkLayout();
+    Object.defineProperty(this, INTERNAL, {
+      value: Object.freeze({
+        exports: () => { this.#alive(); return this.#exports; },
+        memory: () => { this.#alive(); return this.#memory; },
+      }),
+    });
     Object.freeze(this);
+  }
+
+  // The exports of a threaded instance, each call of which turns a trap into BROKEN: every entry
+  // point (attention, attentionGrad, the models through #engine) calls the module through here.
+  // A trap in a threaded call leaves the pool mid-job (a worker gone, or the leader's job never
+  // closed), so the instance is never called again. RangeError is the engine's own stack running
+  // out inside WebAssembly, which unwinds the same way; any other error (a binding bug passing a
+  // bad argument) is thrown before WebAssembly runs and leaves the instance as it was.
+  #guard(raw) {
+    const guarded = {};
+    for (const [name, value] of Object.entries(raw)) {
+      guarded[name] = typeof value !== 'function' ? value : (...args) => {
+        if (this.#broken) throw new AttnError('BROKEN', this.#broken);
+        try {
+          return value(...args);
+        } catch (err) {
+          if (err instanceof WebAssembly.RuntimeError || err instanceof RangeError) throw this.#break(raw, err);
+          throw err;
+        }
+      };
+    }
+    return Object.freeze(guarded);
+  }
+
+  // Marks the instance broken, stops its workers and drops it from init()'s cache; returns the
+  // error every call from now on throws.
+  #break(raw, err) {
+    let failed = 0;
+    try {
+      failed = raw.attn_threads_failed(); // attnlab.h ATTN_THREADS_FAILED_*
+      raw.attn_threads_fail(); // the workers still in the job take no more pieces
+    } catch { /* the failure stays described by err */ }
+    const thread = failed >> 8;
+    const why = failed === 1 ? 'a worker thread failed (trapped in WebAssembly) while running its part of the call'
+      : (failed & 0xff) === 2 ? `the stack of ${thread === 0 ? 'the calling thread' : `worker thread ${thread}`} overflowed ` +
+        '(its canary was overwritten) during the call'
+        : `the call trapped in WebAssembly on the calling thread (${err?.name}: ${err?.message})`;
+    this.#broken = `this attnlab instance is broken: ${why}. Its threads are stopped and it cannot run ` +
+      'any more calls; init({ fresh: true }) gives a new instance (init() no longer returns this one), ' +
+      'and dispose() releases this one';
+    this.#stopPool();
+    this.#onDispose();
+    return new AttnError('BROKEN', this.#broken);
+  }
+
+  #stopPool() {
+    if (!this.#pool) return;
+    pools?.unregister(this);
+    this.#pool.stop(); // the workers end; the shared memory goes with the last reference
+    this.#pool = null;
   }
 
   /**
@@ -480,8 +549,7 @@ class Instance {
 
   dispose() {
     if (!this.#exports) return;
-    this.#pool?.stop(); // the workers end; the shared memory goes with the last reference
-    this.#pool = null;
+    this.#stopPool();
     this.#exports = null;
     this.#memory = null;
     this.#views = null;
@@ -585,6 +653,7 @@ class Instance {
     if (!this.#exports) {
       throw new AttnError('DISPOSED', 'this attnlab instance was disposed; call init() again for a new one');
     }
+    if (this.#broken) throw new AttnError('BROKEN', this.#broken);
   }
 
   // The JavaScript side of each option: its type, and the names an enum or a list takes (the C

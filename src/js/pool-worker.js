@@ -6,14 +6,25 @@
 const nodePort = globalThis.process?.getBuiltinModule?.('node:worker_threads')?.parentPort ?? null;
 const post = (message) => (nodePort ? nodePort.postMessage(message) : globalThis.postMessage(message));
 
-async function start({ module, memory, index, stackTop }) {
+async function start({ module, memory, index, stackTop, stackBytes }) {
+  let exports = null;
   try {
-    const instance = await WebAssembly.instantiate(module, { env: { memory } });
-    instance.exports.__stack_pointer.value = stackTop;
+    exports = (await WebAssembly.instantiate(module, { env: { memory } })).exports;
+    exports.__stack_pointer.value = stackTop;
     post({ type: 'ready', index });
-    instance.exports.attn_thread_worker(index); // returns after attn_threads_stop()
+    // returns after attn_threads_stop(); its canary goes at the stack's low end
+    exports.attn_thread_worker(index, stackTop - stackBytes);
     post({ type: 'stopped', index });
   } catch (err) {
+    // A trap (or a stack exhausted in the engine) ended this worker in the middle of a piece: the
+    // leader waits for that piece, so tell it through the pool. A trapped instance stays
+    // callable; its stack pointer is wherever the trap left it, so reset it first.
+    if (exports) {
+      try {
+        exports.__stack_pointer.value = stackTop;
+        exports.attn_threads_fail();
+      } catch { /* nothing more this worker can do */ }
+    }
     post({ type: 'error', index, message: err?.message ?? String(err) });
   }
 }

@@ -81,16 +81,49 @@ function spawn() {
   };
 }
 
+// Spins (attnlab.h, attn_threads_start): long when every thread of this JS thread's pools has a
+// core of its own, short when they oversubscribe the cores and spinning would steal the time of
+// the threads that have work.
+export const LONG_SPIN = 1 << 20;
+export const SHORT_SPIN = 1000;
+
+// This JS thread's running pools ({ threads, exports }) and their threads, leaders included: each
+// pool spins as if it had the machine to itself unless all of them fit on the cores together.
+const live = new Set();
+let liveThreads = 0;
+
+/** Threads (leaders included) of the pools this JS thread runs now. */
+export function poolThreads() {
+  return liveThreads;
+}
+
+function spinNow() {
+  return liveThreads <= cores() ? LONG_SPIN : SHORT_SPIN;
+}
+
+// Gives every running pool the spin their total now calls for; between calls (the JS thread is
+// here, so none of its pools is in a job), and attn_threads_spin is atomic anyway.
+function respin() {
+  const spin = spinNow();
+  for (const p of live) p.exports.attn_threads_spin(spin);
+}
+
 /**
  * Starts threads - 1 workers on `memory`, their stacks at [stackBase, stackBase + stackBytes), and
- * switches the core to split calls over them. Resolves with { stop() } once every worker waits.
+ * switches the core to split calls over them. Resolves with { stop() } once every worker waits;
+ * stop() may be called more than once.
  */
 export async function startPool({ module, memory, exports, threads, stackBase }) {
   const workers = [];
+  const entry = { threads, exports };
   const stop = () => {
     exports.attn_threads_stop(); // workers return from attn_thread_worker ...
     for (const w of workers) w.terminate(); // ... and are ended either way
     workers.length = 0;
+    if (live.delete(entry)) {
+      liveThreads -= threads;
+      respin(); // the pools left may fit the cores again
+    }
   };
   let timer;
   try {
@@ -106,7 +139,7 @@ export async function startPool({ module, memory, exports, threads, stackBase })
         if (message.type === 'ready') resolve();
         else if (message.type === 'error') reject(new Error(`worker ${index}: ${message.message}`));
       });
-      worker.post({ module, memory, index, stackTop: stackBase + index * STACK_BYTES });
+      worker.post({ module, memory, index, stackTop: stackBase + index * STACK_BYTES, stackBytes: STACK_BYTES });
     })))]);
     // 'ready' is posted just before a worker enters the pool: wait until all have.
     const deadline = Date.now() + START_MS;
@@ -114,10 +147,11 @@ export async function startPool({ module, memory, exports, threads, stackBase })
       if (Date.now() > deadline) throw new Error(`workers did not start within ${START_MS / 1000} s`);
       await new Promise((resolve) => setTimeout(resolve, 1));
     }
-    // spin long when every thread has a core of its own (attnlab.h, attn_threads_start)
-    const spin = threads <= cores() ? 1 << 20 : 1000;
-    const status = exports.attn_threads_start(threads, spin);
+    live.add(entry);
+    liveThreads += threads;
+    const status = exports.attn_threads_start(threads, spinNow());
     if (status !== 0) throw new Error(`attn_threads_start(${threads}) failed with status ${status}`);
+    respin(); // the pools already running spin less if this one oversubscribes the cores
     for (const w of workers) w.unref();
   } catch (err) {
     stop();

@@ -69,7 +69,7 @@ const PATTERNS: Record<FixedPattern, true> = { current: true, previous: true, ne
 const TILINGS: Record<NonNullable<AttentionOptions['tiling']>, true> = { kronecker: true, tile: true };
 const BUILDS: Record<BuildName, true> = { relaxed: true, simd: true, scalar: true };
 const ERROR_CODES: Record<AttnErrorCode, true> = {
-  SHAPE: true, VALUE: true, UNKNOWN: true, UNSUPPORTED: true, MEMORY: true, LOAD: true, DISPOSED: true,
+  SHAPE: true, VALUE: true, UNKNOWN: true, UNSUPPORTED: true, MEMORY: true, LOAD: true, DISPOSED: true, BROKEN: true,
 };
 const INFO_TYPES: Record<OptionInfo['type'], true> = { boolean: true, number: true, integer: true, enum: true, list: true, numbers: true };
 const FAMILIES: Record<VariantInfo['family'], true> = { softmax: true, synthesizer: true, linear: true, fixed: true };
@@ -122,7 +122,7 @@ function codeOf(f: () => unknown): AttnErrorCode | 'none' | 'not AttnError' {
     void name;
     void message;
     switch (code) {
-      case 'SHAPE': case 'VALUE': case 'UNKNOWN': case 'UNSUPPORTED': case 'MEMORY': case 'LOAD': case 'DISPOSED':
+      case 'SHAPE': case 'VALUE': case 'UNKNOWN': case 'UNSUPPORTED': case 'MEMORY': case 'LOAD': case 'DISPOSED': case 'BROKEN':
         return code;
       default: {
         const impossible: never = code; // every code is handled above
