@@ -2,8 +2,10 @@
 //
 //   (a) every stored fixture on every build and thread count: within the accuracy bar of the
 //       float64 reference, and bit-identical to the same build on one thread;
-//   (b) attentionGrad of every variant, causal and not, at sizes that span several query blocks:
-//       within the gradient bar of referenceGrad and bit-identical to one thread;
+//   (b) attentionGrad of every variant, causal and not, at sizes that span several query blocks,
+//       and of the linear family around its chunk size: within the gradient bar of referenceGrad
+//       and bit-identical to one thread (linear and taylor causal, whose backward regroups its
+//       prefix and suffix sums: the same bits run after run at a thread count instead);
 //   (c) the threaded module on one thread against the single-threaded module of the same build;
 //   (d) the pool: lab.threads, option checks, errors in one call leave the pool working,
 //       dispose() ends the workers (Node exits), many pools one after another;
@@ -32,6 +34,22 @@ const THREADS = [1, 2, 3];
 const simdOf = (build) => (build === 'relaxed' ? 'relaxed' : build === 'simd');
 /** Splits that regroup a sum (docs/contract.md, "Threads"): deterministic per thread count, not one thread's bits. */
 const regroups = (id, options) => ['linear', 'taylor', 'efficient'].includes(id) && !!options.causal;
+/** The same for attentionGrad (output and gradients): the causal backward's prefix and suffix sums. */
+const gradRegroups = (id, options) => ['linear', 'taylor'].includes(id) && !!options.causal;
+
+/** Index of the first element whose bits differ (-1: none; the length when the lengths differ). */
+function firstDiff(a, b) {
+  if (a.length !== b.length) return Math.min(a.length, b.length);
+  const ua = new Uint32Array(a.buffer, a.byteOffset, a.length), ub = new Uint32Array(b.buffer, b.byteOffset, b.length);
+  for (let i = 0; i < ua.length; i++) if (ua[i] !== ub[i]) return i;
+  return -1;
+}
+
+/** Asserts the same bits, naming the first index that differs and its two values. */
+function assertSameBits(got, want, what) {
+  const i = firstDiff(got, want);
+  assert.ok(i < 0, `${what}: index ${i} is ${got[i]}, expected ${want[i]} (the same bits)`);
+}
 
 const FIXTURE_DIR = fileURLToPath(new URL('./fixtures/', import.meta.url));
 const fixtures = readdirSync(FIXTURE_DIR).filter((f) => f.endsWith('.json')).sort()
@@ -120,6 +138,23 @@ for (const build of buildList) {
       }
     };
 
+    // attentionGrad on every thread count: within referenceGrad's bar, and the bits of one thread,
+    // or (a split that regroups sums) the same bits on a second run at that thread count
+    const gradsAgree = (labsOf, id, inputs, dOutput, options, ref, where) => {
+      const one = labsOf[1].attentionGrad(id, inputs, dOutput, options);
+      for (const threads of THREADS) {
+        const r = labsOf[threads].attentionGrad(id, inputs, dOutput, options);
+        const again = gradRegroups(id, options) ? labsOf[threads].attentionGrad(id, inputs, dOutput, options) : one;
+        const against = gradRegroups(id, options) ? 'a second run' : 'one thread';
+        assertSameBits(r.output, again.output, `${where}: output on ${threads} threads against ${against}`);
+        closeTo(r.output, ref.output, { variant: id, build, dims: { n: inputs.n, d: inputs.d, dv: inputs.dv }, options, cols: inputs.dv, what: `attentionGrad's output, ${threads} threads` });
+        for (const [name, g] of Object.entries(r.grads)) {
+          assertSameBits(g, again.grads[name], `${where}: d${name} on ${threads} threads against ${against}`);
+          gradClose(g, ref.grads[name], `${where}, ${threads} threads: d${name}`);
+        }
+      }
+    };
+
     test(`lab.threads and lab.build [${build}]`, () => {
       for (const threads of THREADS) {
         assert.equal(labs[threads].threads, threads);
@@ -160,14 +195,23 @@ for (const build of buildList) {
           const dOutput = randomArray(n * 10, seed++, 'dOutput');
           const where = `${info.id} n=${n}${causal ? ' causal' : ''} [${build}]`;
           const ref = referenceGrad(info.id, inputs, dOutput, options);
-          const one = labs[1].attentionGrad(info.id, inputs, dOutput, options);
-          for (const threads of THREADS) {
-            const r = labs[threads].attentionGrad(info.id, inputs, dOutput, options);
-            assert.ok(sameBits(r.output, one.output), `${where}: output on ${threads} threads differs from one thread`);
-            for (const [name, g] of Object.entries(r.grads)) {
-              assert.ok(sameBits(g, one.grads[name]), `${where}: d${name} on ${threads} threads differs from one thread`);
-              gradClose(g, ref.grads[name], `${where}, ${threads} threads: d${name}`);
-            }
+          gradsAgree(labs, info.id, inputs, dOutput, options, ref, where);
+        }
+      }
+    });
+
+    test(`attentionGrad of linear, taylor and efficient around the chunk size (n = 63 ... 300) on 1, 2, 3 threads [${build}]`, () => {
+      // the split starts above one chunk of 64 rows; 4+ chunks give each causal block more than one
+      let seed = 5300;
+      for (const id of ['linear', 'taylor', 'efficient']) {
+        for (const causal of [false, true]) {
+          for (const n of [63, 64, 65, 129, 200, 300]) {
+            const dims = { n, d: 9, dv: 7 };
+            const inputs = makeInputs(id, dims, seed++);
+            const dOutput = randomArray(n * dims.dv, seed++, 'dOutput');
+            const options = { causal };
+            gradsAgree(labs, id, inputs, dOutput, options, referenceGrad(id, inputs, dOutput, options),
+              `${id} n=${n} d=9 dv=7${causal ? ' causal' : ''} [${build}]`);
           }
         }
       }

@@ -198,6 +198,10 @@ float attn_taylor_norm(const float *x, int d);
 /* S += sum_j phi(k_j) v_j^T and z += sum_j phi(k_j) over all n keys, BT rows at a time. */
 void attn_absorb_keys(attn_variant v, const attn_dims *dims, const attn_inputs *in, float *phi_k,
                       float *S, float *z);
+/* The rows [f0, f0 + rows) of that S and z alone (f0 a multiple of KP; rows too unless they end
+ * at F), each summing the keys in attn_absorb_keys's order: the same bits, a piece for a thread. */
+void attn_absorb_keys_rows(attn_variant v, const attn_dims *dims, const attn_inputs *in, int f0,
+                           int rows, float *phi_k, float *S, float *z);
 typedef struct attn_kernel_buffers {
     float *phi_q, *phi_k;   /* [BT, F]; the forward shares one buffer */
     float *phi_qt, *phi_kt; /* [F, BT] */
@@ -219,6 +223,10 @@ void attn_softmax_rows(int rows, int d, const float *x, float *dst);
  * exp(k - m): one pass, with a running maximum. */
 void attn_efficient_context(const attn_dims *dims, const attn_inputs *in, float *m,
                             float *chunk_max, float *e, float *S, float *z);
+/* Features [c0, c1) of that context alone (c0 a multiple of VW; c1 too unless it is d): the bits
+ * of the whole pass, for a piece on a thread; e [BT, d] is the piece's scratch. */
+void attn_efficient_context_range(const attn_dims *dims, const attn_inputs *in, int c0, int c1,
+                                  float *m, float *chunk_max, float *e, float *S, float *z);
 /* Non-causal y of bt rows: rho [bt, d] = rho_q(q), rho_t its transpose [d, BT], y = rho context. */
 void attn_efficient_full_chunk(int d, int dv, int bt, const float *qb, const float *context,
                                float *rho, float *rho_t, float *y);

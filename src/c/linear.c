@@ -109,18 +109,23 @@ typedef struct kernel_job {
     const attn_kernel_buffers *slices; /* per thread: its phi buffers and den; S, z shared */
 } kernel_job;
 
+void attn_absorb_keys_rows(attn_variant v, const attn_dims *dims, const attn_inputs *in, int f0,
+                           int rows, float *phi_k, float *S, float *z) {
+    int n = dims->n, d = dims->d, dv = dims->dv, F = feature_width(v, d);
+    for (int t0 = 0; t0 < n; t0 += BT) {
+        int bt = imin(BT, n - t0);
+        attn_feature_map(v, bt, d, in->k + (size_t)t0 * d, phi_k);
+        attn_gemm_tn(rows, dv, bt, phi_k + f0, F, in->v + (size_t)t0 * dv, dv, S + (size_t)f0 * dv, dv, 1);
+        for (int r = 0; r < bt; r++) attn_axpy(z + f0, phi_k + (size_t)r * F + f0, rows, 1.0f);
+        if (v == ATTN_TAYLOR && f0 == 0) z[0] = (float)(t0 + bt); /* as attn_absorb_keys */
+    }
+}
+
 static void state_piece(void *ctx, int piece, int thread) {
     const kernel_job *j = ctx;
     const attn_kernel_buffers *b = &j->slices[thread];
-    int n = j->dims->n, d = j->dims->d, dv = j->dims->dv, F = j->F;
-    int f0 = piece * j->rows, rows = imin(j->rows, F - f0);
-    for (int t0 = 0; t0 < n; t0 += BT) {
-        int bt = imin(BT, n - t0);
-        attn_feature_map(j->v, bt, d, j->in->k + (size_t)t0 * d, b->phi_k);
-        attn_gemm_tn(rows, dv, bt, b->phi_k + f0, F, j->in->v + (size_t)t0 * dv, dv, b->S + (size_t)f0 * dv, dv, 1);
-        for (int r = 0; r < bt; r++) attn_axpy(b->z + f0, b->phi_k + (size_t)r * F + f0, rows, 1.0f);
-        if (j->v == ATTN_TAYLOR && f0 == 0) b->z[0] = (float)(t0 + bt); /* as attn_absorb_keys */
-    }
+    int f0 = piece * j->rows, rows = imin(j->rows, j->F - f0);
+    attn_absorb_keys_rows(j->v, j->dims, j->in, f0, rows, b->phi_k, b->S, b->z);
 }
 
 static void output_piece(void *ctx, int piece, int thread) {
@@ -329,8 +334,8 @@ void attn_softmax_rows(int rows, int d, const float *x, float *dst) {
 /* Features [c0, c1) of the context (c0 a multiple of VW, of KP too): each feature's m, z and S row
  * depend on that feature's column of k alone, so ranges of features may run on any thread and give
  * the bits of one pass over all of them. */
-static void efficient_context_range(const attn_dims *dims, const attn_inputs *in, int c0, int c1,
-                                    float *m, float *chunk_max, float *e, float *S, float *z) {
+void attn_efficient_context_range(const attn_dims *dims, const attn_inputs *in, int c0, int c1,
+                                  float *m, float *chunk_max, float *e, float *S, float *z) {
     int n = dims->n, d = dims->d, dv = dims->dv;
     attn_fill(m + c0, (size_t)(c1 - c0), -ATTN_INF);
     attn_fill(S + (size_t)c0 * dv, (size_t)(c1 - c0) * dv, 0.0f);
@@ -355,7 +360,7 @@ static void efficient_context_range(const attn_dims *dims, const attn_inputs *in
 
 void attn_efficient_context(const attn_dims *dims, const attn_inputs *in, float *m,
                             float *chunk_max, float *e, float *S, float *z) {
-    efficient_context_range(dims, in, 0, dims->d, m, chunk_max, e, S, z);
+    attn_efficient_context_range(dims, in, 0, dims->d, m, chunk_max, e, S, z);
 }
 
 void attn_efficient_full_chunk(int d, int dv, int bt, const float *qb, const float *context,
@@ -377,7 +382,7 @@ typedef struct efficient_job {
 static void efficient_context_piece(void *ctx, int piece, int thread) {
     const efficient_job *j = ctx;
     int c0 = piece * j->cols, c1 = imin(j->dims->d, c0 + j->cols);
-    efficient_context_range(j->dims, j->in, c0, c1, j->m, j->chunk_max, j->e[thread], j->S, j->z);
+    attn_efficient_context_range(j->dims, j->in, c0, c1, j->m, j->chunk_max, j->e[thread], j->S, j->z);
 }
 
 static void efficient_output_piece(void *ctx, int piece, int thread) {
