@@ -4,7 +4,7 @@
 //       float64 reference, and bit-identical to the same build on one thread;
 //   (b) attentionGrad of every variant, causal and not, at sizes that span several query blocks,
 //       and of the linear family around its chunk size: within the gradient bar of referenceGrad
-//       and bit-identical to one thread (linear and taylor causal, whose backward regroups its
+//       and bit-identical to one thread (the causal linear family, whose backward regroups its
 //       prefix and suffix sums: the same bits run after run at a thread count instead);
 //   (c) the threaded module on one thread against the single-threaded module of the same build;
 //   (d) the pool: lab.threads, option checks, errors in one call leave the pool working,
@@ -35,7 +35,7 @@ const simdOf = (build) => (build === 'relaxed' ? 'relaxed' : build === 'simd');
 /** Splits that regroup a sum (docs/contract.md, "Threads"): deterministic per thread count, not one thread's bits. */
 const regroups = (id, options) => ['linear', 'taylor', 'efficient'].includes(id) && !!options.causal;
 /** The same for attentionGrad (output and gradients): the causal backward's prefix and suffix sums. */
-const gradRegroups = (id, options) => ['linear', 'taylor'].includes(id) && !!options.causal;
+const gradRegroups = (id, options) => ['linear', 'taylor', 'efficient'].includes(id) && !!options.causal;
 
 /** Index of the first element whose bits differ (-1: none; the length when the lengths differ). */
 function firstDiff(a, b) {
@@ -214,6 +214,19 @@ for (const build of buildList) {
               `${id} n=${n} d=9 dv=7${causal ? ' causal' : ''} [${build}]`);
           }
         }
+      }
+      // efficient, causal, with its running maximum moving (magnitude 3), and with two chunks whose
+      // last row raises feature 0's maximum beyond exp's range (k = 100 at row 127, 200 at row 255:
+      // the earlier rows' prefix sums Z underflow, so those chunks go row by row, in the forward
+      // and in both sweeps of the backward, in a block past the first on 2 and 3 threads)
+      for (const spread of [false, true]) {
+        const n = 300, dims = { n, d: 9, dv: 7 };
+        const inputs = makeInputs('efficient', dims, seed++, { magnitude: spread ? 1 : 3 });
+        if (spread) inputs.k[127 * dims.d] = 100, inputs.k[255 * dims.d] = 200;
+        const dOutput = randomArray(n * dims.dv, seed++, 'dOutput');
+        const options = { causal: true };
+        gradsAgree(labs, 'efficient', inputs, dOutput, options, referenceGrad('efficient', inputs, dOutput, options),
+          `efficient n=${n} d=9 dv=7 causal ${spread ? 'k jumps to 100, 200' : 'magnitude 3'} [${build}]`);
       }
     });
 

@@ -258,6 +258,14 @@ void attn_efficient_chunk_out(int d, int dv, int bt, const float *qb, const floa
 /* S += E^T V, z = zs + the column sums of E. */
 void attn_efficient_chunk_absorb(int d, int dv, int bt, const float *vb,
                                  const attn_efficient_buffers *b);
+/* The state (m, z, S) in b absorbs chunks [c0, c1), no outputs: a block's sum for a parallel
+ * prefix (threads). */
+void attn_efficient_block_sum(const attn_dims *dims, const attn_inputs *in, int c0, int c1,
+                              const attn_efficient_buffers *b);
+/* (m, z, S) becomes the state of (pm, pz, pS) followed by it, both rescaled to the larger maximum
+ * (an empty side, m = -inf, weighs 0). */
+void attn_efficient_combine(int d, int dv, const float *pm, const float *pz, const float *pS,
+                            float *m, float *z, float *S);
 
 /* The state of a linear-family variant after all n keys (see attn_state in attnlab.h). */
 void attn_linear_state(attn_variant v, const attn_dims *dims, const attn_inputs *in, float *state,

@@ -557,9 +557,20 @@ static attn_efficient_buffers efficient_block_state(const efficient_prefix_job *
     return b;
 }
 
+void attn_efficient_block_sum(const attn_dims *dims, const attn_inputs *in, int c0, int c1,
+                              const attn_efficient_buffers *b) {
+    int n = dims->n, d = dims->d, dv = dims->dv;
+    for (int c = c0; c < c1; c++) { /* the state alone: no outputs, so no row-by-row fallback */
+        int t0 = c * BT, bt = imin(BT, n - t0);
+        attn_efficient_chunk_start(d, bt, in->k + (size_t)t0 * d, b);
+        efficient_rescale_state(d, dv, b);
+        attn_efficient_chunk_absorb(d, dv, bt, in->v + (size_t)t0 * dv, b);
+    }
+}
+
 static void efficient_sum_piece(void *ctx, int piece, int thread) {
     const efficient_prefix_job *j = ctx;
-    int n = j->dims->n, d = j->dims->d, dv = j->dims->dv;
+    int d = j->dims->d, dv = j->dims->dv;
     attn_efficient_buffers b = efficient_block_state(j, piece, thread);
     attn_fill(b.m, (size_t)d, -ATTN_INF);
     attn_fill(b.z, (size_t)d, 0.0f);
@@ -569,12 +580,7 @@ static void efficient_sum_piece(void *ctx, int piece, int thread) {
         efficient_run_chunks(j->dims, j->in, c0, c1, j->out, &b);
         return;
     }
-    for (int c = c0; c < c1; c++) { /* the state alone: no outputs, so no row-by-row fallback */
-        int t0 = c * BT, bt = imin(BT, n - t0);
-        attn_efficient_chunk_start(d, bt, j->in->k + (size_t)t0 * d, &b);
-        efficient_rescale_state(d, dv, &b);
-        attn_efficient_chunk_absorb(d, dv, bt, j->in->v + (size_t)t0 * dv, &b);
-    }
+    attn_efficient_block_sum(j->dims, j->in, c0, c1, &b);
 }
 
 static void efficient_run_piece(void *ctx, int piece, int thread) {
@@ -587,8 +593,8 @@ static void efficient_run_piece(void *ctx, int piece, int thread) {
 
 /* (m, z, S) becomes the combined state of (pm, pz, pS) followed by it: both rescaled to the
  * larger maximum (an empty side, m = -inf, weighs 0). */
-static void efficient_combine(int d, int dv, const float *pm, const float *pz, const float *pS,
-                              float *m, float *z, float *S) {
+void attn_efficient_combine(int d, int dv, const float *pm, const float *pz, const float *pS,
+                            float *m, float *z, float *S) {
     for (int c = 0; c < d; c++) {
         float top = pm[c] > m[c] ? pm[c] : m[c];
         float before = pm[c] == -ATTN_INF ? 0.0f : attn_expf(pm[c] - top);
@@ -623,7 +629,7 @@ static void efficient_causal(const attn_dims *dims, const attn_inputs *in, float
         efficient_prefix_job job = {dims, in, out, blocks, (n + BT - 1) / BT, ms, zs, Ss, slices};
         attn_parallel(blocks - 1, efficient_sum_piece, &job);
         for (int p = 1; p < blocks - 1; p++) /* inclusive prefixes, in block order */
-            efficient_combine(d, dv, ms + (size_t)(p - 1) * d, zs + (size_t)(p - 1) * d, Ss + (size_t)(p - 1) * d * dv,
+            attn_efficient_combine(d, dv, ms + (size_t)(p - 1) * d, zs + (size_t)(p - 1) * d, Ss + (size_t)(p - 1) * d * dv,
                               ms + (size_t)p * d, zs + (size_t)p * d, Ss + (size_t)p * d * dv);
         attn_parallel(blocks - 1, efficient_run_piece, &job);
         return;

@@ -625,10 +625,11 @@ static void shrink_to(int d, int dv, const float *mu, efficient_grad_buffers *b,
 }
 
 /* The same chunk, reverse: its rows' states are rebuilt from the chunk's start, then each row
- * from the last takes the later rows' share and its own (j = i) term. */
+ * from the last takes the later rows' share and its own (j = i) term. Without outputs, only dS
+ * and dz take in the rows (a block's own share of the suffix, threads). */
 static void efficient_rows_reverse(int d, int dv, const attn_inputs *in, int t0, int bt,
                                    const float *dout, const attn_grads *grads,
-                                   efficient_grad_buffers *b, int *have_next) {
+                                   efficient_grad_buffers *b, int *have_next, int outputs) {
     attn_efficient_buffers *f = &b->f;
     float *M = f->E, *Z = f->Zq; /* [BT, d]: m and z after each row */
     for (int r = 0; r < bt; r++) {
@@ -644,21 +645,216 @@ static void efficient_rows_reverse(int d, int dv, const attn_inputs *in, int t0,
         float *e = b->tmp, *Qi = b->tmp + d;
         shrink_to(d, dv, mu, b, have_next);
         attn_softmax_rows(1, d, in->q + (size_t)i * d, f->rho);
-        float gv_i = dot(g, vi, dv), own = 0.0f;
-        attn_fill(gv, (size_t)dv, 0.0f);
+        float gv_i = outputs ? dot(g, vi, dv) : 0.0f, own = 0.0f;
+        if (outputs) attn_fill(gv, (size_t)dv, 0.0f);
         for (int c = 0; c < d; c++) {
             const float *dSc = b->dS + (size_t)c * dv;
-            e[c] = attn_expf(ki[c] - mu[c]);
             Qi[c] = f->rho[c] / zr[c];
             float W = gk[c];
-            gk[c] = e[c] * (dot(vi, dSc, dv) - b->dz[c] + Qi[c] * gv_i - W);
-            attn_axpy(gv, dSc, dv, e[c]);
-            own += e[c] * Qi[c];
+            if (outputs) {
+                e[c] = attn_expf(ki[c] - mu[c]);
+                gk[c] = e[c] * (dot(vi, dSc, dv) - b->dz[c] + Qi[c] * gv_i - W);
+                attn_axpy(gv, dSc, dv, e[c]);
+                own += e[c] * Qi[c];
+            }
             attn_axpy(b->dS + (size_t)c * dv, g, dv, Qi[c]);
             b->dz[c] += W;
         }
-        attn_axpy(gv, g, dv, own);
+        if (outputs) attn_axpy(gv, g, dv, own);
     }
+}
+
+/* Forward sweep of one chunk from the state in b->f: its stats, y, dq, the chunk's own share of
+ * dk (or, row by row, W) and of dv; then the state absorbs the chunk. */
+static void efficient_forward_chunk(const attn_dims *dims, const attn_inputs *in, const float *dout,
+                                    float *out, const attn_grads *grads, int t0, int bt,
+                                    efficient_grad_buffers *b) {
+    int d = dims->d, dv = dims->dv;
+    attn_efficient_buffers *f = &b->f;
+    const float *qb = in->q + (size_t)t0 * d, *vb = in->v + (size_t)t0 * dv;
+    const float *g = dout + (size_t)t0 * dv;
+    float *stats = b->stats + (size_t)(t0 / BT) * 3 * d, *wsum = stats + 2 * d;
+    float *gk = grads->k + (size_t)t0 * d;
+    attn_copy(stats, f->m, d);
+    attn_copy(stats + d, f->z, d);
+    if (attn_efficient_chunk_start(d, bt, in->k + (size_t)t0 * d, f)) {
+        efficient_rows_forward(d, dv, in, t0, bt, dout, out, grads, b);
+        return;
+    }
+    attn_efficient_chunk_out(d, dv, bt, qb, vb, out + (size_t)t0 * dv, f);
+    attn_transpose(d, dv, f->S, dv, b->ST, d, 1.0f);
+    for (int i = 0; i < bt * d; i++) b->Qr[i] = f->rho_rows[i] / f->Zq[i];
+    attn_gemm(bt, d, dv, g, dv, b->ST, d, b->dQ, d, 0);
+    attn_transpose(bt, dv, vb, dv, b->VT, BT, 1.0f);
+    attn_gemm(bt, bt, dv, g, dv, b->VT, BT, b->dP, BT, 0);
+    mask_upper(bt, b->dP);
+    attn_gemm(bt, d, bt, b->dP, BT, f->E, d, b->dQ, d, 1);
+    for (int r = 0; r < bt; r++) {
+        float *dq = b->dQ + (size_t)r * d;
+        const float *zr = f->Zq + (size_t)r * d, *Qr = b->Qr + (size_t)r * d;
+        for (int c = 0; c < d; c++) dq[c] /= zr[c];
+        softmax_grad(d, f->rho_rows + (size_t)r * d, dq, grads->q + (size_t)(t0 + r) * d);
+        for (int c = 0; c < d; c++) dq[c] *= Qr[c];
+    }
+    attn_fill(wsum, (size_t)d, 0.0f);
+    for (int r = 0; r < bt; r++) attn_axpy(wsum, b->dQ + (size_t)r * d, d, 1.0f);
+    for (int r = bt - 2; r >= 0; r--) attn_axpy(b->dQ + (size_t)r * d, b->dQ + (size_t)(r + 1) * d, d, 1.0f);
+    attn_gemm_tn(bt, d, bt, b->dP, BT, b->Qr, d, b->tmp, d, 0);
+    for (int i = 0; i < bt * d; i++) gk[i] = f->E[i] * (b->tmp[i] - b->dQ[i]);
+    attn_gemm(bt, dv, bt, f->PT, BT, g, dv, grads->v + (size_t)t0 * dv, dv, 0);
+    attn_efficient_chunk_absorb(d, dv, bt, vb, f);
+}
+
+/* Reverse sweep of one chunk: the later rows' share (b->dS, b->dz relative to b->mu_next) of dk
+ * and dv, then dS and dz take in the chunk's rows. Without outputs, only the latter. b->f's m and
+ * z are scratch here. */
+static void efficient_reverse_chunk(const attn_dims *dims, const attn_inputs *in, const float *dout,
+                                    const attn_grads *grads, int t0, int bt,
+                                    efficient_grad_buffers *b, int *have_next, int outputs) {
+    int d = dims->d, dv = dims->dv;
+    attn_efficient_buffers *f = &b->f;
+    const float *vb = in->v + (size_t)t0 * dv, *g = dout + (size_t)t0 * dv;
+    const float *stats = b->stats + (size_t)(t0 / BT) * 3 * d;
+    float *gk = grads->k + (size_t)t0 * d;
+    attn_copy(f->m, stats, d);
+    attn_copy(f->z, stats + d, d);
+    if (attn_efficient_chunk_start(d, bt, in->k + (size_t)t0 * d, f)) {
+        efficient_rows_reverse(d, dv, in, t0, bt, dout, grads, b, have_next, outputs);
+        return;
+    }
+    shrink_to(d, dv, f->chunk_max, b, have_next);
+    if (outputs) {
+        attn_transpose(d, dv, b->dS, dv, b->dST, d, 1.0f);
+        attn_gemm(bt, d, dv, vb, dv, b->dST, d, b->tmp, d, 0);
+        for (int j = 0; j < bt; j++)
+            for (int c = 0; c < d; c++) {
+                size_t at = (size_t)j * d + c;
+                gk[at] += f->E[at] * (b->tmp[at] - b->dz[c]);
+            }
+        attn_gemm(bt, dv, d, f->E, d, b->dS, dv, grads->v + (size_t)t0 * dv, dv, 1);
+    }
+    attn_softmax_rows(bt, d, in->q + (size_t)t0 * d, f->rho_rows);
+    for (int i = 0; i < bt * d; i++) b->Qr[i] = f->rho_rows[i] / f->Zq[i];
+    attn_gemm_tn(d, dv, bt, b->Qr, d, g, dv, b->dS, dv, 1);
+    attn_axpy(b->dz, stats + 2 * d, d, 1.0f);
+}
+
+/* ---- threads, efficient causal: the kernelised form's two prefixes (see kernel_grad_job), with
+ * the running maximum carried along ----
+ *   pass 1 (parallel): blocks 0 .. P-2 sum their own state (m, z, S) from the empty one;
+ *   serial: the prefix before each block, combined as the forward pass combines (rescaled to the
+ *           larger maximum);
+ *   pass 2 (parallel): each block runs the forward sweep from its prefix (recording the chunks'
+ *           stats); blocks 1 .. P-1 then run the reverse sweep over their own chunks from zero
+ *           without outputs: their own dS, dz, relative to the reference (mu) of their first row;
+ *   serial: the suffix after each block, in reverse block order: a later suffix is shrunk to the
+ *           earlier block's reference (mu only grows with the row) and added;
+ *   pass 3 (parallel): each block runs the reverse sweep from the suffix after it.
+ * Deterministic per thread count; sums regrouped, so not one thread's bits. */
+typedef struct efficient_grad_job {
+    const attn_dims *dims;
+    const attn_inputs *in;
+    const float *dout;
+    float *out;
+    const attn_grads *grads;
+    int blocks, chunks;
+    float *m, *z, *S;       /* per block: the prefix state before it */
+    float *dS, *dz, *mu;    /* per block: its own suffix share, then the suffix from it on */
+    int have[ATTN_MAX_THREADS]; /* the suffix share is not empty */
+    const efficient_grad_buffers *slices;
+} efficient_grad_job;
+
+static efficient_grad_buffers efficient_block_buffers(const efficient_grad_job *j, int thread, int slot, int dslot) {
+    int d = j->dims->d, dv = j->dims->dv;
+    efficient_grad_buffers b = j->slices[thread];
+    b.f.m = j->m + (size_t)slot * d, b.f.z = j->z + (size_t)slot * d, b.f.S = j->S + (size_t)slot * d * dv;
+    b.dS = j->dS + (size_t)dslot * d * dv, b.dz = j->dz + (size_t)dslot * d, b.mu_next = j->mu + (size_t)dslot * d;
+    return b;
+}
+
+static void efficient_sum_part(void *ctx, int piece, int thread) { /* block `piece` into slot piece + 1 */
+    const efficient_grad_job *j = ctx;
+    int d = j->dims->d, dv = j->dims->dv;
+    efficient_grad_buffers b = efficient_block_buffers(j, thread, piece + 1, 0);
+    attn_fill(b.f.m, (size_t)d, -ATTN_INF);
+    attn_fill(b.f.z, (size_t)d, 0.0f);
+    attn_fill(b.f.S, (size_t)d * dv, 0.0f);
+    attn_efficient_block_sum(j->dims, j->in, causal_block_start(piece, j->blocks, j->chunks),
+                             causal_block_start(piece + 1, j->blocks, j->chunks), &b.f);
+}
+
+static void efficient_forward_part(void *ctx, int piece, int thread) {
+    efficient_grad_job *j = ctx;
+    int n = j->dims->n, d = j->dims->d, dv = j->dims->dv;
+    efficient_grad_buffers b = efficient_block_buffers(j, thread, piece, piece);
+    int c0 = causal_block_start(piece, j->blocks, j->chunks), c1 = causal_block_start(piece + 1, j->blocks, j->chunks);
+    for (int c = c0; c < c1; c++)
+        efficient_forward_chunk(j->dims, j->in, j->dout, j->out, j->grads, c * BT, imin(BT, n - c * BT), &b);
+    if (piece == 0) return;
+    int have = 0; /* the block's own suffix share (its prefix state is no longer needed: scratch) */
+    attn_fill(b.dS, (size_t)d * dv, 0.0f);
+    attn_fill(b.dz, (size_t)d, 0.0f);
+    for (int c = c1 - 1; c >= c0; c--)
+        efficient_reverse_chunk(j->dims, j->in, j->dout, j->grads, c * BT, imin(BT, n - c * BT), &b, &have, 0);
+    j->have[piece] = have; /* each piece its own word */
+}
+
+static void efficient_reverse_part(void *ctx, int piece, int thread) {
+    const efficient_grad_job *j = ctx;
+    int n = j->dims->n, dslot = (piece + 1) % j->blocks, have = j->have[dslot];
+    efficient_grad_buffers b = j->slices[thread]; /* m, z, S: the thread's scratch */
+    efficient_grad_buffers slot = efficient_block_buffers(j, thread, 0, dslot);
+    b.dS = slot.dS, b.dz = slot.dz, b.mu_next = slot.mu_next;
+    int c0 = causal_block_start(piece, j->blocks, j->chunks), c1 = causal_block_start(piece + 1, j->blocks, j->chunks);
+    for (int c = c1 - 1; c >= c0; c--)
+        efficient_reverse_chunk(j->dims, j->in, j->dout, j->grads, c * BT, imin(BT, n - c * BT), &b, &have, 1);
+}
+
+static void efficient_causal_split(efficient_grad_job *j, int pool) {
+    int d = j->dims->d, dv = j->dims->dv, P = pool;
+    j->blocks = P, j->chunks = (j->dims->n + BT - 1) / BT;
+    attn_fill(j->m, (size_t)d, -ATTN_INF); /* slot 0: the empty prefix of block 0 */
+    attn_fill(j->z, (size_t)d, 0.0f);
+    attn_fill(j->S, (size_t)d * dv, 0.0f);
+    attn_parallel(P - 1, efficient_sum_part, j);
+    for (int p = 2; p < P; p++) /* prefixes, in block order */
+        attn_efficient_combine(d, dv, j->m + (size_t)(p - 1) * d, j->z + (size_t)(p - 1) * d, j->S + (size_t)(p - 1) * d * dv,
+                               j->m + (size_t)p * d, j->z + (size_t)p * d, j->S + (size_t)p * d * dv);
+    for (int p = 0; p < P; p++) j->have[p] = 0;
+    attn_parallel(P, efficient_forward_part, j);
+    for (int p = P - 2; p >= 1; p--) { /* suffixes, in reverse block order */
+        if (!j->have[p + 1]) continue;
+        float *dS = j->dS + (size_t)p * d * dv, *dz = j->dz + (size_t)p * d, *mu = j->mu + (size_t)p * d;
+        const float *nS = j->dS + (size_t)(p + 1) * d * dv, *nz = j->dz + (size_t)(p + 1) * d, *nmu = j->mu + (size_t)(p + 1) * d;
+        if (!j->have[p]) { /* an empty block (fewer chunks than blocks): the later suffix as it is */
+            attn_copy(dS, nS, d * dv), attn_copy(dz, nz, d), attn_copy(mu, nmu, d);
+            j->have[p] = 1;
+            continue;
+        }
+        for (int c = 0; c < d; c++) {
+            float s = attn_expf(mu[c] - nmu[c]);
+            attn_axpy(dS + (size_t)c * dv, nS + (size_t)c * dv, dv, s);
+            dz[c] += s * nz[c];
+        }
+    }
+    attn_fill(j->dS, (size_t)d * dv, 0.0f); /* dslot 0: the empty suffix of block P - 1 */
+    attn_fill(j->dz, (size_t)d, 0.0f);
+    j->have[0] = 0;
+    attn_parallel(P, efficient_reverse_part, j);
+}
+
+static void carve_efficient_grad(int d, int dv, arena *ws, efficient_grad_buffers *b) {
+    attn_efficient_carve(d, dv, 1, ws, &b->f);
+    b->ST = arena_floats(ws, (uint64_t)dv * d);
+    b->VT = arena_floats(ws, (uint64_t)dv * BT);
+    b->dP = arena_floats(ws, (uint64_t)BT * BT);
+    b->dQ = arena_floats(ws, (uint64_t)BT * d);
+    b->Qr = arena_floats(ws, (uint64_t)BT * d);
+    b->tmp = arena_floats(ws, (uint64_t)BT * d + d); /* the row path uses 2d */
+    b->dS = arena_floats(ws, (uint64_t)d * dv);
+    b->dST = arena_floats(ws, (uint64_t)dv * d);
+    b->dz = arena_floats(ws, (uint64_t)d);
+    b->mu_next = arena_floats(ws, (uint64_t)d);
 }
 
 static void efficient_causal_backward(const attn_dims *dims, const attn_inputs *in,
@@ -666,89 +862,41 @@ static void efficient_causal_backward(const attn_dims *dims, const attn_inputs *
                                       arena *ws) {
     int n = dims->n, d = dims->d, dv = dims->dv;
     uint64_t chunks = round_up64(n, BT) / BT;
-    efficient_grad_buffers b;
-    attn_efficient_buffers *f = &b.f;
-    attn_efficient_carve(d, dv, 1, ws, f);
-    b.ST = arena_floats(ws, (uint64_t)dv * d);
-    b.VT = arena_floats(ws, (uint64_t)dv * BT);
-    b.dP = arena_floats(ws, (uint64_t)BT * BT);
-    b.dQ = arena_floats(ws, (uint64_t)BT * d);
-    b.Qr = arena_floats(ws, (uint64_t)BT * d);
-    b.tmp = arena_floats(ws, (uint64_t)BT * d + d); /* the row path uses 2d */
-    b.dS = arena_floats(ws, (uint64_t)d * dv);
-    b.dST = arena_floats(ws, (uint64_t)dv * d);
-    b.dz = arena_floats(ws, (uint64_t)d);
-    b.mu_next = arena_floats(ws, (uint64_t)d);
-    b.stats = arena_floats(ws, chunks * 3u * (uint64_t)d);
+    efficient_grad_buffers slices[ATTN_MAX_THREADS], *b = &slices[0];
+    attn_efficient_buffers *f = &b->f;
+    carve_efficient_grad(d, dv, ws, b);
+    b->stats = arena_floats(ws, chunks * 3u * (uint64_t)d);
+    /* threads: every other thread's buffers (the stats shared), a state and a suffix per block */
+    int threads = imin(arena_threads(ws), ATTN_MAX_THREADS);
+    for (int t = 1; t < threads; t++) {
+        carve_efficient_grad(d, dv, ws, &slices[t]);
+        slices[t].stats = b->stats;
+    }
+    efficient_grad_job job = {dims, in, dout, out, grads, 0, 0, 0, 0, 0, 0, 0, 0, {0}, slices};
+    if (threads > 1) {
+        job.m = arena_floats(ws, (uint64_t)threads * d);
+        job.z = arena_floats(ws, (uint64_t)threads * d);
+        job.S = arena_floats(ws, (uint64_t)threads * d * dv);
+        job.dS = arena_floats(ws, (uint64_t)threads * d * dv);
+        job.dz = arena_floats(ws, (uint64_t)threads * d);
+        job.mu = arena_floats(ws, (uint64_t)threads * d);
+    }
     if (arena_measuring(ws)) return;
+    int pool = attn_thread_count();
+    if (threads > 1 && pool > 1 && pool <= threads && n > BT) {
+        efficient_causal_split(&job, pool);
+        return;
+    }
 
     attn_fill(f->m, (size_t)d, -ATTN_INF);
     attn_fill(f->z, (size_t)d, 0.0f);
     attn_fill(f->S, (size_t)d * dv, 0.0f);
-    for (int t0 = 0; t0 < n; t0 += BT) {
-        int bt = imin(BT, n - t0);
-        const float *qb = in->q + (size_t)t0 * d, *vb = in->v + (size_t)t0 * dv;
-        const float *g = dout + (size_t)t0 * dv;
-        float *stats = b.stats + (size_t)(t0 / BT) * 3 * d, *wsum = stats + 2 * d;
-        float *gk = grads->k + (size_t)t0 * d;
-        attn_copy(stats, f->m, d);
-        attn_copy(stats + d, f->z, d);
-        if (attn_efficient_chunk_start(d, bt, in->k + (size_t)t0 * d, f)) {
-            efficient_rows_forward(d, dv, in, t0, bt, dout, out, grads, &b);
-            continue;
-        }
-        attn_efficient_chunk_out(d, dv, bt, qb, vb, out + (size_t)t0 * dv, f);
-        attn_transpose(d, dv, f->S, dv, b.ST, d, 1.0f);
-        for (int i = 0; i < bt * d; i++) b.Qr[i] = f->rho_rows[i] / f->Zq[i];
-        attn_gemm(bt, d, dv, g, dv, b.ST, d, b.dQ, d, 0);
-        attn_transpose(bt, dv, vb, dv, b.VT, BT, 1.0f);
-        attn_gemm(bt, bt, dv, g, dv, b.VT, BT, b.dP, BT, 0);
-        mask_upper(bt, b.dP);
-        attn_gemm(bt, d, bt, b.dP, BT, f->E, d, b.dQ, d, 1);
-        for (int r = 0; r < bt; r++) {
-            float *dq = b.dQ + (size_t)r * d;
-            const float *zr = f->Zq + (size_t)r * d, *Qr = b.Qr + (size_t)r * d;
-            for (int c = 0; c < d; c++) dq[c] /= zr[c];
-            softmax_grad(d, f->rho_rows + (size_t)r * d, dq, grads->q + (size_t)(t0 + r) * d);
-            for (int c = 0; c < d; c++) dq[c] *= Qr[c];
-        }
-        attn_fill(wsum, (size_t)d, 0.0f);
-        for (int r = 0; r < bt; r++) attn_axpy(wsum, b.dQ + (size_t)r * d, d, 1.0f);
-        for (int r = bt - 2; r >= 0; r--) attn_axpy(b.dQ + (size_t)r * d, b.dQ + (size_t)(r + 1) * d, d, 1.0f);
-        attn_gemm_tn(bt, d, bt, b.dP, BT, b.Qr, d, b.tmp, d, 0);
-        for (int i = 0; i < bt * d; i++) gk[i] = f->E[i] * (b.tmp[i] - b.dQ[i]);
-        attn_gemm(bt, dv, bt, f->PT, BT, g, dv, grads->v + (size_t)t0 * dv, dv, 0);
-        attn_efficient_chunk_absorb(d, dv, bt, vb, f);
-    }
-
+    for (int t0 = 0; t0 < n; t0 += BT) efficient_forward_chunk(dims, in, dout, out, grads, t0, imin(BT, n - t0), b);
     int have_next = 0;
-    attn_fill(b.dS, (size_t)d * dv, 0.0f);
-    attn_fill(b.dz, (size_t)d, 0.0f);
-    for (int t0 = (n - 1) / BT * BT; t0 >= 0; t0 -= BT) {
-        int bt = imin(BT, n - t0);
-        const float *vb = in->v + (size_t)t0 * dv, *g = dout + (size_t)t0 * dv;
-        const float *stats = b.stats + (size_t)(t0 / BT) * 3 * d;
-        float *gk = grads->k + (size_t)t0 * d;
-        attn_copy(f->m, stats, d);
-        attn_copy(f->z, stats + d, d);
-        if (attn_efficient_chunk_start(d, bt, in->k + (size_t)t0 * d, f)) {
-            efficient_rows_reverse(d, dv, in, t0, bt, dout, grads, &b, &have_next);
-            continue;
-        }
-        shrink_to(d, dv, f->chunk_max, &b, &have_next);
-        attn_transpose(d, dv, b.dS, dv, b.dST, d, 1.0f);
-        attn_gemm(bt, d, dv, vb, dv, b.dST, d, b.tmp, d, 0);
-        for (int j = 0; j < bt; j++)
-            for (int c = 0; c < d; c++) {
-                size_t at = (size_t)j * d + c;
-                gk[at] += f->E[at] * (b.tmp[at] - b.dz[c]);
-            }
-        attn_gemm(bt, dv, d, f->E, d, b.dS, dv, grads->v + (size_t)t0 * dv, dv, 1);
-        attn_softmax_rows(bt, d, in->q + (size_t)t0 * d, f->rho_rows);
-        for (int i = 0; i < bt * d; i++) b.Qr[i] = f->rho_rows[i] / f->Zq[i];
-        attn_gemm_tn(d, dv, bt, b.Qr, d, g, dv, b.dS, dv, 1);
-        attn_axpy(b.dz, stats + 2 * d, d, 1.0f);
-    }
+    attn_fill(b->dS, (size_t)d * dv, 0.0f);
+    attn_fill(b->dz, (size_t)d, 0.0f);
+    for (int t0 = (n - 1) / BT * BT; t0 >= 0; t0 -= BT)
+        efficient_reverse_chunk(dims, in, dout, grads, t0, imin(BT, n - t0), b, &have_next, 1);
 }
 
 void attn_linear_backward(attn_variant v, const attn_dims *dims, const attn_inputs *in,
