@@ -230,6 +230,28 @@ for (const build of buildList) {
       }
     });
 
+    test(`attentionGrad of random, factorized-dense and mixtures around the block size (n = 63 ... 129) on 1, 2, 3 threads: the bits of one thread [${build}]`, () => {
+      // the query and key passes split above one block of 64 rows
+      let seed = 6100;
+      const cases = [
+        ['random', {}], ['factorized-dense', {}], ['factorized-dense', { tiling: 'tile' }],
+        ['mixture', { components: ['factorized-dense', 'random', 'softmax'], alpha: [0.2, 0.3, 0.5] }],
+        ['mixture', { components: ['dense1', 'factorized-random', 'random'], alphaLogits: [1, -0.5, 0.25] }],
+      ];
+      for (const [id, extra] of cases) {
+        for (const causal of [false, true]) {
+          for (const n of [63, 64, 65, 129]) {
+            const options = { ...extra, causal };
+            const b = Math.ceil(n / 4) + 1, dims = { n, d: 7, dv: 5, h: 6, L: 4 * b, a: 4, b, rank: 3 };
+            const inputs = makeInputs(id, dims, seed++, { components: options.components });
+            const dOutput = randomArray(n * dims.dv, seed++, 'dOutput');
+            gradsAgree(labs, id, inputs, dOutput, options, referenceGrad(id, inputs, dOutput, options),
+              `${id}${extra.components ? ` of ${extra.components.join(', ')}` : ''}${extra.tiling ? ` tiling ${extra.tiling}` : ''} n=${n}${causal ? ' causal' : ''} [${build}]`);
+          }
+        }
+      }
+    });
+
     test(`causal linear, taylor and efficient on 1, 2, 3 threads: the reference's bar, the same bits run after run [${build}]`, () => {
       let seed = 9100;
       for (const id of ['linear', 'taylor', 'efficient']) {

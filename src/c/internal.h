@@ -129,9 +129,12 @@ struct logit_source {
     void (*grad)(const logit_source *src, const attn_grads *grads, int i0, int bi, int j0, int bj,
                  const float *dS, const float *dSt);
     void (*finish)(const logit_source *src, const attn_options *opt, const attn_grads *grads);
-    /* grad split in two (dot sources; NULL elsewhere): grad_q writes only the block's query rows,
-     * grad_k only its key rows, so a query-block pass and a key-block pass can each run over
-     * threads (backward.c), every row summing its blocks in the order one thread does. */
+    /* grad split in two: grad_q writes only the block's query rows, grad_k only its key rows, so
+     * a query-block pass and a key-block pass can each run over threads (backward.c), every row
+     * summing its blocks in the order one thread does. random and factorized-dense have only
+     * query rows (grad_k does nothing); a mixture's grad_q leaves its block's dalpha sums in
+     * dalpha_blocks for finish to add up in one thread's order (NULL when not measured for
+     * threads). */
     void (*grad_q)(const logit_source *src, const attn_grads *grads, int i0, int bi, int j0, int bj,
                    const float *dS, const float *dSt);
     void (*grad_k)(const logit_source *src, const attn_grads *grads, int i0, int bi, int j0, int bj,
@@ -165,6 +168,8 @@ struct logit_source {
     float *part_tiles;    /* mixture: each part's tile, count tiles */
     float *part_dS;       /* mixture: alpha_c dS in both layouts, 2 tiles */
     float *dalpha;        /* mixture: [count] */
+    float *dalpha_blocks; /* mixture, threads: count sums per logit block, [n/BI][dalpha_cols] */
+    int dalpha_cols;      /* mixture, threads: key blocks per row of dalpha_blocks */
 };
 /* Storage for a source and, for a mixture, its parts and weights. */
 typedef struct logit_sources {
