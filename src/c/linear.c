@@ -267,6 +267,59 @@ static void kernelized(attn_variant v, const attn_dims *dims, const attn_inputs 
     }
 }
 
+/* ---- weights over threads: blocks of BI query rows ----
+ * Every row of A is computed from whole-sequence tables (phi(q), phi(k)^T; efficient's rho_q, the
+ * normalised exp(k - m)^T, or causal the running m and z after each row), which are themselves
+ * built row by row or column by column. Pass 1 builds the row-wise tables by row blocks, the
+ * column-wise ones stay on the calling thread, pass 2 computes the rows of A by row blocks: each
+ * element with one thread's operations in one thread's order, so bit-identical (the matrix
+ * product's rows go in whole blocks of 4, as one thread's). */
+typedef struct weights_job {
+    attn_variant v;
+    const attn_dims *dims;
+    const attn_inputs *in;
+    float eps;
+    int causal, F;
+    float *weights;
+    float *phi_q, *phi_k, *phi_kt; /* kernelised */
+    float *rho_q, *kt, *ms, *zs;   /* efficient; ms, zs: m and z after each row (causal) */
+    float **e;                     /* efficient causal: per thread, [n] */
+} weights_job;
+
+static int weights_split(int n) { return n > BI && attn_thread_count() > 1; }
+
+static void kernel_weights_map(const weights_job *j, int i0, int i1) {
+    int n = j->dims->n, d = j->dims->d, F = j->F;
+    attn_feature_map(j->v, i1 - i0, d, j->in->q + (size_t)i0 * d, j->phi_q + (size_t)i0 * F);
+    attn_feature_map(j->v, i1 - i0, d, j->in->k + (size_t)i0 * d, j->phi_k + (size_t)i0 * F);
+    attn_transpose(i1 - i0, F, j->phi_k + (size_t)i0 * F, F, j->phi_kt + i0, n, 1.0f);
+}
+
+static void kernel_weights_rows(const weights_job *j, int i0, int i1) {
+    int n = j->dims->n, F = j->F;
+    attn_gemm(i1 - i0, n, F, j->phi_q + (size_t)i0 * F, F, j->phi_kt, n, j->weights + (size_t)i0 * n, n, 0);
+    for (int i = i0; i < i1; i++) {
+        float *row = j->weights + (size_t)i * n;
+        int valid = j->causal ? i + 1 : n;
+        attn_fill(row + valid, (size_t)(n - valid), 0.0f);
+        float sum = 0.0f;
+        for (int k = 0; k < valid; k++) sum += row[k];
+        attn_scale(row, valid, 1.0f / (sum + j->eps));
+    }
+}
+
+static void kernel_weights_map_piece(void *ctx, int piece, int thread) {
+    const weights_job *j = ctx;
+    (void)thread;
+    kernel_weights_map(j, piece * BI, imin(j->dims->n, piece * BI + BI));
+}
+
+static void kernel_weights_rows_piece(void *ctx, int piece, int thread) {
+    const weights_job *j = ctx;
+    (void)thread;
+    kernel_weights_rows(j, piece * BI, imin(j->dims->n, piece * BI + BI));
+}
+
 /* A[i, j] = phi(q_i)·phi(k_j) / (sum_{j' (<= i)} phi(q_i)·phi(k_j') + eps). */
 static void kernelized_weights(attn_variant v, const attn_dims *dims, const attn_inputs *in,
                                float eps, int causal, float *weights, arena *ws) {
@@ -275,18 +328,14 @@ static void kernelized_weights(attn_variant v, const attn_dims *dims, const attn
     float *phi_k = arena_floats(ws, (uint64_t)n * F);
     float *phi_kt = arena_floats(ws, (uint64_t)n * F);
     if (arena_measuring(ws)) return;
-    attn_feature_map(v, n, d, in->q, phi_q);
-    attn_feature_map(v, n, d, in->k, phi_k);
-    attn_transpose(n, F, phi_k, F, phi_kt, n, 1.0f);
-    attn_gemm(n, n, F, phi_q, F, phi_kt, n, weights, n, 0);
-    for (int i = 0; i < n; i++) {
-        float *row = weights + (size_t)i * n;
-        int valid = causal ? i + 1 : n;
-        attn_fill(row + valid, (size_t)(n - valid), 0.0f);
-        float sum = 0.0f;
-        for (int j = 0; j < valid; j++) sum += row[j];
-        attn_scale(row, valid, 1.0f / (sum + eps));
+    weights_job job = {v, dims, in, eps, causal, F, weights, phi_q, phi_k, phi_kt, 0, 0, 0, 0, 0};
+    if (weights_split(n)) {
+        attn_parallel((n + BI - 1) / BI, kernel_weights_map_piece, &job);
+        attn_parallel((n + BI - 1) / BI, kernel_weights_rows_piece, &job);
+        return;
     }
+    kernel_weights_map(&job, 0, n);
+    kernel_weights_rows(&job, 0, n);
 }
 
 /* Column maxima of k [n, d] into m [d]. */
@@ -640,6 +689,44 @@ static void efficient_causal(const attn_dims *dims, const attn_inputs *in, float
     efficient_run_chunks(dims, in, 0, (n + BT - 1) / BT, out, &b);
 }
 
+/* Rows [i0, i1) of rho_q, and of k into kt's columns. */
+static void efficient_weights_map(const weights_job *j, int i0, int i1) {
+    int n = j->dims->n, d = j->dims->d;
+    attn_softmax_rows(i1 - i0, d, j->in->q + (size_t)i0 * d, j->rho_q + (size_t)i0 * d);
+    attn_transpose(i1 - i0, d, j->in->k + (size_t)i0 * d, d, j->kt + i0, n, 1.0f);
+}
+
+/* Causal rows [i0, i1) from the running m and z after each row (ms, zs), e [n] scratch. */
+static void efficient_weights_causal_rows(const weights_job *j, int i0, int i1, float *e) {
+    int n = j->dims->n, d = j->dims->d;
+    for (int i = i0; i < i1; i++) {
+        const float *m = j->ms + (size_t)i * d, *z = j->zs + (size_t)i * d;
+        float *row = j->weights + (size_t)i * n;
+        attn_fill(row, (size_t)n, 0.0f);
+        for (int c = 0; c < d; c++) {
+            attn_copy(e, j->kt + (size_t)c * n, i + 1);
+            attn_exp_shift_sum(e, i + 1, m[c]);
+            attn_axpy(row, e, i + 1, j->rho_q[(size_t)i * d + c] / z[c]);
+        }
+    }
+}
+
+static void efficient_weights_map_piece(void *ctx, int piece, int thread) {
+    const weights_job *j = ctx;
+    (void)thread;
+    efficient_weights_map(j, piece * BI, imin(j->dims->n, piece * BI + BI));
+}
+
+static void efficient_weights_rows_piece(void *ctx, int piece, int thread) {
+    const weights_job *j = ctx;
+    int n = j->dims->n, d = j->dims->d, i0 = piece * BI, i1 = imin(n, i0 + BI);
+    if (j->causal) {
+        efficient_weights_causal_rows(j, i0, i1, j->e[thread]);
+        return;
+    }
+    attn_gemm(i1 - i0, n, d, j->rho_q + (size_t)i0 * d, d, j->kt, n, j->weights + (size_t)i0 * n, n, 0);
+}
+
 /* A = rho_q(q) rho_k(k)^T, with rho_k over all positions, or (causal) over the prefix j <= i. */
 static void efficient_weights(const attn_dims *dims, const attn_inputs *in, int causal,
                               float *weights, arena *ws) {
@@ -649,9 +736,23 @@ static void efficient_weights(const attn_dims *dims, const attn_inputs *in, int 
     float *m = arena_floats(ws, (uint64_t)d);
     float *z = arena_floats(ws, (uint64_t)d);
     float *e = arena_floats(ws, (uint64_t)n);
+    /* threads, causal: the running m and z after every row, and e per thread */
+    int threads = imin(arena_threads(ws), ATTN_MAX_THREADS);
+    float *es[ATTN_MAX_THREADS], *ms = 0, *zs = 0;
+    es[0] = e;
+    if (causal && threads > 1) {
+        ms = arena_floats(ws, (uint64_t)n * d);
+        zs = arena_floats(ws, (uint64_t)n * d);
+        for (int t = 1; t < threads; t++) es[t] = arena_floats(ws, (uint64_t)n);
+    }
     if (arena_measuring(ws)) return;
-    attn_softmax_rows(n, d, in->q, rho_q);
-    attn_transpose(n, d, in->k, d, kt, n, 1.0f);
+    int pool = attn_thread_count();
+    int split = weights_split(n) && (!causal || (threads > 1 && pool <= threads));
+    weights_job job = {ATTN_EFFICIENT, dims, in, 0.0f, causal, d, weights, 0, 0, 0, rho_q, kt, ms, zs, es};
+    if (split)
+        attn_parallel((n + BI - 1) / BI, efficient_weights_map_piece, &job);
+    else
+        efficient_weights_map(&job, 0, n);
     if (!causal) {
         column_max(n, d, in->k, m);
         for (int c = 0; c < d; c++) {
@@ -659,11 +760,23 @@ static void efficient_weights(const attn_dims *dims, const attn_inputs *in, int 
             float sum = attn_exp_shift_sum(row, n, m[c]);
             attn_scale(row, n, 1.0f / sum);
         }
-        attn_gemm(n, n, d, rho_q, d, kt, n, weights, n, 0);
+        if (split)
+            attn_parallel((n + BI - 1) / BI, efficient_weights_rows_piece, &job);
+        else
+            attn_gemm(n, n, d, rho_q, d, kt, n, weights, n, 0);
         return;
     }
     attn_fill(m, (size_t)d, -ATTN_INF);
     attn_fill(z, (size_t)d, 0.0f);
+    if (split) {
+        for (int i = 0; i < n; i++) { /* the running state, row by row (O(n d)) */
+            attn_efficient_absorb(d, 0, in->k + (size_t)i * d, 0, m, z, 0);
+            attn_copy(ms + (size_t)i * d, m, d);
+            attn_copy(zs + (size_t)i * d, z, d);
+        }
+        attn_parallel((n + BI - 1) / BI, efficient_weights_rows_piece, &job);
+        return;
+    }
     for (int i = 0; i < n; i++) {
         attn_efficient_absorb(d, 0, in->k + (size_t)i * d, 0, m, z, 0);
         float *row = weights + (size_t)i * n;
