@@ -378,8 +378,9 @@ static void kernel_split(attn_variant v, const attn_dims *dims, const attn_input
         attn_parallel(P, causal_reverse_piece, job);
         return;
     }
-    /* state pieces: about two per thread of whole KP-row blocks, as the forward pass */
-    job->rows = round_up(imax(KP, (F + 2 * pool - 1) / (2 * pool)), KP);
+    /* state pieces: one per thread of whole KP-row blocks (each maps every key's, or query's,
+     * features again, so fewer pieces redo less) */
+    job->rows = round_up(imax(KP, (F + pool - 1) / pool), KP);
     int row_pieces = (F + job->rows - 1) / job->rows, chunks = (n + BT - 1) / BT;
     attn_parallel(row_pieces, full_state_piece, job);
     attn_transpose(F, dv, b->f.S, dv, b->ST, F, 1.0f);
@@ -488,8 +489,8 @@ static void efficient_key_chunk(const attn_dims *dims, const attn_inputs *in,
 }
 
 /* Threads (bit-identical to one thread, as the kernelised form): the context by ranges of
- * features; the query chunks; dC by ranges of its rows, each summing the chunks in increasing
- * order as one thread does (rho_q computed again); the key chunks. */
+ * features; the query chunks (rho_q parked in grads->k); dC by ranges of its rows, each summing
+ * the chunks in increasing order as one thread does; the key chunks. */
 typedef struct efficient_full_job {
     const attn_dims *dims;
     const attn_inputs *in;
@@ -509,8 +510,10 @@ static void efficient_context_part(void *ctx, int piece, int thread) {
 
 static void efficient_query_part(void *ctx, int piece, int thread) {
     const efficient_full_job *j = ctx;
-    int t0 = piece * BT;
-    efficient_query_chunk(j->dims, j->in, j->dout, j->out, j->grads, t0, imin(BT, j->dims->n - t0), &j->slices[thread]);
+    const efficient_full_buffers *b = &j->slices[thread];
+    int t0 = piece * BT, bt = imin(BT, j->dims->n - t0), d = j->dims->d;
+    efficient_query_chunk(j->dims, j->in, j->dout, j->out, j->grads, t0, bt, b);
+    attn_copy(j->grads->k + (size_t)t0 * d, b->rho, bt * d); /* rho_q for the dC pass; dk comes last */
 }
 
 static void efficient_dcontext_part(void *ctx, int piece, int thread) {
@@ -520,8 +523,8 @@ static void efficient_dcontext_part(void *ctx, int piece, int thread) {
     int c0 = piece * j->cols, c1 = imin(d, c0 + j->cols);
     for (int t0 = 0; t0 < n; t0 += BT) {
         int bt = imin(BT, n - t0);
-        attn_softmax_rows(bt, d, j->in->q + (size_t)t0 * d, b->rho);
-        attn_gemm_tn(c1 - c0, dv, bt, b->rho + c0, d, j->dout + (size_t)t0 * dv, dv, b->dC + (size_t)c0 * dv, dv, 1);
+        const float *rho = j->grads->k + (size_t)t0 * d; /* rho_q, parked by the query pass */
+        attn_gemm_tn(c1 - c0, dv, bt, rho + c0, d, j->dout + (size_t)t0 * dv, dv, b->dC + (size_t)c0 * dv, dv, 1);
     }
 }
 
