@@ -30,6 +30,10 @@
  * backwards, so the forward sweep records, per chunk, the state's m and z at its start and the
  * column sums of W: 3d floats a chunk. A chunk whose Z underflows goes row by row, as in the
  * forward pass; its rows keep W in grads->k until the reverse sweep.
+ *
+ * Threads: each pass splits as the forward pass does (see kernel_grad_job for the kernelised
+ * form, efficient_full_job and efficient_grad_job for efficient): bit-identical to one thread when
+ * not causal, a parallel prefix and suffix over blocks of chunks when causal.
  */
 #include "internal.h"
 
@@ -749,7 +753,8 @@ static void efficient_reverse_chunk(const attn_dims *dims, const attn_inputs *in
  *           larger maximum);
  *   pass 2 (parallel): each block runs the forward sweep from its prefix (recording the chunks'
  *           stats); blocks 1 .. P-1 then run the reverse sweep over their own chunks from zero
- *           without outputs: their own dS, dz, relative to the reference (mu) of their first row;
+ *           without outputs: their own dS, dz, relative to the reference (mu) their first chunk
+ *           uses (its running maximum; row by row, its first row's);
  *   serial: the suffix after each block, in reverse block order: a later suffix is shrunk to the
  *           earlier block's reference (mu only grows with the row) and added;
  *   pass 3 (parallel): each block runs the reverse sweep from the suffix after it.
