@@ -604,10 +604,26 @@ typedef struct efficient_grad_buffers {
     float *stats;   /* per chunk: m and z at its start, the column sums of W; 3d each */
 } efficient_grad_buffers;
 
+/* Threads: a block's own share of the reverse sweep's dS and dz (the terms its rows add), summed
+ * during its forward sweep: each term is relative to its row's reference mu (the running maximum
+ * of its chunk, or of the row when the chunk goes row by row) and enters shrunk to the reference
+ * of the block's first term (mu only grows with the row, so the factors are <= 1). */
+typedef struct suffix_share {
+    float *dS, *dz, *mu; /* [d, dv], [d], [d] */
+    float *X;            /* [d, dv] scratch: a chunk's Q'^T g */
+    int have;            /* a term has entered (mu is set) */
+} suffix_share;
+
+/* The factor that brings a term relative to mu to the share's reference, per feature, into s. */
+static void share_factors(int d, const float *mu, suffix_share *sh, float *s) {
+    if (!sh->have) attn_copy(sh->mu, mu, d), sh->have = 1;
+    for (int c = 0; c < d; c++) s[c] = attn_expf(sh->mu[c] - mu[c]);
+}
+
 /* One chunk whose Z underflows, forward: row by row as the forward pass; W stays in grads->k. */
 static void efficient_rows_forward(int d, int dv, const attn_inputs *in, int t0, int bt,
                                    const float *dout, float *out, const attn_grads *grads,
-                                   efficient_grad_buffers *b) {
+                                   efficient_grad_buffers *b, suffix_share *sh) {
     const attn_efficient_buffers *f = &b->f;
     for (int i = t0; i < t0 + bt; i++) {
         attn_efficient_rows(d, dv, in, i, i + 1, out, f);
@@ -616,6 +632,13 @@ static void efficient_rows_forward(int d, int dv, const attn_inputs *in, int t0,
         for (int c = 0; c < d; c++) drho[c] = dot(f->S + (size_t)c * dv, g, dv) / f->z[c];
         softmax_grad(d, f->rho, drho, grads->q + (size_t)i * d);
         for (int c = 0; c < d; c++) W[c] = drho[c] * (f->rho[c] / f->z[c]);
+        if (!sh) continue;
+        float *s = b->tmp + d; /* the reverse sweep's row terms: Q'_i g_i into dS, W into dz */
+        share_factors(d, f->m, sh, s);
+        for (int c = 0; c < d; c++) {
+            attn_axpy(sh->dS + (size_t)c * dv, g, dv, s[c] * (f->rho[c] / f->z[c]));
+            sh->dz[c] += s[c] * W[c];
+        }
     }
 }
 
@@ -632,11 +655,10 @@ static void shrink_to(int d, int dv, const float *mu, efficient_grad_buffers *b,
 }
 
 /* The same chunk, reverse: its rows' states are rebuilt from the chunk's start, then each row
- * from the last takes the later rows' share and its own (j = i) term. Without outputs, only dS
- * and dz take in the rows (a block's own share of the suffix, threads). */
+ * from the last takes the later rows' share and its own (j = i) term. */
 static void efficient_rows_reverse(int d, int dv, const attn_inputs *in, int t0, int bt,
                                    const float *dout, const attn_grads *grads,
-                                   efficient_grad_buffers *b, int *have_next, int outputs) {
+                                   efficient_grad_buffers *b, int *have_next) {
     attn_efficient_buffers *f = &b->f;
     float *M = f->E, *Z = f->Zq; /* [BT, d]: m and z after each row */
     for (int r = 0; r < bt; r++) {
@@ -652,30 +674,29 @@ static void efficient_rows_reverse(int d, int dv, const attn_inputs *in, int t0,
         float *e = b->tmp, *Qi = b->tmp + d;
         shrink_to(d, dv, mu, b, have_next);
         attn_softmax_rows(1, d, in->q + (size_t)i * d, f->rho);
-        float gv_i = outputs ? dot(g, vi, dv) : 0.0f, own = 0.0f;
-        if (outputs) attn_fill(gv, (size_t)dv, 0.0f);
+        float gv_i = dot(g, vi, dv), own = 0.0f;
+        attn_fill(gv, (size_t)dv, 0.0f);
         for (int c = 0; c < d; c++) {
             const float *dSc = b->dS + (size_t)c * dv;
+            e[c] = attn_expf(ki[c] - mu[c]);
             Qi[c] = f->rho[c] / zr[c];
             float W = gk[c];
-            if (outputs) {
-                e[c] = attn_expf(ki[c] - mu[c]);
-                gk[c] = e[c] * (dot(vi, dSc, dv) - b->dz[c] + Qi[c] * gv_i - W);
-                attn_axpy(gv, dSc, dv, e[c]);
-                own += e[c] * Qi[c];
-            }
+            gk[c] = e[c] * (dot(vi, dSc, dv) - b->dz[c] + Qi[c] * gv_i - W);
+            attn_axpy(gv, dSc, dv, e[c]);
+            own += e[c] * Qi[c];
             attn_axpy(b->dS + (size_t)c * dv, g, dv, Qi[c]);
             b->dz[c] += W;
         }
-        if (outputs) attn_axpy(gv, g, dv, own);
+        attn_axpy(gv, g, dv, own);
     }
 }
 
 /* Forward sweep of one chunk from the state in b->f: its stats, y, dq, the chunk's own share of
- * dk (or, row by row, W) and of dv; then the state absorbs the chunk. */
+ * dk (or, row by row, W) and of dv; then the state absorbs the chunk. sh (threads, or NULL) takes
+ * in the chunk's terms of the reverse sweep's dS and dz. */
 static void efficient_forward_chunk(const attn_dims *dims, const attn_inputs *in, const float *dout,
                                     float *out, const attn_grads *grads, int t0, int bt,
-                                    efficient_grad_buffers *b) {
+                                    efficient_grad_buffers *b, suffix_share *sh) {
     int d = dims->d, dv = dims->dv;
     attn_efficient_buffers *f = &b->f;
     const float *qb = in->q + (size_t)t0 * d, *vb = in->v + (size_t)t0 * dv;
@@ -685,7 +706,7 @@ static void efficient_forward_chunk(const attn_dims *dims, const attn_inputs *in
     attn_copy(stats, f->m, d);
     attn_copy(stats + d, f->z, d);
     if (attn_efficient_chunk_start(d, bt, in->k + (size_t)t0 * d, f)) {
-        efficient_rows_forward(d, dv, in, t0, bt, dout, out, grads, b);
+        efficient_rows_forward(d, dv, in, t0, bt, dout, out, grads, b, sh);
         return;
     }
     attn_efficient_chunk_out(d, dv, bt, qb, vb, out + (size_t)t0 * dv, f);
@@ -710,14 +731,21 @@ static void efficient_forward_chunk(const attn_dims *dims, const attn_inputs *in
     for (int i = 0; i < bt * d; i++) gk[i] = f->E[i] * (b->tmp[i] - b->dQ[i]);
     attn_gemm(bt, dv, bt, f->PT, BT, g, dv, grads->v + (size_t)t0 * dv, dv, 0);
     attn_efficient_chunk_absorb(d, dv, bt, vb, f);
+    if (!sh) return;
+    float *s = b->tmp; /* the reverse sweep's chunk terms: Q'^T g into dS, wsum into dz */
+    share_factors(d, f->chunk_max, sh, s);
+    attn_gemm_tn(d, dv, bt, b->Qr, d, g, dv, sh->X, dv, 0);
+    for (int c = 0; c < d; c++) {
+        attn_axpy(sh->dS + (size_t)c * dv, sh->X + (size_t)c * dv, dv, s[c]);
+        sh->dz[c] += s[c] * wsum[c];
+    }
 }
 
 /* Reverse sweep of one chunk: the later rows' share (b->dS, b->dz relative to b->mu_next) of dk
- * and dv, then dS and dz take in the chunk's rows. Without outputs, only the latter. b->f's m and
- * z are scratch here. */
+ * and dv, then dS and dz take in the chunk's rows. b->f's m and z are scratch here. */
 static void efficient_reverse_chunk(const attn_dims *dims, const attn_inputs *in, const float *dout,
                                     const attn_grads *grads, int t0, int bt,
-                                    efficient_grad_buffers *b, int *have_next, int outputs) {
+                                    efficient_grad_buffers *b, int *have_next) {
     int d = dims->d, dv = dims->dv;
     attn_efficient_buffers *f = &b->f;
     const float *vb = in->v + (size_t)t0 * dv, *g = dout + (size_t)t0 * dv;
@@ -726,20 +754,18 @@ static void efficient_reverse_chunk(const attn_dims *dims, const attn_inputs *in
     attn_copy(f->m, stats, d);
     attn_copy(f->z, stats + d, d);
     if (attn_efficient_chunk_start(d, bt, in->k + (size_t)t0 * d, f)) {
-        efficient_rows_reverse(d, dv, in, t0, bt, dout, grads, b, have_next, outputs);
+        efficient_rows_reverse(d, dv, in, t0, bt, dout, grads, b, have_next);
         return;
     }
     shrink_to(d, dv, f->chunk_max, b, have_next);
-    if (outputs) {
-        attn_transpose(d, dv, b->dS, dv, b->dST, d, 1.0f);
-        attn_gemm(bt, d, dv, vb, dv, b->dST, d, b->tmp, d, 0);
-        for (int j = 0; j < bt; j++)
-            for (int c = 0; c < d; c++) {
-                size_t at = (size_t)j * d + c;
-                gk[at] += f->E[at] * (b->tmp[at] - b->dz[c]);
-            }
-        attn_gemm(bt, dv, d, f->E, d, b->dS, dv, grads->v + (size_t)t0 * dv, dv, 1);
-    }
+    attn_transpose(d, dv, b->dS, dv, b->dST, d, 1.0f);
+    attn_gemm(bt, d, dv, vb, dv, b->dST, d, b->tmp, d, 0);
+    for (int j = 0; j < bt; j++)
+        for (int c = 0; c < d; c++) {
+            size_t at = (size_t)j * d + c;
+            gk[at] += f->E[at] * (b->tmp[at] - b->dz[c]);
+        }
+    attn_gemm(bt, dv, d, f->E, d, b->dS, dv, grads->v + (size_t)t0 * dv, dv, 1);
     attn_softmax_rows(bt, d, in->q + (size_t)t0 * d, f->rho_rows);
     for (int i = 0; i < bt * d; i++) b->Qr[i] = f->rho_rows[i] / f->Zq[i];
     attn_gemm_tn(d, dv, bt, b->Qr, d, g, dv, b->dS, dv, 1);
@@ -752,9 +778,9 @@ static void efficient_reverse_chunk(const attn_dims *dims, const attn_inputs *in
  *   serial: the prefix before each block, combined as the forward pass combines (rescaled to the
  *           larger maximum);
  *   pass 2 (parallel): each block runs the forward sweep from its prefix (recording the chunks'
- *           stats); blocks 1 .. P-1 then run the reverse sweep over their own chunks from zero
- *           without outputs: their own dS, dz, relative to the reference (mu) their first chunk
- *           uses (its running maximum; row by row, its first row's);
+ *           stats); blocks 1 .. P-1 also sum their own share of dS and dz (suffix_share),
+ *           relative to the reference (mu) their first chunk uses (its running maximum; row by
+ *           row, its first row's);
  *   serial: the suffix after each block, in reverse block order: a later suffix is shrunk to the
  *           earlier block's reference (mu only grows with the row) and added;
  *   pass 3 (parallel): each block runs the reverse sweep from the suffix after it.
@@ -796,15 +822,12 @@ static void efficient_forward_part(void *ctx, int piece, int thread) {
     int n = j->dims->n, d = j->dims->d, dv = j->dims->dv;
     efficient_grad_buffers b = efficient_block_buffers(j, thread, piece, piece);
     int c0 = causal_block_start(piece, j->blocks, j->chunks), c1 = causal_block_start(piece + 1, j->blocks, j->chunks);
+    suffix_share share = {b.dS, b.dz, b.mu_next, b.dST, 0}; /* dST: free in the forward sweep */
+    if (piece > 0) attn_fill(share.dS, (size_t)d * dv, 0.0f), attn_fill(share.dz, (size_t)d, 0.0f);
     for (int c = c0; c < c1; c++)
-        efficient_forward_chunk(j->dims, j->in, j->dout, j->out, j->grads, c * BT, imin(BT, n - c * BT), &b);
-    if (piece == 0) return;
-    int have = 0; /* the block's own suffix share (its prefix state is no longer needed: scratch) */
-    attn_fill(b.dS, (size_t)d * dv, 0.0f);
-    attn_fill(b.dz, (size_t)d, 0.0f);
-    for (int c = c1 - 1; c >= c0; c--)
-        efficient_reverse_chunk(j->dims, j->in, j->dout, j->grads, c * BT, imin(BT, n - c * BT), &b, &have, 0);
-    j->have[piece] = have; /* each piece its own word */
+        efficient_forward_chunk(j->dims, j->in, j->dout, j->out, j->grads, c * BT, imin(BT, n - c * BT), &b,
+                                piece > 0 ? &share : 0);
+    j->have[piece] = share.have; /* each piece its own word */
 }
 
 static void efficient_reverse_part(void *ctx, int piece, int thread) {
@@ -815,7 +838,7 @@ static void efficient_reverse_part(void *ctx, int piece, int thread) {
     b.dS = slot.dS, b.dz = slot.dz, b.mu_next = slot.mu_next;
     int c0 = causal_block_start(piece, j->blocks, j->chunks), c1 = causal_block_start(piece + 1, j->blocks, j->chunks);
     for (int c = c1 - 1; c >= c0; c--)
-        efficient_reverse_chunk(j->dims, j->in, j->dout, j->grads, c * BT, imin(BT, n - c * BT), &b, &have, 1);
+        efficient_reverse_chunk(j->dims, j->in, j->dout, j->grads, c * BT, imin(BT, n - c * BT), &b, &have);
 }
 
 static void efficient_causal_split(efficient_grad_job *j, int pool) {
@@ -899,12 +922,12 @@ static void efficient_causal_backward(const attn_dims *dims, const attn_inputs *
     attn_fill(f->m, (size_t)d, -ATTN_INF);
     attn_fill(f->z, (size_t)d, 0.0f);
     attn_fill(f->S, (size_t)d * dv, 0.0f);
-    for (int t0 = 0; t0 < n; t0 += BT) efficient_forward_chunk(dims, in, dout, out, grads, t0, imin(BT, n - t0), b);
+    for (int t0 = 0; t0 < n; t0 += BT) efficient_forward_chunk(dims, in, dout, out, grads, t0, imin(BT, n - t0), b, 0);
     int have_next = 0;
     attn_fill(b->dS, (size_t)d * dv, 0.0f);
     attn_fill(b->dz, (size_t)d, 0.0f);
     for (int t0 = (n - 1) / BT * BT; t0 >= 0; t0 -= BT)
-        efficient_reverse_chunk(dims, in, dout, grads, t0, imin(BT, n - t0), b, &have_next, 1);
+        efficient_reverse_chunk(dims, in, dout, grads, t0, imin(BT, n - t0), b, &have_next);
 }
 
 void attn_linear_backward(attn_variant v, const attn_dims *dims, const attn_inputs *in,
