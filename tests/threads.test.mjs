@@ -13,7 +13,9 @@
 //   (f) the causal linear family (a parallel prefix of states, which regroups the state's sums):
 //       within the reference's bar and the same bits on every run at a thread count, at sizes
 //       around chunk boundaries and one long sequence. (a) asks these for the same bits as one
-//       thread only on one thread.
+//       thread only on one thread;
+//   (g) A (weights) of every variant at n = 200, and every fixed pattern's y, A and dv around the
+//       block size: bit-identical to one thread.
 //
 //   node --experimental-wasm-relaxed-simd --test tests/threads.test.mjs
 
