@@ -22,6 +22,8 @@ typedef struct backward_buffers {
     float *dvacc;    /* the gradient of v, row-major with dvp columns */
     float *T, *dPT;  /* a logit tile (then P), and dP (then dS), tile layout */
     float *Pt, *dSt; /* P and dS transposed, [BJ][BI] */
+    float *mscratch, *mtiles, *mdS; /* threads, a mixture: the thread's own scratch, part tiles
+                                     * and alpha_c dS (NULL: the source's own) */
 } backward_buffers;
 
 /* P, dP and dS of one key block for every group of the query block, and their transposes. */
@@ -50,7 +52,9 @@ static void block_gradients(const backward_buffers *b, int dv, int i0, int bi, i
  * pass 1 splits by query blocks (dQ: a row sums its key blocks in increasing j, as one thread
  * does) and pass 2 by key blocks (dV, dK, dbias: a key row sums its query blocks in increasing i,
  * as one thread does), each recomputing the tiles it needs: the same bits, at the cost of
- * computing each P and dS twice. */
+ * computing each P and dS twice. random's and factorized-dense's gradients are all query rows
+ * (the key pass gives dV alone); a mixture's dalpha, one sum over every block in one thread's
+ * order, is kept per block by the query pass and added up in that order by its finish. */
 typedef struct backward_job {
     const logit_source *src;
     const attn_grads *grads;
@@ -58,34 +62,44 @@ typedef struct backward_job {
     int n, dv, dvp, causal;
 } backward_job;
 
+/* The source as the thread sees it: a mixture's tile and gradient write their parts' tiles and
+ * alpha_c dS, so each thread's copy points at its own. */
+static logit_source thread_source(const backward_job *j, const backward_buffers *b) {
+    logit_source local = *j->src;
+    if (b->mtiles) local.scratch = b->mscratch, local.part_tiles = b->mtiles, local.part_dS = b->mdS;
+    return local;
+}
+
 static void query_pass(void *ctx, int piece, int thread) {
     const backward_job *j = ctx;
     const backward_buffers *b = &j->slices[thread];
+    logit_source src = thread_source(j, b);
     int n = j->n, i0 = piece * BI, bi = imin(BI, n - i0), j_end = j->causal ? i0 + bi : n;
     for (int j0 = 0; j0 < j_end; j0 += BJ) {
         int bj = imin(BJ, n - j0), bjp = round_up(bj, KP);
-        j->src->tile(j->src, i0, bi, j0, bj, b->T);
+        src.tile(&src, i0, bi, j0, bj, b->T);
         attn_mask_tile(n, j->causal, i0, bi, j0, bj, b->T);
         block_gradients(b, j->dv, i0, bi, j0, bjp);
-        j->src->grad_q(j->src, j->grads, i0, bi, j0, bj, b->dPT, b->dSt);
+        src.grad_q(&src, j->grads, i0, bi, j0, bj, b->dPT, b->dSt);
     }
 }
 
 static void key_pass(void *ctx, int piece, int thread) {
     const backward_job *j = ctx;
     const backward_buffers *b = &j->slices[thread];
+    logit_source src = thread_source(j, b);
     int n = j->n, dvp = j->dvp, j0 = piece * BJ, bj = imin(BJ, n - j0), bjp = round_up(bj, KP);
     for (int i0 = 0; i0 < n; i0 += BI) {
         int bi = imin(BI, n - i0), rows = round_up(bi, QP);
         if (j->causal && j0 >= i0 + bi) continue; /* one thread's j_end = i0 + bi */
-        j->src->tile(j->src, i0, bi, j0, bj, b->T);
+        src.tile(&src, i0, bi, j0, bj, b->T);
         attn_mask_tile(n, j->causal, i0, bi, j0, bj, b->T);
         block_gradients(b, j->dv, i0, bi, j0, bjp);
         for (int jj = 0; jj < bjp; jj += KP) /* dV[j] += sum_i P[i, j] dO[i] */
             for (int e0 = 0; e0 < dvp; e0 += 2 * VW)
                 attn_micro_4x8_rows(rows, b->Pt + (size_t)jj * BI, BI, b->dorow + (size_t)i0 * dvp + e0, dvp,
                                     b->dvacc + (size_t)(j0 + jj) * dvp + e0, dvp, 1);
-        j->src->grad_k(j->src, j->grads, i0, bi, j0, bj, b->dPT, b->dSt);
+        src.grad_k(&src, j->grads, i0, bi, j0, bj, b->dPT, b->dSt);
     }
 }
 
@@ -105,11 +119,17 @@ void attn_softmax_backward(attn_variant v, const attn_dims *dims, const attn_inp
     /* the tiles of the other threads, for sources whose gradient splits (threads above) */
     int threads = src->grad_q ? imin(arena_threads(ws), ATTN_MAX_THREADS) : 1;
     backward_buffers slices[ATTN_MAX_THREADS];
+    b.mscratch = b.mtiles = b.mdS = 0;
     slices[0] = b;
     for (int t = 1; t < threads; t++) {
         slices[t] = b;
         slices[t].T = arena_floats(ws, (uint64_t)BI * BJ), slices[t].dPT = arena_floats(ws, (uint64_t)BI * BJ);
         slices[t].Pt = arena_floats(ws, (uint64_t)BI * BJ), slices[t].dSt = arena_floats(ws, (uint64_t)BI * BJ);
+        if (src->count) { /* a mixture's own buffers (thread 0 uses the source's) */
+            slices[t].mscratch = arena_floats(ws, (uint64_t)BI * BJ);
+            slices[t].mtiles = arena_floats(ws, (uint64_t)src->count * BI * BJ);
+            slices[t].mdS = arena_floats(ws, (uint64_t)2 * BI * BJ);
+        }
     }
     attn_softmax_attend(src, dims, in ? in->v : 0, causal, out, 0, b.lse, ws); /* carves its own */
     if (arena_measuring(ws)) return;

@@ -23,35 +23,87 @@ static void pattern_span(int pattern, int n, int w, int i, int *lo, int *hi) {
     }
 }
 
-void attn_fixed(const attn_dims *dims, const attn_inputs *in, const attn_options *opt, float *out,
-                float *weights) {
-    int n = dims->n, dv = dims->dv, w = opt->window;
-    for (int i = 0; i < n; i++) {
+/* ---- rows, and threads ----
+ * The forward pass splits by blocks of BI query rows (each row is its own mean, and its own row of
+ * A). The backward pass splits by blocks of BI key rows: dv[j] sums the rows i whose span holds j,
+ * in increasing i, as one thread does, so both are bit-identical to one thread. No scratch. */
+typedef struct fixed_job {
+    const attn_dims *dims;
+    const attn_inputs *in;
+    const attn_options *opt;
+    const float *dout;
+    float *out, *weights;
+    const attn_grads *grads;
+} fixed_job;
+
+static void fixed_rows(const fixed_job *j, int i0, int i1) {
+    int n = j->dims->n, dv = j->dims->dv, w = j->opt->window;
+    for (int i = i0; i < i1; i++) {
         int lo, hi;
-        pattern_span(opt->pattern, n, w, i, &lo, &hi);
+        pattern_span(j->opt->pattern, n, w, i, &lo, &hi);
         float share = 1.0f / (float)(hi - lo + 1);
-        float *y = out + (size_t)i * dv;
+        float *y = j->out + (size_t)i * dv;
         attn_fill(y, (size_t)dv, 0.0f);
-        for (int j = lo; j <= hi; j++) attn_axpy(y, in->v + (size_t)j * dv, dv, 1.0f);
+        for (int k = lo; k <= hi; k++) attn_axpy(y, j->in->v + (size_t)k * dv, dv, 1.0f);
         attn_scale(y, dv, share);
-        if (weights) {
-            float *row = weights + (size_t)i * n;
+        if (j->weights) {
+            float *row = j->weights + (size_t)i * n;
             attn_fill(row, (size_t)n, 0.0f);
-            for (int j = lo; j <= hi; j++) row[j] = share;
+            for (int k = lo; k <= hi; k++) row[k] = share;
         }
     }
+}
+
+static void fixed_rows_piece(void *ctx, int piece, int thread) {
+    const fixed_job *j = ctx;
+    (void)thread;
+    fixed_rows(j, piece * BI, imin(j->dims->n, piece * BI + BI));
+}
+
+/* dv of key rows [j0, j1): every query row whose span meets them, in increasing order. Only rows
+ * within the window of the block can meet it, except for first and last (every row). */
+static void fixed_key_rows(const fixed_job *j, int j0, int j1) {
+    int n = j->dims->n, dv = j->dims->dv, w = j->opt->window, pattern = j->opt->pattern;
+    int64_t reach = w > 1 ? w : 1;
+    int i0 = 0, i1 = n;
+    if (pattern != ATTN_PATTERN_FIRST && pattern != ATTN_PATTERN_LAST) {
+        i0 = (int)(j0 - reach > 0 ? j0 - reach : 0);
+        i1 = (int)(j1 + reach < n ? j1 + reach : n);
+    }
+    attn_fill(j->grads->v + (size_t)j0 * dv, (size_t)(j1 - j0) * dv, 0.0f);
+    for (int i = i0; i < i1; i++) {
+        int lo, hi;
+        pattern_span(pattern, n, w, i, &lo, &hi);
+        float share = 1.0f / (float)(hi - lo + 1);
+        for (int k = imax(lo, j0); k <= imin(hi, j1 - 1); k++)
+            attn_axpy(j->grads->v + (size_t)k * dv, j->dout + (size_t)i * dv, dv, share);
+    }
+}
+
+static void fixed_key_piece(void *ctx, int piece, int thread) {
+    const fixed_job *j = ctx;
+    (void)thread;
+    fixed_key_rows(j, piece * BI, imin(j->dims->n, piece * BI + BI));
+}
+
+void attn_fixed(const attn_dims *dims, const attn_inputs *in, const attn_options *opt, float *out,
+                float *weights) {
+    int n = dims->n;
+    fixed_job job = {dims, in, opt, 0, out, weights, 0};
+    if (n > BI && attn_thread_count() > 1)
+        attn_parallel((n + BI - 1) / BI, fixed_rows_piece, &job);
+    else
+        fixed_rows(&job, 0, n);
 }
 
 /* dv[j] = sum_i A[i, j] dout[i]: each row i hands dout[i] * share to every j of its span. */
 void attn_fixed_backward(const attn_dims *dims, const attn_inputs *in, const attn_options *opt,
                          const float *dout, float *out, const attn_grads *grads) {
-    int n = dims->n, dv = dims->dv, w = opt->window;
+    int n = dims->n;
     attn_fixed(dims, in, opt, out, 0);
-    attn_fill(grads->v, (size_t)n * dv, 0.0f);
-    for (int i = 0; i < n; i++) {
-        int lo, hi;
-        pattern_span(opt->pattern, n, w, i, &lo, &hi);
-        float share = 1.0f / (float)(hi - lo + 1);
-        for (int j = lo; j <= hi; j++) attn_axpy(grads->v + (size_t)j * dv, dout + (size_t)i * dv, dv, share);
-    }
+    fixed_job job = {dims, in, opt, dout, out, 0, grads};
+    if (n > BI && attn_thread_count() > 1)
+        attn_parallel((n + BI - 1) / BI, fixed_key_piece, &job);
+    else
+        fixed_key_rows(&job, 0, n);
 }

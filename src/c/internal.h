@@ -129,9 +129,12 @@ struct logit_source {
     void (*grad)(const logit_source *src, const attn_grads *grads, int i0, int bi, int j0, int bj,
                  const float *dS, const float *dSt);
     void (*finish)(const logit_source *src, const attn_options *opt, const attn_grads *grads);
-    /* grad split in two (dot sources; NULL elsewhere): grad_q writes only the block's query rows,
-     * grad_k only its key rows, so a query-block pass and a key-block pass can each run over
-     * threads (backward.c), every row summing its blocks in the order one thread does. */
+    /* grad split in two: grad_q writes only the block's query rows, grad_k only its key rows, so
+     * a query-block pass and a key-block pass can each run over threads (backward.c), every row
+     * summing its blocks in the order one thread does. random and factorized-dense have only
+     * query rows (grad_k does nothing); a mixture's grad_q leaves its block's dalpha sums in
+     * dalpha_blocks for finish to add up in one thread's order (NULL when not measured for
+     * threads). */
     void (*grad_q)(const logit_source *src, const attn_grads *grads, int i0, int bi, int j0, int bj,
                    const float *dS, const float *dSt);
     void (*grad_k)(const logit_source *src, const attn_grads *grads, int i0, int bi, int j0, int bj,
@@ -165,6 +168,8 @@ struct logit_source {
     float *part_tiles;    /* mixture: each part's tile, count tiles */
     float *part_dS;       /* mixture: alpha_c dS in both layouts, 2 tiles */
     float *dalpha;        /* mixture: [count] */
+    float *dalpha_blocks; /* mixture, threads: count sums per logit block, [n/BI][dalpha_cols] */
+    int dalpha_cols;      /* mixture, threads: key blocks per row of dalpha_blocks */
 };
 /* Storage for a source and, for a mixture, its parts and weights. */
 typedef struct logit_sources {
@@ -198,6 +203,10 @@ float attn_taylor_norm(const float *x, int d);
 /* S += sum_j phi(k_j) v_j^T and z += sum_j phi(k_j) over all n keys, BT rows at a time. */
 void attn_absorb_keys(attn_variant v, const attn_dims *dims, const attn_inputs *in, float *phi_k,
                       float *S, float *z);
+/* The rows [f0, f0 + rows) of that S and z alone (f0 a multiple of KP; rows too unless they end
+ * at F), each summing the keys in attn_absorb_keys's order: the same bits, a piece for a thread. */
+void attn_absorb_keys_rows(attn_variant v, const attn_dims *dims, const attn_inputs *in, int f0,
+                           int rows, float *phi_k, float *S, float *z);
 typedef struct attn_kernel_buffers {
     float *phi_q, *phi_k;   /* [BT, F]; the forward shares one buffer */
     float *phi_qt, *phi_kt; /* [F, BT] */
@@ -219,6 +228,10 @@ void attn_softmax_rows(int rows, int d, const float *x, float *dst);
  * exp(k - m): one pass, with a running maximum. */
 void attn_efficient_context(const attn_dims *dims, const attn_inputs *in, float *m,
                             float *chunk_max, float *e, float *S, float *z);
+/* Features [c0, c1) of that context alone (c0 a multiple of VW; c1 too unless it is d): the bits
+ * of the whole pass, for a piece on a thread; e [BT, d] is the piece's scratch. */
+void attn_efficient_context_range(const attn_dims *dims, const attn_inputs *in, int c0, int c1,
+                                  float *m, float *chunk_max, float *e, float *S, float *z);
 /* Non-causal y of bt rows: rho [bt, d] = rho_q(q), rho_t its transpose [d, BT], y = rho context. */
 void attn_efficient_full_chunk(int d, int dv, int bt, const float *qb, const float *context,
                                float *rho, float *rho_t, float *y);
@@ -250,6 +263,14 @@ void attn_efficient_chunk_out(int d, int dv, int bt, const float *qb, const floa
 /* S += E^T V, z = zs + the column sums of E. */
 void attn_efficient_chunk_absorb(int d, int dv, int bt, const float *vb,
                                  const attn_efficient_buffers *b);
+/* The state (m, z, S) in b absorbs chunks [c0, c1), no outputs: a block's sum for a parallel
+ * prefix (threads). */
+void attn_efficient_block_sum(const attn_dims *dims, const attn_inputs *in, int c0, int c1,
+                              const attn_efficient_buffers *b);
+/* (m, z, S) becomes the state of (pm, pz, pS) followed by it, both rescaled to the larger maximum
+ * (an empty side, m = -inf, weighs 0). */
+void attn_efficient_combine(int d, int dv, const float *pm, const float *pz, const float *pS,
+                            float *m, float *z, float *S);
 
 /* The state of a linear-family variant after all n keys (see attn_state in attnlab.h). */
 void attn_linear_state(attn_variant v, const attn_dims *dims, const attn_inputs *in, float *state,

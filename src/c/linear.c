@@ -109,18 +109,23 @@ typedef struct kernel_job {
     const attn_kernel_buffers *slices; /* per thread: its phi buffers and den; S, z shared */
 } kernel_job;
 
+void attn_absorb_keys_rows(attn_variant v, const attn_dims *dims, const attn_inputs *in, int f0,
+                           int rows, float *phi_k, float *S, float *z) {
+    int n = dims->n, d = dims->d, dv = dims->dv, F = feature_width(v, d);
+    for (int t0 = 0; t0 < n; t0 += BT) {
+        int bt = imin(BT, n - t0);
+        attn_feature_map(v, bt, d, in->k + (size_t)t0 * d, phi_k);
+        attn_gemm_tn(rows, dv, bt, phi_k + f0, F, in->v + (size_t)t0 * dv, dv, S + (size_t)f0 * dv, dv, 1);
+        for (int r = 0; r < bt; r++) attn_axpy(z + f0, phi_k + (size_t)r * F + f0, rows, 1.0f);
+        if (v == ATTN_TAYLOR && f0 == 0) z[0] = (float)(t0 + bt); /* as attn_absorb_keys */
+    }
+}
+
 static void state_piece(void *ctx, int piece, int thread) {
     const kernel_job *j = ctx;
     const attn_kernel_buffers *b = &j->slices[thread];
-    int n = j->dims->n, d = j->dims->d, dv = j->dims->dv, F = j->F;
-    int f0 = piece * j->rows, rows = imin(j->rows, F - f0);
-    for (int t0 = 0; t0 < n; t0 += BT) {
-        int bt = imin(BT, n - t0);
-        attn_feature_map(j->v, bt, d, j->in->k + (size_t)t0 * d, b->phi_k);
-        attn_gemm_tn(rows, dv, bt, b->phi_k + f0, F, j->in->v + (size_t)t0 * dv, dv, b->S + (size_t)f0 * dv, dv, 1);
-        for (int r = 0; r < bt; r++) attn_axpy(b->z + f0, b->phi_k + (size_t)r * F + f0, rows, 1.0f);
-        if (j->v == ATTN_TAYLOR && f0 == 0) b->z[0] = (float)(t0 + bt); /* as attn_absorb_keys */
-    }
+    int f0 = piece * j->rows, rows = imin(j->rows, j->F - f0);
+    attn_absorb_keys_rows(j->v, j->dims, j->in, f0, rows, b->phi_k, b->S, b->z);
 }
 
 static void output_piece(void *ctx, int piece, int thread) {
@@ -262,6 +267,59 @@ static void kernelized(attn_variant v, const attn_dims *dims, const attn_inputs 
     }
 }
 
+/* ---- weights over threads: blocks of BI query rows ----
+ * Every row of A is computed from whole-sequence tables (phi(q), phi(k)^T; efficient's rho_q, the
+ * normalised exp(k - m)^T, or causal the running m and z after each row), which are themselves
+ * built row by row or column by column. Pass 1 builds the row-wise tables by row blocks, the
+ * column-wise ones stay on the calling thread, pass 2 computes the rows of A by row blocks: each
+ * element with one thread's operations in one thread's order, so bit-identical (the matrix
+ * product's rows go in whole blocks of 4, as one thread's). */
+typedef struct weights_job {
+    attn_variant v;
+    const attn_dims *dims;
+    const attn_inputs *in;
+    float eps;
+    int causal, F;
+    float *weights;
+    float *phi_q, *phi_k, *phi_kt; /* kernelised */
+    float *rho_q, *kt, *ms, *zs;   /* efficient; ms, zs: m and z after each row (causal) */
+    float **e;                     /* efficient causal: per thread, [n] */
+} weights_job;
+
+static int weights_split(int n) { return n > BI && attn_thread_count() > 1; }
+
+static void kernel_weights_map(const weights_job *j, int i0, int i1) {
+    int n = j->dims->n, d = j->dims->d, F = j->F;
+    attn_feature_map(j->v, i1 - i0, d, j->in->q + (size_t)i0 * d, j->phi_q + (size_t)i0 * F);
+    attn_feature_map(j->v, i1 - i0, d, j->in->k + (size_t)i0 * d, j->phi_k + (size_t)i0 * F);
+    attn_transpose(i1 - i0, F, j->phi_k + (size_t)i0 * F, F, j->phi_kt + i0, n, 1.0f);
+}
+
+static void kernel_weights_rows(const weights_job *j, int i0, int i1) {
+    int n = j->dims->n, F = j->F;
+    attn_gemm(i1 - i0, n, F, j->phi_q + (size_t)i0 * F, F, j->phi_kt, n, j->weights + (size_t)i0 * n, n, 0);
+    for (int i = i0; i < i1; i++) {
+        float *row = j->weights + (size_t)i * n;
+        int valid = j->causal ? i + 1 : n;
+        attn_fill(row + valid, (size_t)(n - valid), 0.0f);
+        float sum = 0.0f;
+        for (int k = 0; k < valid; k++) sum += row[k];
+        attn_scale(row, valid, 1.0f / (sum + j->eps));
+    }
+}
+
+static void kernel_weights_map_piece(void *ctx, int piece, int thread) {
+    const weights_job *j = ctx;
+    (void)thread;
+    kernel_weights_map(j, piece * BI, imin(j->dims->n, piece * BI + BI));
+}
+
+static void kernel_weights_rows_piece(void *ctx, int piece, int thread) {
+    const weights_job *j = ctx;
+    (void)thread;
+    kernel_weights_rows(j, piece * BI, imin(j->dims->n, piece * BI + BI));
+}
+
 /* A[i, j] = phi(q_i)·phi(k_j) / (sum_{j' (<= i)} phi(q_i)·phi(k_j') + eps). */
 static void kernelized_weights(attn_variant v, const attn_dims *dims, const attn_inputs *in,
                                float eps, int causal, float *weights, arena *ws) {
@@ -270,18 +328,14 @@ static void kernelized_weights(attn_variant v, const attn_dims *dims, const attn
     float *phi_k = arena_floats(ws, (uint64_t)n * F);
     float *phi_kt = arena_floats(ws, (uint64_t)n * F);
     if (arena_measuring(ws)) return;
-    attn_feature_map(v, n, d, in->q, phi_q);
-    attn_feature_map(v, n, d, in->k, phi_k);
-    attn_transpose(n, F, phi_k, F, phi_kt, n, 1.0f);
-    attn_gemm(n, n, F, phi_q, F, phi_kt, n, weights, n, 0);
-    for (int i = 0; i < n; i++) {
-        float *row = weights + (size_t)i * n;
-        int valid = causal ? i + 1 : n;
-        attn_fill(row + valid, (size_t)(n - valid), 0.0f);
-        float sum = 0.0f;
-        for (int j = 0; j < valid; j++) sum += row[j];
-        attn_scale(row, valid, 1.0f / (sum + eps));
+    weights_job job = {v, dims, in, eps, causal, F, weights, phi_q, phi_k, phi_kt, 0, 0, 0, 0, 0};
+    if (weights_split(n)) {
+        attn_parallel((n + BI - 1) / BI, kernel_weights_map_piece, &job);
+        attn_parallel((n + BI - 1) / BI, kernel_weights_rows_piece, &job);
+        return;
     }
+    kernel_weights_map(&job, 0, n);
+    kernel_weights_rows(&job, 0, n);
 }
 
 /* Column maxima of k [n, d] into m [d]. */
@@ -329,8 +383,8 @@ void attn_softmax_rows(int rows, int d, const float *x, float *dst) {
 /* Features [c0, c1) of the context (c0 a multiple of VW, of KP too): each feature's m, z and S row
  * depend on that feature's column of k alone, so ranges of features may run on any thread and give
  * the bits of one pass over all of them. */
-static void efficient_context_range(const attn_dims *dims, const attn_inputs *in, int c0, int c1,
-                                    float *m, float *chunk_max, float *e, float *S, float *z) {
+void attn_efficient_context_range(const attn_dims *dims, const attn_inputs *in, int c0, int c1,
+                                  float *m, float *chunk_max, float *e, float *S, float *z) {
     int n = dims->n, d = dims->d, dv = dims->dv;
     attn_fill(m + c0, (size_t)(c1 - c0), -ATTN_INF);
     attn_fill(S + (size_t)c0 * dv, (size_t)(c1 - c0) * dv, 0.0f);
@@ -355,7 +409,7 @@ static void efficient_context_range(const attn_dims *dims, const attn_inputs *in
 
 void attn_efficient_context(const attn_dims *dims, const attn_inputs *in, float *m,
                             float *chunk_max, float *e, float *S, float *z) {
-    efficient_context_range(dims, in, 0, dims->d, m, chunk_max, e, S, z);
+    attn_efficient_context_range(dims, in, 0, dims->d, m, chunk_max, e, S, z);
 }
 
 void attn_efficient_full_chunk(int d, int dv, int bt, const float *qb, const float *context,
@@ -377,7 +431,7 @@ typedef struct efficient_job {
 static void efficient_context_piece(void *ctx, int piece, int thread) {
     const efficient_job *j = ctx;
     int c0 = piece * j->cols, c1 = imin(j->dims->d, c0 + j->cols);
-    efficient_context_range(j->dims, j->in, c0, c1, j->m, j->chunk_max, j->e[thread], j->S, j->z);
+    attn_efficient_context_range(j->dims, j->in, c0, c1, j->m, j->chunk_max, j->e[thread], j->S, j->z);
 }
 
 static void efficient_output_piece(void *ctx, int piece, int thread) {
@@ -552,9 +606,20 @@ static attn_efficient_buffers efficient_block_state(const efficient_prefix_job *
     return b;
 }
 
+void attn_efficient_block_sum(const attn_dims *dims, const attn_inputs *in, int c0, int c1,
+                              const attn_efficient_buffers *b) {
+    int n = dims->n, d = dims->d, dv = dims->dv;
+    for (int c = c0; c < c1; c++) { /* the state alone: no outputs, so no row-by-row fallback */
+        int t0 = c * BT, bt = imin(BT, n - t0);
+        attn_efficient_chunk_start(d, bt, in->k + (size_t)t0 * d, b);
+        efficient_rescale_state(d, dv, b);
+        attn_efficient_chunk_absorb(d, dv, bt, in->v + (size_t)t0 * dv, b);
+    }
+}
+
 static void efficient_sum_piece(void *ctx, int piece, int thread) {
     const efficient_prefix_job *j = ctx;
-    int n = j->dims->n, d = j->dims->d, dv = j->dims->dv;
+    int d = j->dims->d, dv = j->dims->dv;
     attn_efficient_buffers b = efficient_block_state(j, piece, thread);
     attn_fill(b.m, (size_t)d, -ATTN_INF);
     attn_fill(b.z, (size_t)d, 0.0f);
@@ -564,12 +629,7 @@ static void efficient_sum_piece(void *ctx, int piece, int thread) {
         efficient_run_chunks(j->dims, j->in, c0, c1, j->out, &b);
         return;
     }
-    for (int c = c0; c < c1; c++) { /* the state alone: no outputs, so no row-by-row fallback */
-        int t0 = c * BT, bt = imin(BT, n - t0);
-        attn_efficient_chunk_start(d, bt, j->in->k + (size_t)t0 * d, &b);
-        efficient_rescale_state(d, dv, &b);
-        attn_efficient_chunk_absorb(d, dv, bt, j->in->v + (size_t)t0 * dv, &b);
-    }
+    attn_efficient_block_sum(j->dims, j->in, c0, c1, &b);
 }
 
 static void efficient_run_piece(void *ctx, int piece, int thread) {
@@ -582,8 +642,8 @@ static void efficient_run_piece(void *ctx, int piece, int thread) {
 
 /* (m, z, S) becomes the combined state of (pm, pz, pS) followed by it: both rescaled to the
  * larger maximum (an empty side, m = -inf, weighs 0). */
-static void efficient_combine(int d, int dv, const float *pm, const float *pz, const float *pS,
-                              float *m, float *z, float *S) {
+void attn_efficient_combine(int d, int dv, const float *pm, const float *pz, const float *pS,
+                            float *m, float *z, float *S) {
     for (int c = 0; c < d; c++) {
         float top = pm[c] > m[c] ? pm[c] : m[c];
         float before = pm[c] == -ATTN_INF ? 0.0f : attn_expf(pm[c] - top);
@@ -618,7 +678,7 @@ static void efficient_causal(const attn_dims *dims, const attn_inputs *in, float
         efficient_prefix_job job = {dims, in, out, blocks, (n + BT - 1) / BT, ms, zs, Ss, slices};
         attn_parallel(blocks - 1, efficient_sum_piece, &job);
         for (int p = 1; p < blocks - 1; p++) /* inclusive prefixes, in block order */
-            efficient_combine(d, dv, ms + (size_t)(p - 1) * d, zs + (size_t)(p - 1) * d, Ss + (size_t)(p - 1) * d * dv,
+            attn_efficient_combine(d, dv, ms + (size_t)(p - 1) * d, zs + (size_t)(p - 1) * d, Ss + (size_t)(p - 1) * d * dv,
                               ms + (size_t)p * d, zs + (size_t)p * d, Ss + (size_t)p * d * dv);
         attn_parallel(blocks - 1, efficient_run_piece, &job);
         return;
@@ -627,6 +687,44 @@ static void efficient_causal(const attn_dims *dims, const attn_inputs *in, float
     attn_fill(b.z, (size_t)d, 0.0f);
     attn_fill(b.S, (size_t)d * dv, 0.0f);
     efficient_run_chunks(dims, in, 0, (n + BT - 1) / BT, out, &b);
+}
+
+/* Rows [i0, i1) of rho_q, and of k into kt's columns. */
+static void efficient_weights_map(const weights_job *j, int i0, int i1) {
+    int n = j->dims->n, d = j->dims->d;
+    attn_softmax_rows(i1 - i0, d, j->in->q + (size_t)i0 * d, j->rho_q + (size_t)i0 * d);
+    attn_transpose(i1 - i0, d, j->in->k + (size_t)i0 * d, d, j->kt + i0, n, 1.0f);
+}
+
+/* Causal rows [i0, i1) from the running m and z after each row (ms, zs), e [n] scratch. */
+static void efficient_weights_causal_rows(const weights_job *j, int i0, int i1, float *e) {
+    int n = j->dims->n, d = j->dims->d;
+    for (int i = i0; i < i1; i++) {
+        const float *m = j->ms + (size_t)i * d, *z = j->zs + (size_t)i * d;
+        float *row = j->weights + (size_t)i * n;
+        attn_fill(row, (size_t)n, 0.0f);
+        for (int c = 0; c < d; c++) {
+            attn_copy(e, j->kt + (size_t)c * n, i + 1);
+            attn_exp_shift_sum(e, i + 1, m[c]);
+            attn_axpy(row, e, i + 1, j->rho_q[(size_t)i * d + c] / z[c]);
+        }
+    }
+}
+
+static void efficient_weights_map_piece(void *ctx, int piece, int thread) {
+    const weights_job *j = ctx;
+    (void)thread;
+    efficient_weights_map(j, piece * BI, imin(j->dims->n, piece * BI + BI));
+}
+
+static void efficient_weights_rows_piece(void *ctx, int piece, int thread) {
+    const weights_job *j = ctx;
+    int n = j->dims->n, d = j->dims->d, i0 = piece * BI, i1 = imin(n, i0 + BI);
+    if (j->causal) {
+        efficient_weights_causal_rows(j, i0, i1, j->e[thread]);
+        return;
+    }
+    attn_gemm(i1 - i0, n, d, j->rho_q + (size_t)i0 * d, d, j->kt, n, j->weights + (size_t)i0 * n, n, 0);
 }
 
 /* A = rho_q(q) rho_k(k)^T, with rho_k over all positions, or (causal) over the prefix j <= i. */
@@ -638,9 +736,23 @@ static void efficient_weights(const attn_dims *dims, const attn_inputs *in, int 
     float *m = arena_floats(ws, (uint64_t)d);
     float *z = arena_floats(ws, (uint64_t)d);
     float *e = arena_floats(ws, (uint64_t)n);
+    /* threads, causal: the running m and z after every row, and e per thread */
+    int threads = imin(arena_threads(ws), ATTN_MAX_THREADS);
+    float *es[ATTN_MAX_THREADS], *ms = 0, *zs = 0;
+    es[0] = e;
+    if (causal && threads > 1) {
+        ms = arena_floats(ws, (uint64_t)n * d);
+        zs = arena_floats(ws, (uint64_t)n * d);
+        for (int t = 1; t < threads; t++) es[t] = arena_floats(ws, (uint64_t)n);
+    }
     if (arena_measuring(ws)) return;
-    attn_softmax_rows(n, d, in->q, rho_q);
-    attn_transpose(n, d, in->k, d, kt, n, 1.0f);
+    int pool = attn_thread_count();
+    int split = weights_split(n) && (!causal || (threads > 1 && pool <= threads));
+    weights_job job = {ATTN_EFFICIENT, dims, in, 0.0f, causal, d, weights, 0, 0, 0, rho_q, kt, ms, zs, es};
+    if (split)
+        attn_parallel((n + BI - 1) / BI, efficient_weights_map_piece, &job);
+    else
+        efficient_weights_map(&job, 0, n);
     if (!causal) {
         column_max(n, d, in->k, m);
         for (int c = 0; c < d; c++) {
@@ -648,11 +760,23 @@ static void efficient_weights(const attn_dims *dims, const attn_inputs *in, int 
             float sum = attn_exp_shift_sum(row, n, m[c]);
             attn_scale(row, n, 1.0f / sum);
         }
-        attn_gemm(n, n, d, rho_q, d, kt, n, weights, n, 0);
+        if (split)
+            attn_parallel((n + BI - 1) / BI, efficient_weights_rows_piece, &job);
+        else
+            attn_gemm(n, n, d, rho_q, d, kt, n, weights, n, 0);
         return;
     }
     attn_fill(m, (size_t)d, -ATTN_INF);
     attn_fill(z, (size_t)d, 0.0f);
+    if (split) {
+        for (int i = 0; i < n; i++) { /* the running state, row by row (O(n d)) */
+            attn_efficient_absorb(d, 0, in->k + (size_t)i * d, 0, m, z, 0);
+            attn_copy(ms + (size_t)i * d, m, d);
+            attn_copy(zs + (size_t)i * d, z, d);
+        }
+        attn_parallel((n + BI - 1) / BI, efficient_weights_rows_piece, &job);
+        return;
+    }
     for (int i = 0; i < n; i++) {
         attn_efficient_absorb(d, 0, in->k + (size_t)i * d, 0, m, z, 0);
         float *row = weights + (size_t)i * n;

@@ -30,6 +30,10 @@
  * backwards, so the forward sweep records, per chunk, the state's m and z at its start and the
  * column sums of W: 3d floats a chunk. A chunk whose Z underflows goes row by row, as in the
  * forward pass; its rows keep W in grads->k until the reverse sweep.
+ *
+ * Threads: each pass splits as the forward pass does (see kernel_grad_job for the kernelised
+ * form, efficient_full_job and efficient_grad_job for efficient): bit-identical to one thread when
+ * not causal, a parallel prefix and suffix over blocks of chunks when causal.
  */
 #include "internal.h"
 
@@ -113,6 +117,31 @@ static void add_weighted_rows(int rows, int F, const float *x, const float *s, f
     for (int r = 0; r < rows; r++) attn_axpy(z, x + (size_t)r * F, F, s[r]);
 }
 
+/* Non-causal, one query chunk: y, G and a, d phi(q) and dq. */
+static void full_query_chunk(attn_variant v, const attn_dims *dims, const attn_inputs *in, float eps,
+                             const float *dout, float *out, const attn_grads *grads, int t0, int bt,
+                             kernel_grad_buffers *b) {
+    int d = dims->d, dv = dims->dv, F = attn_state_width(v, d);
+    float *y = out + (size_t)t0 * dv;
+    attn_kernel_chunk(v, dims, in, t0, bt, eps, 0, y, &b->f);
+    scaled_grads(bt, dv, dout + (size_t)t0 * dv, y, b->f.den, eps, b->G, b->a);
+    attn_gemm(bt, F, dv, b->G, dv, b->ST, F, b->dphi, F, 0);
+    add_scaled_rows(bt, F, b->dphi, b->a, b->f.z);
+    feature_grad(v, bt, d, in->q + (size_t)t0 * d, b->f.phi_q, b->dphi, grads->q + (size_t)t0 * d);
+}
+
+/* Non-causal, one key chunk: d phi(k) = dS v + dz, dk and dv (b->dST, b->dS, b->dz: the totals). */
+static void full_key_chunk(attn_variant v, const attn_dims *dims, const attn_inputs *in,
+                           const attn_grads *grads, int t0, int bt, kernel_grad_buffers *b) {
+    int d = dims->d, dv = dims->dv, F = attn_state_width(v, d);
+    const float *kb = in->k + (size_t)t0 * d, *vb = in->v + (size_t)t0 * dv;
+    attn_feature_map(v, bt, d, kb, b->f.phi_k);
+    attn_gemm(bt, F, dv, vb, dv, b->dST, F, b->dphi, F, 0);
+    for (int r = 0; r < bt; r++) attn_axpy(b->dphi + (size_t)r * F, b->dz, F, 1.0f);
+    feature_grad(v, bt, d, kb, b->f.phi_k, b->dphi, grads->k + (size_t)t0 * d);
+    attn_gemm(bt, dv, F, b->f.phi_k, F, b->dS, dv, grads->v + (size_t)t0 * dv, dv, 0);
+}
+
 static void kernel_full(attn_variant v, const attn_dims *dims, const attn_inputs *in, float eps,
                         const float *dout, float *out, const attn_grads *grads,
                         kernel_grad_buffers *b) {
@@ -121,166 +150,447 @@ static void kernel_full(attn_variant v, const attn_dims *dims, const attn_inputs
     attn_transpose(F, dv, b->f.S, dv, b->ST, F, 1.0f);
     for (int t0 = 0; t0 < n; t0 += BT) {
         int bt = imin(BT, n - t0);
-        float *y = out + (size_t)t0 * dv;
-        attn_kernel_chunk(v, dims, in, t0, bt, eps, 0, y, &b->f);
-        scaled_grads(bt, dv, dout + (size_t)t0 * dv, y, b->f.den, eps, b->G, b->a);
-        attn_gemm(bt, F, dv, b->G, dv, b->ST, F, b->dphi, F, 0);
-        add_scaled_rows(bt, F, b->dphi, b->a, b->f.z);
-        feature_grad(v, bt, d, in->q + (size_t)t0 * d, b->f.phi_q, b->dphi, grads->q + (size_t)t0 * d);
+        full_query_chunk(v, dims, in, eps, dout, out, grads, t0, bt, b);
         attn_gemm_tn(F, dv, bt, b->f.phi_q, F, b->G, dv, b->dS, dv, 1);
         add_weighted_rows(bt, F, b->f.phi_q, b->a, b->dz);
     }
     attn_transpose(F, dv, b->dS, dv, b->dST, F, 1.0f);
-    for (int t0 = 0; t0 < n; t0 += BT) {
-        int bt = imin(BT, n - t0);
-        const float *kb = in->k + (size_t)t0 * d, *vb = in->v + (size_t)t0 * dv;
-        attn_feature_map(v, bt, d, kb, b->f.phi_k);
-        attn_gemm(bt, F, dv, vb, dv, b->dST, F, b->dphi, F, 0);
-        for (int r = 0; r < bt; r++) attn_axpy(b->dphi + (size_t)r * F, b->dz, F, 1.0f);
-        feature_grad(v, bt, d, kb, b->f.phi_k, b->dphi, grads->k + (size_t)t0 * d);
-        attn_gemm(bt, dv, F, b->f.phi_k, F, b->dS, dv, grads->v + (size_t)t0 * dv, dv, 0);
+    for (int t0 = 0; t0 < n; t0 += BT) full_key_chunk(v, dims, in, grads, t0, imin(BT, n - t0), b);
+}
+
+/* Causal, forward sweep of one chunk: y, dq whole, the chunk's own share of d phi(k) into
+ * grads->k and G into grads->v (for the reverse sweep); then the state absorbs the chunk. phi(q),
+ * G and a stay in b. */
+static void causal_forward_chunk(attn_variant v, const attn_dims *dims, const attn_inputs *in,
+                                 float eps, const float *dout, float *out, const attn_grads *grads,
+                                 int t0, int bt, kernel_grad_buffers *b) {
+    int d = dims->d, dv = dims->dv, F = attn_state_width(v, d);
+    int skip = F - d; /* taylor's constant feature has no gradient and no room in grads->k */
+    const float *vb = in->v + (size_t)t0 * dv;
+    float *y = out + (size_t)t0 * dv, *gk = grads->k + (size_t)t0 * d;
+    attn_kernel_chunk(v, dims, in, t0, bt, eps, 1, y, &b->f);
+    scaled_grads(bt, dv, dout + (size_t)t0 * dv, y, b->f.den, eps, b->G, b->a);
+    attn_transpose(F, dv, b->f.S, dv, b->ST, F, 1.0f);
+    attn_gemm(bt, F, dv, b->G, dv, b->ST, F, b->dphi, F, 0);
+    add_scaled_rows(bt, F, b->dphi, b->a, b->f.z);
+    attn_transpose(bt, dv, vb, dv, b->VT, BT, 1.0f);
+    attn_gemm(bt, bt, dv, b->G, dv, b->VT, BT, b->dP, BT, 0);
+    for (int r = 0; r < bt; r++) { /* + a_i: row i's keys j <= i are in its denominator */
+        float *row = b->dP + (size_t)r * BT;
+        for (int j = 0; j <= r; j++) row[j] += b->a[r];
     }
+    mask_upper(bt, b->dP);
+    attn_gemm(bt, F, bt, b->dP, BT, b->f.phi_k, F, b->dphi, F, 1);
+    feature_grad(v, bt, d, in->q + (size_t)t0 * d, b->f.phi_q, b->dphi, grads->q + (size_t)t0 * d);
+    attn_gemm_tn(bt, F, bt, b->dP, BT, b->f.phi_q, F, b->dphi, F, 0);
+    for (int r = 0; r < bt; r++) attn_copy(gk + (size_t)r * d, b->dphi + (size_t)r * F + skip, d);
+    attn_copy(grads->v + (size_t)t0 * dv, b->G, bt * dv);
+    attn_kernel_absorb(v, dims, in, t0, bt, &b->f);
+}
+
+/* Causal, reverse sweep of one chunk: the later chunks' share (b->dS, b->dz: their suffix) of
+ * d phi(k), dk and dv; then the suffix takes in the chunk's queries. */
+static void causal_reverse_chunk(attn_variant v, const attn_dims *dims, const attn_inputs *in,
+                                 const float *out, const attn_grads *grads, int t0, int bt,
+                                 kernel_grad_buffers *b) {
+    int d = dims->d, dv = dims->dv, F = attn_state_width(v, d), skip = F - d;
+    const float *qb = in->q + (size_t)t0 * d, *kb = in->k + (size_t)t0 * d;
+    const float *vb = in->v + (size_t)t0 * dv;
+    float *gk = grads->k + (size_t)t0 * d, *gv = grads->v + (size_t)t0 * dv;
+    attn_feature_map(v, bt, d, qb, b->f.phi_q);
+    attn_feature_map(v, bt, d, kb, b->f.phi_k);
+    attn_transpose(bt, F, b->f.phi_q, F, b->f.phi_qt, BT, 1.0f);
+    attn_transpose(bt, F, b->f.phi_k, F, b->f.phi_kt, BT, 1.0f);
+    attn_gemm_tn(bt, bt, F, b->f.phi_kt, BT, b->f.phi_qt, BT, b->f.PT, BT, 0);
+    for (int key = 1; key < bt; key++) attn_fill(b->f.PT + (size_t)key * BT, (size_t)key, 0.0f);
+    attn_copy(b->G, gv, bt * dv);
+    scaled_grads(bt, dv, 0, out + (size_t)t0 * dv, 0, 0.0f, b->G, b->a);
+    attn_transpose(F, dv, b->dS, dv, b->dST, F, 1.0f);
+    for (int r = 0; r < bt; r++) {
+        float *row = b->dphi + (size_t)r * F;
+        if (skip) row[0] = 0.0f;
+        attn_copy(row + skip, gk + (size_t)r * d, d);
+    }
+    attn_gemm(bt, F, dv, vb, dv, b->dST, F, b->dphi, F, 1);
+    for (int r = 0; r < bt; r++) attn_axpy(b->dphi + (size_t)r * F, b->dz, F, 1.0f);
+    feature_grad(v, bt, d, kb, b->f.phi_k, b->dphi, gk);
+    attn_gemm(bt, dv, bt, b->f.PT, BT, b->G, dv, gv, dv, 0);
+    attn_gemm(bt, dv, F, b->f.phi_k, F, b->dS, dv, gv, dv, 1);
+    attn_gemm_tn(F, dv, bt, b->f.phi_q, F, b->G, dv, b->dS, dv, 1);
+    add_weighted_rows(bt, F, b->f.phi_q, b->a, b->dz);
 }
 
 static void kernel_causal(attn_variant v, const attn_dims *dims, const attn_inputs *in, float eps,
                           const float *dout, float *out, const attn_grads *grads,
                           kernel_grad_buffers *b) {
-    int n = dims->n, d = dims->d, dv = dims->dv, F = attn_state_width(v, d);
-    int skip = F - d; /* taylor's constant feature has no gradient and no room in grads->k */
+    int n = dims->n;
+    for (int t0 = 0; t0 < n; t0 += BT)
+        causal_forward_chunk(v, dims, in, eps, dout, out, grads, t0, imin(BT, n - t0), b);
+    for (int t0 = (n - 1) / BT * BT; t0 >= 0; t0 -= BT)
+        causal_reverse_chunk(v, dims, in, out, grads, t0, imin(BT, n - t0), b);
+}
+
+/* ---- threads, kernelised form ----
+ * Not causal (bit-identical to one thread): S and z by blocks of feature rows (attn_absorb_keys_rows);
+ * the query chunks (y, dq, and G parked in grads->v); dS and dz by blocks of feature rows, each
+ * summing the chunks in increasing order as one thread does (phi(q) mapped again, a recomputed
+ * from G and y with the same operations); the key chunks (dk, dv). Each output element comes from
+ * the operations, in the order, that one thread uses.
+ * Causal (regrouped, deterministic per thread count): P = threads blocks of consecutive chunks.
+ *   pass 1 (parallel): blocks 0 .. P-2 sum their own phi(k)^T v and phi(k) from zero;
+ *   serial: those become the prefix before each block (block order);
+ *   pass 2 (parallel): each block runs the forward sweep from its prefix; blocks 1 .. P-1 also sum
+ *           their own phi(q)^T G and phi(q)^T a from zero, in chunk order;
+ *   serial: those become the suffix after each block (reverse block order);
+ *   pass 3 (parallel): each block runs the reverse sweep from the suffix after it.
+ * Block boundaries and combine orders depend on n and P alone; a state or suffix sums its chunks
+ * in another grouping than one thread does, so the bits differ from one thread's (within the
+ * accuracy bar), and are the same on every run. */
+typedef struct kernel_grad_job {
+    attn_variant v;
+    const attn_dims *dims;
+    const attn_inputs *in;
+    float eps;
+    const float *dout;
+    float *out;
+    const attn_grads *grads;
+    int F, rows;              /* not causal: feature rows per state piece, a multiple of KP */
+    int blocks, chunks;       /* causal */
+    float *S, *z, *dS, *dz;   /* causal: one of each per block */
+    kernel_grad_buffers *slices; /* per thread; not causal, S, z, ST, dS, dST, dz are shared */
+} kernel_grad_job;
+
+static void full_state_piece(void *ctx, int piece, int thread) {
+    const kernel_grad_job *j = ctx;
+    kernel_grad_buffers *b = &j->slices[thread];
+    int f0 = piece * j->rows, rows = imin(j->rows, j->F - f0);
+    attn_absorb_keys_rows(j->v, j->dims, j->in, f0, rows, b->f.phi_k, b->f.S, b->f.z);
+}
+
+static void full_query_piece(void *ctx, int piece, int thread) {
+    const kernel_grad_job *j = ctx;
+    kernel_grad_buffers *b = &j->slices[thread];
+    int t0 = piece * BT, bt = imin(BT, j->dims->n - t0), dv = j->dims->dv;
+    full_query_chunk(j->v, j->dims, j->in, j->eps, j->dout, j->out, j->grads, t0, bt, b);
+    attn_copy(j->grads->v + (size_t)t0 * dv, b->G, bt * dv); /* for full_dstate_piece */
+}
+
+static void full_dstate_piece(void *ctx, int piece, int thread) {
+    const kernel_grad_job *j = ctx;
+    kernel_grad_buffers *b = &j->slices[thread];
+    int n = j->dims->n, d = j->dims->d, dv = j->dims->dv, F = j->F;
+    int f0 = piece * j->rows, rows = imin(j->rows, F - f0);
     for (int t0 = 0; t0 < n; t0 += BT) {
         int bt = imin(BT, n - t0);
-        const float *vb = in->v + (size_t)t0 * dv;
-        float *y = out + (size_t)t0 * dv, *gk = grads->k + (size_t)t0 * d;
-        attn_kernel_chunk(v, dims, in, t0, bt, eps, 1, y, &b->f);
-        scaled_grads(bt, dv, dout + (size_t)t0 * dv, y, b->f.den, eps, b->G, b->a);
-        attn_transpose(F, dv, b->f.S, dv, b->ST, F, 1.0f);
-        attn_gemm(bt, F, dv, b->G, dv, b->ST, F, b->dphi, F, 0);
-        add_scaled_rows(bt, F, b->dphi, b->a, b->f.z);
-        attn_transpose(bt, dv, vb, dv, b->VT, BT, 1.0f);
-        attn_gemm(bt, bt, dv, b->G, dv, b->VT, BT, b->dP, BT, 0);
-        for (int r = 0; r < bt; r++) { /* + a_i: row i's keys j <= i are in its denominator */
-            float *row = b->dP + (size_t)r * BT;
-            for (int j = 0; j <= r; j++) row[j] += b->a[r];
-        }
-        mask_upper(bt, b->dP);
-        attn_gemm(bt, F, bt, b->dP, BT, b->f.phi_k, F, b->dphi, F, 1);
-        feature_grad(v, bt, d, in->q + (size_t)t0 * d, b->f.phi_q, b->dphi, grads->q + (size_t)t0 * d);
-        attn_gemm_tn(bt, F, bt, b->dP, BT, b->f.phi_q, F, b->dphi, F, 0);
-        for (int r = 0; r < bt; r++) attn_copy(gk + (size_t)r * d, b->dphi + (size_t)r * F + skip, d);
-        attn_copy(grads->v + (size_t)t0 * dv, b->G, bt * dv);
-        attn_kernel_absorb(v, dims, in, t0, bt, &b->f);
+        float *G = j->grads->v + (size_t)t0 * dv;
+        attn_feature_map(j->v, bt, d, j->in->q + (size_t)t0 * d, b->f.phi_q);
+        scaled_grads(bt, dv, 0, j->out + (size_t)t0 * dv, 0, 0.0f, G, b->a);
+        attn_gemm_tn(rows, dv, bt, b->f.phi_q + f0, F, G, dv, b->dS + (size_t)f0 * dv, dv, 1);
+        for (int r = 0; r < bt; r++) attn_axpy(b->dz + f0, b->f.phi_q + (size_t)r * F + f0, rows, b->a[r]);
     }
-    for (int t0 = (n - 1) / BT * BT; t0 >= 0; t0 -= BT) {
-        int bt = imin(BT, n - t0);
-        const float *qb = in->q + (size_t)t0 * d, *kb = in->k + (size_t)t0 * d;
-        const float *vb = in->v + (size_t)t0 * dv;
-        float *gk = grads->k + (size_t)t0 * d, *gv = grads->v + (size_t)t0 * dv;
-        attn_feature_map(v, bt, d, qb, b->f.phi_q);
-        attn_feature_map(v, bt, d, kb, b->f.phi_k);
-        attn_transpose(bt, F, b->f.phi_q, F, b->f.phi_qt, BT, 1.0f);
-        attn_transpose(bt, F, b->f.phi_k, F, b->f.phi_kt, BT, 1.0f);
-        attn_gemm_tn(bt, bt, F, b->f.phi_kt, BT, b->f.phi_qt, BT, b->f.PT, BT, 0);
-        for (int key = 1; key < bt; key++) attn_fill(b->f.PT + (size_t)key * BT, (size_t)key, 0.0f);
-        attn_copy(b->G, gv, bt * dv);
-        scaled_grads(bt, dv, 0, out + (size_t)t0 * dv, 0, 0.0f, b->G, b->a);
-        attn_transpose(F, dv, b->dS, dv, b->dST, F, 1.0f);
-        for (int r = 0; r < bt; r++) {
-            float *row = b->dphi + (size_t)r * F;
-            if (skip) row[0] = 0.0f;
-            attn_copy(row + skip, gk + (size_t)r * d, d);
-        }
-        attn_gemm(bt, F, dv, vb, dv, b->dST, F, b->dphi, F, 1);
-        for (int r = 0; r < bt; r++) attn_axpy(b->dphi + (size_t)r * F, b->dz, F, 1.0f);
-        feature_grad(v, bt, d, kb, b->f.phi_k, b->dphi, gk);
-        attn_gemm(bt, dv, bt, b->f.PT, BT, b->G, dv, gv, dv, 0);
-        attn_gemm(bt, dv, F, b->f.phi_k, F, b->dS, dv, gv, dv, 1);
-        attn_gemm_tn(F, dv, bt, b->f.phi_q, F, b->G, dv, b->dS, dv, 1);
-        add_weighted_rows(bt, F, b->f.phi_q, b->a, b->dz);
+}
+
+static void full_key_piece(void *ctx, int piece, int thread) {
+    const kernel_grad_job *j = ctx;
+    int t0 = piece * BT;
+    full_key_chunk(j->v, j->dims, j->in, j->grads, t0, imin(BT, j->dims->n - t0), &j->slices[thread]);
+}
+
+static int causal_block_start(int b, int blocks, int chunks) {
+    return (int)((int64_t)chunks * b / blocks);
+}
+
+/* The thread's buffers with block `slot`'s state and block `dslot`'s suffix. */
+static kernel_grad_buffers causal_block_buffers(const kernel_grad_job *j, int thread, int slot, int dslot) {
+    int F = j->F, dv = j->dims->dv;
+    kernel_grad_buffers b = j->slices[thread];
+    b.f.S = j->S + (size_t)slot * F * dv, b.f.z = j->z + (size_t)slot * F;
+    b.dS = j->dS + (size_t)dslot * F * dv, b.dz = j->dz + (size_t)dslot * F;
+    return b;
+}
+
+static void causal_sum_piece(void *ctx, int piece, int thread) { /* block `piece` into slot piece + 1 */
+    const kernel_grad_job *j = ctx;
+    int n = j->dims->n, d = j->dims->d, dv = j->dims->dv, F = j->F;
+    kernel_grad_buffers b = causal_block_buffers(j, thread, piece + 1, 0);
+    int c0 = causal_block_start(piece, j->blocks, j->chunks), c1 = causal_block_start(piece + 1, j->blocks, j->chunks);
+    attn_fill(b.f.S, (size_t)F * dv, 0.0f);
+    attn_fill(b.f.z, (size_t)F, 0.0f);
+    for (int c = c0; c < c1; c++) {
+        int t0 = c * BT, bt = imin(BT, n - t0);
+        attn_feature_map(j->v, bt, d, j->in->k + (size_t)t0 * d, b.f.phi_k);
+        attn_gemm_tn(F, dv, bt, b.f.phi_k, F, j->in->v + (size_t)t0 * dv, dv, b.f.S, dv, 1);
+        for (int r = 0; r < bt; r++) attn_axpy(b.f.z, b.f.phi_k + (size_t)r * F, F, 1.0f);
+        if (j->v == ATTN_TAYLOR) b.f.z[0] = (float)(t0 + bt - c0 * BT); /* the block's count, exact */
     }
+}
+
+static void causal_forward_piece(void *ctx, int piece, int thread) { /* from the prefix in slot piece */
+    const kernel_grad_job *j = ctx;
+    int n = j->dims->n, dv = j->dims->dv, F = j->F;
+    kernel_grad_buffers b = causal_block_buffers(j, thread, piece, piece);
+    int c0 = causal_block_start(piece, j->blocks, j->chunks), c1 = causal_block_start(piece + 1, j->blocks, j->chunks);
+    if (piece > 0) { /* the block's own suffix share, into dslot piece */
+        attn_fill(b.dS, (size_t)F * dv, 0.0f);
+        attn_fill(b.dz, (size_t)F, 0.0f);
+    }
+    for (int c = c0; c < c1; c++) {
+        int t0 = c * BT, bt = imin(BT, n - t0);
+        causal_forward_chunk(j->v, j->dims, j->in, j->eps, j->dout, j->out, j->grads, t0, bt, &b);
+        if (piece > 0) {
+            attn_gemm_tn(F, dv, bt, b.f.phi_q, F, b.G, dv, b.dS, dv, 1);
+            add_weighted_rows(bt, F, b.f.phi_q, b.a, b.dz);
+        }
+    }
+}
+
+static void causal_reverse_piece(void *ctx, int piece, int thread) { /* from the suffix after it */
+    const kernel_grad_job *j = ctx;
+    int n = j->dims->n;
+    kernel_grad_buffers b = causal_block_buffers(j, thread, 0, (piece + 1) % j->blocks);
+    int c0 = causal_block_start(piece, j->blocks, j->chunks), c1 = causal_block_start(piece + 1, j->blocks, j->chunks);
+    for (int c = c1 - 1; c >= c0; c--) {
+        int t0 = c * BT;
+        causal_reverse_chunk(j->v, j->dims, j->in, j->out, j->grads, t0, imin(BT, n - t0), &b);
+    }
+}
+
+static void kernel_split(attn_variant v, const attn_dims *dims, const attn_inputs *in, float eps,
+                         int causal, const float *dout, float *out, const attn_grads *grads,
+                         kernel_grad_job *job, int pool) {
+    int n = dims->n, dv = dims->dv, F = attn_state_width(v, dims->d);
+    kernel_grad_buffers *b = &job->slices[0];
+    *job = (kernel_grad_job){v, dims, in, eps, dout, out, grads, F, 0, 0, 0,
+                             job->S, job->z, job->dS, job->dz, job->slices};
+    if (causal) {
+        int P = pool;
+        job->blocks = P, job->chunks = (n + BT - 1) / BT;
+        attn_fill(job->S, (size_t)F * dv, 0.0f); /* slot 0: the empty prefix of block 0 */
+        attn_fill(job->z, (size_t)F, 0.0f);
+        attn_parallel(P - 1, causal_sum_piece, job);
+        for (int p = 2; p < P; p++) { /* inclusive prefixes, in block order */
+            attn_axpy(job->S + (size_t)p * F * dv, job->S + (size_t)(p - 1) * F * dv, F * dv, 1.0f);
+            attn_axpy(job->z + (size_t)p * F, job->z + (size_t)(p - 1) * F, F, 1.0f);
+        }
+        attn_parallel(P, causal_forward_piece, job);
+        for (int p = P - 2; p >= 1; p--) { /* suffixes, in reverse block order */
+            attn_axpy(job->dS + (size_t)p * F * dv, job->dS + (size_t)(p + 1) * F * dv, F * dv, 1.0f);
+            attn_axpy(job->dz + (size_t)p * F, job->dz + (size_t)(p + 1) * F, F, 1.0f);
+        }
+        attn_fill(job->dS, (size_t)F * dv, 0.0f); /* dslot 0: the empty suffix of block P - 1 */
+        attn_fill(job->dz, (size_t)F, 0.0f);
+        attn_parallel(P, causal_reverse_piece, job);
+        return;
+    }
+    /* state pieces: one per thread of whole KP-row blocks (each maps every key's, or query's,
+     * features again, so fewer pieces redo less) */
+    job->rows = round_up(imax(KP, (F + pool - 1) / pool), KP);
+    int row_pieces = (F + job->rows - 1) / job->rows, chunks = (n + BT - 1) / BT;
+    attn_parallel(row_pieces, full_state_piece, job);
+    attn_transpose(F, dv, b->f.S, dv, b->ST, F, 1.0f);
+    attn_parallel(chunks, full_query_piece, job);
+    attn_parallel(row_pieces, full_dstate_piece, job);
+    attn_transpose(F, dv, b->dS, dv, b->dST, F, 1.0f);
+    attn_parallel(chunks, full_key_piece, job);
+}
+
+static void carve_kernel_grad(int F, int dv, arena *ws, kernel_grad_buffers *b) {
+    b->f.phi_q = arena_floats(ws, (uint64_t)BT * F);
+    b->f.phi_k = arena_floats(ws, (uint64_t)BT * F);
+    b->f.phi_qt = arena_floats(ws, (uint64_t)F * BT);
+    b->f.phi_kt = arena_floats(ws, (uint64_t)F * BT);
+    b->f.PT = arena_floats(ws, (uint64_t)BT * BT);
+    b->f.S = arena_floats(ws, (uint64_t)F * dv);
+    b->f.z = arena_floats(ws, (uint64_t)F);
+    b->f.den = arena_floats(ws, (uint64_t)BT);
+    b->G = arena_floats(ws, (uint64_t)BT * dv);
+    b->a = arena_floats(ws, (uint64_t)BT);
+    b->dP = arena_floats(ws, (uint64_t)BT * BT);
+    b->VT = arena_floats(ws, (uint64_t)dv * BT);
+    b->ST = arena_floats(ws, (uint64_t)dv * F);
+    b->dphi = arena_floats(ws, (uint64_t)BT * F);
+    b->dS = arena_floats(ws, (uint64_t)F * dv);
+    b->dST = arena_floats(ws, (uint64_t)dv * F);
+    b->dz = arena_floats(ws, (uint64_t)F);
 }
 
 static void kernel_backward(attn_variant v, const attn_dims *dims, const attn_inputs *in,
                             const attn_options *opt, const float *dout, float *out,
                             const attn_grads *grads, arena *ws) {
-    int d = dims->d, dv = dims->dv, F = attn_state_width(v, d);
-    kernel_grad_buffers b;
-    b.f.phi_q = arena_floats(ws, (uint64_t)BT * F);
-    b.f.phi_k = arena_floats(ws, (uint64_t)BT * F);
-    b.f.phi_qt = arena_floats(ws, (uint64_t)F * BT);
-    b.f.phi_kt = arena_floats(ws, (uint64_t)F * BT);
-    b.f.PT = arena_floats(ws, (uint64_t)BT * BT);
-    b.f.S = arena_floats(ws, (uint64_t)F * dv);
-    b.f.z = arena_floats(ws, (uint64_t)F);
-    b.f.den = arena_floats(ws, (uint64_t)BT);
-    b.G = arena_floats(ws, (uint64_t)BT * dv);
-    b.a = arena_floats(ws, (uint64_t)BT);
-    b.dP = arena_floats(ws, (uint64_t)BT * BT);
-    b.VT = arena_floats(ws, (uint64_t)dv * BT);
-    b.ST = arena_floats(ws, (uint64_t)dv * F);
-    b.dphi = arena_floats(ws, (uint64_t)BT * F);
-    b.dS = arena_floats(ws, (uint64_t)F * dv);
-    b.dST = arena_floats(ws, (uint64_t)dv * F);
-    b.dz = arena_floats(ws, (uint64_t)F);
+    int n = dims->n, d = dims->d, dv = dims->dv, F = attn_state_width(v, d), causal = opt->causal != 0;
+    kernel_grad_buffers slices[ATTN_MAX_THREADS];
+    kernel_grad_buffers *b = &slices[0];
+    carve_kernel_grad(F, dv, ws, b);
+    /* threads: every other thread's buffers (not causal, sharing thread 0's state and its
+     * gradient); causal, a state and a suffix per block */
+    int threads = imin(arena_threads(ws), ATTN_MAX_THREADS);
+    for (int t = 1; t < threads; t++) {
+        carve_kernel_grad(F, dv, ws, &slices[t]);
+        if (!causal) {
+            slices[t].f.S = b->f.S, slices[t].f.z = b->f.z, slices[t].ST = b->ST;
+            slices[t].dS = b->dS, slices[t].dST = b->dST, slices[t].dz = b->dz;
+        }
+    }
+    kernel_grad_job job = {0};
+    job.slices = slices;
+    if (causal && threads > 1) {
+        job.S = arena_floats(ws, (uint64_t)threads * F * dv);
+        job.z = arena_floats(ws, (uint64_t)threads * F);
+        job.dS = arena_floats(ws, (uint64_t)threads * F * dv);
+        job.dz = arena_floats(ws, (uint64_t)threads * F);
+    }
     if (arena_measuring(ws)) return;
-    attn_fill(b.f.S, (size_t)F * dv, 0.0f);
-    attn_fill(b.f.z, (size_t)F, 0.0f);
-    attn_fill(b.dS, (size_t)F * dv, 0.0f);
-    attn_fill(b.dz, (size_t)F, 0.0f);
-    if (opt->causal)
-        kernel_causal(v, dims, in, opt->eps, dout, out, grads, &b);
+    attn_fill(b->f.S, (size_t)F * dv, 0.0f);
+    attn_fill(b->f.z, (size_t)F, 0.0f);
+    attn_fill(b->dS, (size_t)F * dv, 0.0f);
+    attn_fill(b->dz, (size_t)F, 0.0f);
+    int pool = attn_thread_count();
+    if (threads > 1 && pool > 1 && pool <= threads && n > BT)
+        kernel_split(v, dims, in, opt->eps, causal, dout, out, grads, &job, pool);
+    else if (causal)
+        kernel_causal(v, dims, in, opt->eps, dout, out, grads, b);
     else
-        kernel_full(v, dims, in, opt->eps, dout, out, grads, &b);
+        kernel_full(v, dims, in, opt->eps, dout, out, grads, b);
 }
 
 /* ---- efficient attention ---- */
+
+/* Efficient, not causal: the buffers of one thread (m, chunk_max, C, z, CT, dC, dCT, r are
+ * shared between threads; rho, rho_t, drho are each thread's own). */
+typedef struct efficient_full_buffers {
+    float *m, *chunk_max, *rho, *rho_t, *C, *z, *CT, *drho, *dC, *dCT, *r;
+} efficient_full_buffers;
+
+/* One query chunk: y, dq. rho holds rho_q of the chunk afterwards. */
+static void efficient_query_chunk(const attn_dims *dims, const attn_inputs *in, const float *dout,
+                                  float *out, const attn_grads *grads, int t0, int bt,
+                                  const efficient_full_buffers *b) {
+    int d = dims->d, dv = dims->dv;
+    const float *g = dout + (size_t)t0 * dv;
+    attn_efficient_full_chunk(d, dv, bt, in->q + (size_t)t0 * d, b->C, b->rho, b->rho_t, out + (size_t)t0 * dv);
+    attn_gemm(bt, d, dv, g, dv, b->CT, d, b->drho, d, 0);
+    for (int i = 0; i < bt; i++)
+        softmax_grad(d, b->rho + (size_t)i * d, b->drho + (size_t)i * d, grads->q + (size_t)(t0 + i) * d);
+}
+
+/* One key chunk: dv, dk (b->z holds 1 / z, b->r the inner products C_c·dC_c). */
+static void efficient_key_chunk(const attn_dims *dims, const attn_inputs *in,
+                                const attn_grads *grads, int t0, int bt,
+                                const efficient_full_buffers *b) {
+    int d = dims->d, dv = dims->dv;
+    const float *kb = in->k + (size_t)t0 * d;
+    float *rho = b->rho;
+    attn_exp_minus_columns(bt, d, kb, b->m, rho);
+    for (int j = 0; j < bt; j++)
+        for (int c = 0; c < d; c++) rho[(size_t)j * d + c] *= b->z[c];
+    attn_gemm(bt, dv, d, rho, d, b->dC, dv, grads->v + (size_t)t0 * dv, dv, 0);
+    attn_gemm(bt, d, dv, in->v + (size_t)t0 * dv, dv, b->dCT, d, b->drho, d, 0);
+    for (int j = 0; j < bt; j++) {
+        const float *pj = rho + (size_t)j * d, *gj = b->drho + (size_t)j * d;
+        float *dk = grads->k + (size_t)(t0 + j) * d;
+        for (int c = 0; c < d; c++) dk[c] = pj[c] * (gj[c] - b->r[c]);
+    }
+}
+
+/* Threads (bit-identical to one thread, as the kernelised form): the context by ranges of
+ * features; the query chunks (rho_q parked in grads->k); dC by ranges of its rows, each summing
+ * the chunks in increasing order as one thread does; the key chunks. */
+typedef struct efficient_full_job {
+    const attn_dims *dims;
+    const attn_inputs *in;
+    const float *dout;
+    float *out;
+    const attn_grads *grads;
+    int cols; /* features per piece, a multiple of VW and KP */
+    const efficient_full_buffers *slices;
+} efficient_full_job;
+
+static void efficient_context_part(void *ctx, int piece, int thread) {
+    const efficient_full_job *j = ctx;
+    const efficient_full_buffers *b = &j->slices[thread];
+    int c0 = piece * j->cols, c1 = imin(j->dims->d, c0 + j->cols);
+    attn_efficient_context_range(j->dims, j->in, c0, c1, b->m, b->chunk_max, b->rho, b->C, b->z);
+}
+
+static void efficient_query_part(void *ctx, int piece, int thread) {
+    const efficient_full_job *j = ctx;
+    const efficient_full_buffers *b = &j->slices[thread];
+    int t0 = piece * BT, bt = imin(BT, j->dims->n - t0), d = j->dims->d;
+    efficient_query_chunk(j->dims, j->in, j->dout, j->out, j->grads, t0, bt, b);
+    attn_copy(j->grads->k + (size_t)t0 * d, b->rho, bt * d); /* rho_q for the dC pass; dk comes last */
+}
+
+static void efficient_dcontext_part(void *ctx, int piece, int thread) {
+    const efficient_full_job *j = ctx;
+    const efficient_full_buffers *b = &j->slices[thread];
+    int n = j->dims->n, d = j->dims->d, dv = j->dims->dv;
+    int c0 = piece * j->cols, c1 = imin(d, c0 + j->cols);
+    for (int t0 = 0; t0 < n; t0 += BT) {
+        int bt = imin(BT, n - t0);
+        const float *rho = j->grads->k + (size_t)t0 * d; /* rho_q, parked by the query pass */
+        attn_gemm_tn(c1 - c0, dv, bt, rho + c0, d, j->dout + (size_t)t0 * dv, dv, b->dC + (size_t)c0 * dv, dv, 1);
+    }
+}
+
+static void efficient_key_part(void *ctx, int piece, int thread) {
+    const efficient_full_job *j = ctx;
+    int t0 = piece * BT;
+    efficient_key_chunk(j->dims, j->in, j->grads, t0, imin(BT, j->dims->n - t0), &j->slices[thread]);
+}
 
 static void efficient_full_backward(const attn_dims *dims, const attn_inputs *in,
                                     const float *dout, float *out, const attn_grads *grads,
                                     arena *ws) {
     int n = dims->n, d = dims->d, dv = dims->dv;
-    float *m = arena_floats(ws, (uint64_t)d);
-    float *chunk_max = arena_floats(ws, (uint64_t)d);
-    float *rho = arena_floats(ws, (uint64_t)BT * d); /* rho_q, then rho_k, of a chunk */
-    float *rho_t = arena_floats(ws, (uint64_t)d * BT);
-    float *C = arena_floats(ws, (uint64_t)d * dv);
-    float *z = arena_floats(ws, (uint64_t)d);
-    float *CT = arena_floats(ws, (uint64_t)dv * d);
-    float *drho = arena_floats(ws, (uint64_t)BT * d);
-    float *dC = arena_floats(ws, (uint64_t)d * dv);
-    float *dCT = arena_floats(ws, (uint64_t)dv * d);
-    float *r = arena_floats(ws, (uint64_t)d);
+    efficient_full_buffers slices[ATTN_MAX_THREADS], *b = &slices[0];
+    b->m = arena_floats(ws, (uint64_t)d);
+    b->chunk_max = arena_floats(ws, (uint64_t)d);
+    b->rho = arena_floats(ws, (uint64_t)BT * d); /* rho_q, then rho_k, of a chunk */
+    b->rho_t = arena_floats(ws, (uint64_t)d * BT);
+    b->C = arena_floats(ws, (uint64_t)d * dv);
+    b->z = arena_floats(ws, (uint64_t)d);
+    b->CT = arena_floats(ws, (uint64_t)dv * d);
+    b->drho = arena_floats(ws, (uint64_t)BT * d);
+    b->dC = arena_floats(ws, (uint64_t)d * dv);
+    b->dCT = arena_floats(ws, (uint64_t)dv * d);
+    b->r = arena_floats(ws, (uint64_t)d);
+    int threads = imin(arena_threads(ws), ATTN_MAX_THREADS);
+    for (int t = 1; t < threads; t++) {
+        slices[t] = *b;
+        slices[t].rho = arena_floats(ws, (uint64_t)BT * d);
+        slices[t].rho_t = arena_floats(ws, (uint64_t)d * BT);
+        slices[t].drho = arena_floats(ws, (uint64_t)BT * d);
+    }
     if (arena_measuring(ws)) return;
-    attn_efficient_context(dims, in, m, chunk_max, rho, C, z);
-    attn_transpose(d, dv, C, dv, CT, d, 1.0f);
-    attn_fill(dC, (size_t)d * dv, 0.0f);
-    for (int t0 = 0; t0 < n; t0 += BT) {
-        int bt = imin(BT, n - t0);
-        const float *g = dout + (size_t)t0 * dv;
-        attn_efficient_full_chunk(d, dv, bt, in->q + (size_t)t0 * d, C, rho, rho_t, out + (size_t)t0 * dv);
-        attn_gemm(bt, d, dv, g, dv, CT, d, drho, d, 0);
-        for (int i = 0; i < bt; i++)
-            softmax_grad(d, rho + (size_t)i * d, drho + (size_t)i * d, grads->q + (size_t)(t0 + i) * d);
-        attn_gemm_tn(d, dv, bt, rho, d, g, dv, dC, dv, 1);
-    }
-    attn_transpose(d, dv, dC, dv, dCT, d, 1.0f);
-    for (int c = 0; c < d; c++) {
-        r[c] = dot(C + (size_t)c * dv, dC + (size_t)c * dv, dv);
-        z[c] = 1.0f / z[c]; /* as the context was divided */
-    }
-    for (int t0 = 0; t0 < n; t0 += BT) {
-        int bt = imin(BT, n - t0);
-        const float *kb = in->k + (size_t)t0 * d;
-        attn_exp_minus_columns(bt, d, kb, m, rho);
-        for (int j = 0; j < bt; j++)
-            for (int c = 0; c < d; c++) rho[(size_t)j * d + c] *= z[c];
-        attn_gemm(bt, dv, d, rho, d, dC, dv, grads->v + (size_t)t0 * dv, dv, 0);
-        attn_gemm(bt, d, dv, in->v + (size_t)t0 * dv, dv, dCT, d, drho, d, 0);
-        for (int j = 0; j < bt; j++) {
-            const float *pj = rho + (size_t)j * d, *gj = drho + (size_t)j * d;
-            float *dk = grads->k + (size_t)(t0 + j) * d;
-            for (int c = 0; c < d; c++) dk[c] = pj[c] * (gj[c] - r[c]);
+    attn_fill(b->dC, (size_t)d * dv, 0.0f);
+    int pool = attn_thread_count(), chunks = (n + BT - 1) / BT;
+    int split = threads > 1 && pool > 1 && pool <= threads && n > BT;
+    efficient_full_job job = {dims, in, dout, out, grads, round_up(imax(VW, (d + 2 * pool - 1) / (2 * pool)), VW), slices};
+    int col_pieces = (d + job.cols - 1) / job.cols;
+    if (split)
+        attn_parallel(col_pieces, efficient_context_part, &job);
+    else
+        attn_efficient_context(dims, in, b->m, b->chunk_max, b->rho, b->C, b->z);
+    attn_transpose(d, dv, b->C, dv, b->CT, d, 1.0f);
+    if (split) {
+        attn_parallel(chunks, efficient_query_part, &job);
+        attn_parallel(col_pieces, efficient_dcontext_part, &job);
+    } else {
+        for (int t0 = 0; t0 < n; t0 += BT) {
+            int bt = imin(BT, n - t0);
+            efficient_query_chunk(dims, in, dout, out, grads, t0, bt, b);
+            attn_gemm_tn(d, dv, bt, b->rho, d, dout + (size_t)t0 * dv, dv, b->dC, dv, 1);
         }
     }
+    attn_transpose(d, dv, b->dC, dv, b->dCT, d, 1.0f);
+    for (int c = 0; c < d; c++) {
+        b->r[c] = dot(b->C + (size_t)c * dv, b->dC + (size_t)c * dv, dv);
+        b->z[c] = 1.0f / b->z[c]; /* as the context was divided */
+    }
+    if (split)
+        attn_parallel(chunks, efficient_key_part, &job);
+    else
+        for (int t0 = 0; t0 < n; t0 += BT) efficient_key_chunk(dims, in, grads, t0, imin(BT, n - t0), b);
 }
 
 typedef struct efficient_grad_buffers {
@@ -294,10 +604,26 @@ typedef struct efficient_grad_buffers {
     float *stats;   /* per chunk: m and z at its start, the column sums of W; 3d each */
 } efficient_grad_buffers;
 
+/* Threads: a block's own share of the reverse sweep's dS and dz (the terms its rows add), summed
+ * during its forward sweep: each term is relative to its row's reference mu (the running maximum
+ * of its chunk, or of the row when the chunk goes row by row) and enters shrunk to the reference
+ * of the block's first term (mu only grows with the row, so the factors are <= 1). */
+typedef struct suffix_share {
+    float *dS, *dz, *mu; /* [d, dv], [d], [d] */
+    float *X;            /* [d, dv] scratch: a chunk's Q'^T g */
+    int have;            /* a term has entered (mu is set) */
+} suffix_share;
+
+/* The factor that brings a term relative to mu to the share's reference, per feature, into s. */
+static void share_factors(int d, const float *mu, suffix_share *sh, float *s) {
+    if (!sh->have) attn_copy(sh->mu, mu, d), sh->have = 1;
+    for (int c = 0; c < d; c++) s[c] = attn_expf(sh->mu[c] - mu[c]);
+}
+
 /* One chunk whose Z underflows, forward: row by row as the forward pass; W stays in grads->k. */
 static void efficient_rows_forward(int d, int dv, const attn_inputs *in, int t0, int bt,
                                    const float *dout, float *out, const attn_grads *grads,
-                                   efficient_grad_buffers *b) {
+                                   efficient_grad_buffers *b, suffix_share *sh) {
     const attn_efficient_buffers *f = &b->f;
     for (int i = t0; i < t0 + bt; i++) {
         attn_efficient_rows(d, dv, in, i, i + 1, out, f);
@@ -306,6 +632,13 @@ static void efficient_rows_forward(int d, int dv, const attn_inputs *in, int t0,
         for (int c = 0; c < d; c++) drho[c] = dot(f->S + (size_t)c * dv, g, dv) / f->z[c];
         softmax_grad(d, f->rho, drho, grads->q + (size_t)i * d);
         for (int c = 0; c < d; c++) W[c] = drho[c] * (f->rho[c] / f->z[c]);
+        if (!sh) continue;
+        float *s = b->tmp + d; /* the reverse sweep's row terms: Q'_i g_i into dS, W into dz */
+        share_factors(d, f->m, sh, s);
+        for (int c = 0; c < d; c++) {
+            attn_axpy(sh->dS + (size_t)c * dv, g, dv, s[c] * (f->rho[c] / f->z[c]));
+            sh->dz[c] += s[c] * W[c];
+        }
     }
 }
 
@@ -358,94 +691,243 @@ static void efficient_rows_reverse(int d, int dv, const attn_inputs *in, int t0,
     }
 }
 
+/* Forward sweep of one chunk from the state in b->f: its stats, y, dq, the chunk's own share of
+ * dk (or, row by row, W) and of dv; then the state absorbs the chunk. sh (threads, or NULL) takes
+ * in the chunk's terms of the reverse sweep's dS and dz. */
+static void efficient_forward_chunk(const attn_dims *dims, const attn_inputs *in, const float *dout,
+                                    float *out, const attn_grads *grads, int t0, int bt,
+                                    efficient_grad_buffers *b, suffix_share *sh) {
+    int d = dims->d, dv = dims->dv;
+    attn_efficient_buffers *f = &b->f;
+    const float *qb = in->q + (size_t)t0 * d, *vb = in->v + (size_t)t0 * dv;
+    const float *g = dout + (size_t)t0 * dv;
+    float *stats = b->stats + (size_t)(t0 / BT) * 3 * d, *wsum = stats + 2 * d;
+    float *gk = grads->k + (size_t)t0 * d;
+    attn_copy(stats, f->m, d);
+    attn_copy(stats + d, f->z, d);
+    if (attn_efficient_chunk_start(d, bt, in->k + (size_t)t0 * d, f)) {
+        efficient_rows_forward(d, dv, in, t0, bt, dout, out, grads, b, sh);
+        return;
+    }
+    attn_efficient_chunk_out(d, dv, bt, qb, vb, out + (size_t)t0 * dv, f);
+    attn_transpose(d, dv, f->S, dv, b->ST, d, 1.0f);
+    for (int i = 0; i < bt * d; i++) b->Qr[i] = f->rho_rows[i] / f->Zq[i];
+    attn_gemm(bt, d, dv, g, dv, b->ST, d, b->dQ, d, 0);
+    attn_transpose(bt, dv, vb, dv, b->VT, BT, 1.0f);
+    attn_gemm(bt, bt, dv, g, dv, b->VT, BT, b->dP, BT, 0);
+    mask_upper(bt, b->dP);
+    attn_gemm(bt, d, bt, b->dP, BT, f->E, d, b->dQ, d, 1);
+    for (int r = 0; r < bt; r++) {
+        float *dq = b->dQ + (size_t)r * d;
+        const float *zr = f->Zq + (size_t)r * d, *Qr = b->Qr + (size_t)r * d;
+        for (int c = 0; c < d; c++) dq[c] /= zr[c];
+        softmax_grad(d, f->rho_rows + (size_t)r * d, dq, grads->q + (size_t)(t0 + r) * d);
+        for (int c = 0; c < d; c++) dq[c] *= Qr[c];
+    }
+    attn_fill(wsum, (size_t)d, 0.0f);
+    for (int r = 0; r < bt; r++) attn_axpy(wsum, b->dQ + (size_t)r * d, d, 1.0f);
+    for (int r = bt - 2; r >= 0; r--) attn_axpy(b->dQ + (size_t)r * d, b->dQ + (size_t)(r + 1) * d, d, 1.0f);
+    attn_gemm_tn(bt, d, bt, b->dP, BT, b->Qr, d, b->tmp, d, 0);
+    for (int i = 0; i < bt * d; i++) gk[i] = f->E[i] * (b->tmp[i] - b->dQ[i]);
+    attn_gemm(bt, dv, bt, f->PT, BT, g, dv, grads->v + (size_t)t0 * dv, dv, 0);
+    attn_efficient_chunk_absorb(d, dv, bt, vb, f);
+    if (!sh) return;
+    float *s = b->tmp; /* the reverse sweep's chunk terms: Q'^T g into dS, wsum into dz */
+    share_factors(d, f->chunk_max, sh, s);
+    attn_gemm_tn(d, dv, bt, b->Qr, d, g, dv, sh->X, dv, 0);
+    for (int c = 0; c < d; c++) {
+        attn_axpy(sh->dS + (size_t)c * dv, sh->X + (size_t)c * dv, dv, s[c]);
+        sh->dz[c] += s[c] * wsum[c];
+    }
+}
+
+/* Reverse sweep of one chunk: the later rows' share (b->dS, b->dz relative to b->mu_next) of dk
+ * and dv, then dS and dz take in the chunk's rows. b->f's m and z are scratch here. */
+static void efficient_reverse_chunk(const attn_dims *dims, const attn_inputs *in, const float *dout,
+                                    const attn_grads *grads, int t0, int bt,
+                                    efficient_grad_buffers *b, int *have_next) {
+    int d = dims->d, dv = dims->dv;
+    attn_efficient_buffers *f = &b->f;
+    const float *vb = in->v + (size_t)t0 * dv, *g = dout + (size_t)t0 * dv;
+    const float *stats = b->stats + (size_t)(t0 / BT) * 3 * d;
+    float *gk = grads->k + (size_t)t0 * d;
+    attn_copy(f->m, stats, d);
+    attn_copy(f->z, stats + d, d);
+    if (attn_efficient_chunk_start(d, bt, in->k + (size_t)t0 * d, f)) {
+        efficient_rows_reverse(d, dv, in, t0, bt, dout, grads, b, have_next);
+        return;
+    }
+    shrink_to(d, dv, f->chunk_max, b, have_next);
+    attn_transpose(d, dv, b->dS, dv, b->dST, d, 1.0f);
+    attn_gemm(bt, d, dv, vb, dv, b->dST, d, b->tmp, d, 0);
+    for (int j = 0; j < bt; j++)
+        for (int c = 0; c < d; c++) {
+            size_t at = (size_t)j * d + c;
+            gk[at] += f->E[at] * (b->tmp[at] - b->dz[c]);
+        }
+    attn_gemm(bt, dv, d, f->E, d, b->dS, dv, grads->v + (size_t)t0 * dv, dv, 1);
+    attn_softmax_rows(bt, d, in->q + (size_t)t0 * d, f->rho_rows);
+    for (int i = 0; i < bt * d; i++) b->Qr[i] = f->rho_rows[i] / f->Zq[i];
+    attn_gemm_tn(d, dv, bt, b->Qr, d, g, dv, b->dS, dv, 1);
+    attn_axpy(b->dz, stats + 2 * d, d, 1.0f);
+}
+
+/* ---- threads, efficient causal: the kernelised form's two prefixes (see kernel_grad_job), with
+ * the running maximum carried along ----
+ *   pass 1 (parallel): blocks 0 .. P-2 sum their own state (m, z, S) from the empty one;
+ *   serial: the prefix before each block, combined as the forward pass combines (rescaled to the
+ *           larger maximum);
+ *   pass 2 (parallel): each block runs the forward sweep from its prefix (recording the chunks'
+ *           stats); blocks 1 .. P-1 also sum their own share of dS and dz (suffix_share),
+ *           relative to the reference (mu) their first chunk uses (its running maximum; row by
+ *           row, its first row's);
+ *   serial: the suffix after each block, in reverse block order: a later suffix is shrunk to the
+ *           earlier block's reference (mu only grows with the row) and added;
+ *   pass 3 (parallel): each block runs the reverse sweep from the suffix after it.
+ * Deterministic per thread count; sums regrouped, so not one thread's bits. */
+typedef struct efficient_grad_job {
+    const attn_dims *dims;
+    const attn_inputs *in;
+    const float *dout;
+    float *out;
+    const attn_grads *grads;
+    int blocks, chunks;
+    float *m, *z, *S;       /* per block: the prefix state before it */
+    float *dS, *dz, *mu;    /* per block: its own suffix share, then the suffix from it on */
+    int have[ATTN_MAX_THREADS]; /* the suffix share is not empty */
+    const efficient_grad_buffers *slices;
+} efficient_grad_job;
+
+static efficient_grad_buffers efficient_block_buffers(const efficient_grad_job *j, int thread, int slot, int dslot) {
+    int d = j->dims->d, dv = j->dims->dv;
+    efficient_grad_buffers b = j->slices[thread];
+    b.f.m = j->m + (size_t)slot * d, b.f.z = j->z + (size_t)slot * d, b.f.S = j->S + (size_t)slot * d * dv;
+    b.dS = j->dS + (size_t)dslot * d * dv, b.dz = j->dz + (size_t)dslot * d, b.mu_next = j->mu + (size_t)dslot * d;
+    return b;
+}
+
+static void efficient_sum_part(void *ctx, int piece, int thread) { /* block `piece` into slot piece + 1 */
+    const efficient_grad_job *j = ctx;
+    int d = j->dims->d, dv = j->dims->dv;
+    efficient_grad_buffers b = efficient_block_buffers(j, thread, piece + 1, 0);
+    attn_fill(b.f.m, (size_t)d, -ATTN_INF);
+    attn_fill(b.f.z, (size_t)d, 0.0f);
+    attn_fill(b.f.S, (size_t)d * dv, 0.0f);
+    attn_efficient_block_sum(j->dims, j->in, causal_block_start(piece, j->blocks, j->chunks),
+                             causal_block_start(piece + 1, j->blocks, j->chunks), &b.f);
+}
+
+static void efficient_forward_part(void *ctx, int piece, int thread) {
+    efficient_grad_job *j = ctx;
+    int n = j->dims->n, d = j->dims->d, dv = j->dims->dv;
+    efficient_grad_buffers b = efficient_block_buffers(j, thread, piece, piece);
+    int c0 = causal_block_start(piece, j->blocks, j->chunks), c1 = causal_block_start(piece + 1, j->blocks, j->chunks);
+    suffix_share share = {b.dS, b.dz, b.mu_next, b.dST, 0}; /* dST: free in the forward sweep */
+    if (piece > 0) attn_fill(share.dS, (size_t)d * dv, 0.0f), attn_fill(share.dz, (size_t)d, 0.0f);
+    for (int c = c0; c < c1; c++)
+        efficient_forward_chunk(j->dims, j->in, j->dout, j->out, j->grads, c * BT, imin(BT, n - c * BT), &b,
+                                piece > 0 ? &share : 0);
+    j->have[piece] = share.have; /* each piece its own word */
+}
+
+static void efficient_reverse_part(void *ctx, int piece, int thread) {
+    const efficient_grad_job *j = ctx;
+    int n = j->dims->n, dslot = (piece + 1) % j->blocks, have = j->have[dslot];
+    efficient_grad_buffers b = j->slices[thread]; /* m, z, S: the thread's scratch */
+    efficient_grad_buffers slot = efficient_block_buffers(j, thread, 0, dslot);
+    b.dS = slot.dS, b.dz = slot.dz, b.mu_next = slot.mu_next;
+    int c0 = causal_block_start(piece, j->blocks, j->chunks), c1 = causal_block_start(piece + 1, j->blocks, j->chunks);
+    for (int c = c1 - 1; c >= c0; c--)
+        efficient_reverse_chunk(j->dims, j->in, j->dout, j->grads, c * BT, imin(BT, n - c * BT), &b, &have);
+}
+
+static void efficient_causal_split(efficient_grad_job *j, int pool) {
+    int d = j->dims->d, dv = j->dims->dv, P = pool;
+    j->blocks = P, j->chunks = (j->dims->n + BT - 1) / BT;
+    attn_fill(j->m, (size_t)d, -ATTN_INF); /* slot 0: the empty prefix of block 0 */
+    attn_fill(j->z, (size_t)d, 0.0f);
+    attn_fill(j->S, (size_t)d * dv, 0.0f);
+    attn_parallel(P - 1, efficient_sum_part, j);
+    for (int p = 2; p < P; p++) /* prefixes, in block order */
+        attn_efficient_combine(d, dv, j->m + (size_t)(p - 1) * d, j->z + (size_t)(p - 1) * d, j->S + (size_t)(p - 1) * d * dv,
+                               j->m + (size_t)p * d, j->z + (size_t)p * d, j->S + (size_t)p * d * dv);
+    for (int p = 0; p < P; p++) j->have[p] = 0;
+    attn_parallel(P, efficient_forward_part, j);
+    for (int p = P - 2; p >= 1; p--) { /* suffixes, in reverse block order */
+        if (!j->have[p + 1]) continue;
+        float *dS = j->dS + (size_t)p * d * dv, *dz = j->dz + (size_t)p * d, *mu = j->mu + (size_t)p * d;
+        const float *nS = j->dS + (size_t)(p + 1) * d * dv, *nz = j->dz + (size_t)(p + 1) * d, *nmu = j->mu + (size_t)(p + 1) * d;
+        if (!j->have[p]) { /* an empty block (fewer chunks than blocks): the later suffix as it is */
+            attn_copy(dS, nS, d * dv), attn_copy(dz, nz, d), attn_copy(mu, nmu, d);
+            j->have[p] = 1;
+            continue;
+        }
+        for (int c = 0; c < d; c++) {
+            float s = attn_expf(mu[c] - nmu[c]);
+            attn_axpy(dS + (size_t)c * dv, nS + (size_t)c * dv, dv, s);
+            dz[c] += s * nz[c];
+        }
+    }
+    attn_fill(j->dS, (size_t)d * dv, 0.0f); /* dslot 0: the empty suffix of block P - 1 */
+    attn_fill(j->dz, (size_t)d, 0.0f);
+    j->have[0] = 0;
+    attn_parallel(P, efficient_reverse_part, j);
+}
+
+static void carve_efficient_grad(int d, int dv, arena *ws, efficient_grad_buffers *b) {
+    attn_efficient_carve(d, dv, 1, ws, &b->f);
+    b->ST = arena_floats(ws, (uint64_t)dv * d);
+    b->VT = arena_floats(ws, (uint64_t)dv * BT);
+    b->dP = arena_floats(ws, (uint64_t)BT * BT);
+    b->dQ = arena_floats(ws, (uint64_t)BT * d);
+    b->Qr = arena_floats(ws, (uint64_t)BT * d);
+    b->tmp = arena_floats(ws, (uint64_t)BT * d + d); /* the row path uses 2d */
+    b->dS = arena_floats(ws, (uint64_t)d * dv);
+    b->dST = arena_floats(ws, (uint64_t)dv * d);
+    b->dz = arena_floats(ws, (uint64_t)d);
+    b->mu_next = arena_floats(ws, (uint64_t)d);
+}
+
 static void efficient_causal_backward(const attn_dims *dims, const attn_inputs *in,
                                       const float *dout, float *out, const attn_grads *grads,
                                       arena *ws) {
     int n = dims->n, d = dims->d, dv = dims->dv;
     uint64_t chunks = round_up64(n, BT) / BT;
-    efficient_grad_buffers b;
-    attn_efficient_buffers *f = &b.f;
-    attn_efficient_carve(d, dv, 1, ws, f);
-    b.ST = arena_floats(ws, (uint64_t)dv * d);
-    b.VT = arena_floats(ws, (uint64_t)dv * BT);
-    b.dP = arena_floats(ws, (uint64_t)BT * BT);
-    b.dQ = arena_floats(ws, (uint64_t)BT * d);
-    b.Qr = arena_floats(ws, (uint64_t)BT * d);
-    b.tmp = arena_floats(ws, (uint64_t)BT * d + d); /* the row path uses 2d */
-    b.dS = arena_floats(ws, (uint64_t)d * dv);
-    b.dST = arena_floats(ws, (uint64_t)dv * d);
-    b.dz = arena_floats(ws, (uint64_t)d);
-    b.mu_next = arena_floats(ws, (uint64_t)d);
-    b.stats = arena_floats(ws, chunks * 3u * (uint64_t)d);
+    efficient_grad_buffers slices[ATTN_MAX_THREADS], *b = &slices[0];
+    attn_efficient_buffers *f = &b->f;
+    carve_efficient_grad(d, dv, ws, b);
+    b->stats = arena_floats(ws, chunks * 3u * (uint64_t)d);
+    /* threads: every other thread's buffers (the stats shared), a state and a suffix per block */
+    int threads = imin(arena_threads(ws), ATTN_MAX_THREADS);
+    for (int t = 1; t < threads; t++) {
+        carve_efficient_grad(d, dv, ws, &slices[t]);
+        slices[t].stats = b->stats;
+    }
+    efficient_grad_job job = {dims, in, dout, out, grads, 0, 0, 0, 0, 0, 0, 0, 0, {0}, slices};
+    if (threads > 1) {
+        job.m = arena_floats(ws, (uint64_t)threads * d);
+        job.z = arena_floats(ws, (uint64_t)threads * d);
+        job.S = arena_floats(ws, (uint64_t)threads * d * dv);
+        job.dS = arena_floats(ws, (uint64_t)threads * d * dv);
+        job.dz = arena_floats(ws, (uint64_t)threads * d);
+        job.mu = arena_floats(ws, (uint64_t)threads * d);
+    }
     if (arena_measuring(ws)) return;
+    int pool = attn_thread_count();
+    if (threads > 1 && pool > 1 && pool <= threads && n > BT) {
+        efficient_causal_split(&job, pool);
+        return;
+    }
 
     attn_fill(f->m, (size_t)d, -ATTN_INF);
     attn_fill(f->z, (size_t)d, 0.0f);
     attn_fill(f->S, (size_t)d * dv, 0.0f);
-    for (int t0 = 0; t0 < n; t0 += BT) {
-        int bt = imin(BT, n - t0);
-        const float *qb = in->q + (size_t)t0 * d, *vb = in->v + (size_t)t0 * dv;
-        const float *g = dout + (size_t)t0 * dv;
-        float *stats = b.stats + (size_t)(t0 / BT) * 3 * d, *wsum = stats + 2 * d;
-        float *gk = grads->k + (size_t)t0 * d;
-        attn_copy(stats, f->m, d);
-        attn_copy(stats + d, f->z, d);
-        if (attn_efficient_chunk_start(d, bt, in->k + (size_t)t0 * d, f)) {
-            efficient_rows_forward(d, dv, in, t0, bt, dout, out, grads, &b);
-            continue;
-        }
-        attn_efficient_chunk_out(d, dv, bt, qb, vb, out + (size_t)t0 * dv, f);
-        attn_transpose(d, dv, f->S, dv, b.ST, d, 1.0f);
-        for (int i = 0; i < bt * d; i++) b.Qr[i] = f->rho_rows[i] / f->Zq[i];
-        attn_gemm(bt, d, dv, g, dv, b.ST, d, b.dQ, d, 0);
-        attn_transpose(bt, dv, vb, dv, b.VT, BT, 1.0f);
-        attn_gemm(bt, bt, dv, g, dv, b.VT, BT, b.dP, BT, 0);
-        mask_upper(bt, b.dP);
-        attn_gemm(bt, d, bt, b.dP, BT, f->E, d, b.dQ, d, 1);
-        for (int r = 0; r < bt; r++) {
-            float *dq = b.dQ + (size_t)r * d;
-            const float *zr = f->Zq + (size_t)r * d, *Qr = b.Qr + (size_t)r * d;
-            for (int c = 0; c < d; c++) dq[c] /= zr[c];
-            softmax_grad(d, f->rho_rows + (size_t)r * d, dq, grads->q + (size_t)(t0 + r) * d);
-            for (int c = 0; c < d; c++) dq[c] *= Qr[c];
-        }
-        attn_fill(wsum, (size_t)d, 0.0f);
-        for (int r = 0; r < bt; r++) attn_axpy(wsum, b.dQ + (size_t)r * d, d, 1.0f);
-        for (int r = bt - 2; r >= 0; r--) attn_axpy(b.dQ + (size_t)r * d, b.dQ + (size_t)(r + 1) * d, d, 1.0f);
-        attn_gemm_tn(bt, d, bt, b.dP, BT, b.Qr, d, b.tmp, d, 0);
-        for (int i = 0; i < bt * d; i++) gk[i] = f->E[i] * (b.tmp[i] - b.dQ[i]);
-        attn_gemm(bt, dv, bt, f->PT, BT, g, dv, grads->v + (size_t)t0 * dv, dv, 0);
-        attn_efficient_chunk_absorb(d, dv, bt, vb, f);
-    }
-
+    for (int t0 = 0; t0 < n; t0 += BT) efficient_forward_chunk(dims, in, dout, out, grads, t0, imin(BT, n - t0), b, 0);
     int have_next = 0;
-    attn_fill(b.dS, (size_t)d * dv, 0.0f);
-    attn_fill(b.dz, (size_t)d, 0.0f);
-    for (int t0 = (n - 1) / BT * BT; t0 >= 0; t0 -= BT) {
-        int bt = imin(BT, n - t0);
-        const float *vb = in->v + (size_t)t0 * dv, *g = dout + (size_t)t0 * dv;
-        const float *stats = b.stats + (size_t)(t0 / BT) * 3 * d;
-        float *gk = grads->k + (size_t)t0 * d;
-        attn_copy(f->m, stats, d);
-        attn_copy(f->z, stats + d, d);
-        if (attn_efficient_chunk_start(d, bt, in->k + (size_t)t0 * d, f)) {
-            efficient_rows_reverse(d, dv, in, t0, bt, dout, grads, &b, &have_next);
-            continue;
-        }
-        shrink_to(d, dv, f->chunk_max, &b, &have_next);
-        attn_transpose(d, dv, b.dS, dv, b.dST, d, 1.0f);
-        attn_gemm(bt, d, dv, vb, dv, b.dST, d, b.tmp, d, 0);
-        for (int j = 0; j < bt; j++)
-            for (int c = 0; c < d; c++) {
-                size_t at = (size_t)j * d + c;
-                gk[at] += f->E[at] * (b.tmp[at] - b.dz[c]);
-            }
-        attn_gemm(bt, dv, d, f->E, d, b.dS, dv, grads->v + (size_t)t0 * dv, dv, 1);
-        attn_softmax_rows(bt, d, in->q + (size_t)t0 * d, f->rho_rows);
-        for (int i = 0; i < bt * d; i++) b.Qr[i] = f->rho_rows[i] / f->Zq[i];
-        attn_gemm_tn(d, dv, bt, b.Qr, d, g, dv, b.dS, dv, 1);
-        attn_axpy(b.dz, stats + 2 * d, d, 1.0f);
-    }
+    attn_fill(b->dS, (size_t)d * dv, 0.0f);
+    attn_fill(b->dz, (size_t)d, 0.0f);
+    for (int t0 = (n - 1) / BT * BT; t0 >= 0; t0 -= BT)
+        efficient_reverse_chunk(dims, in, dout, grads, t0, imin(BT, n - t0), b, &have_next);
 }
 
 void attn_linear_backward(attn_variant v, const attn_dims *dims, const attn_inputs *in,

@@ -181,6 +181,12 @@ static void random_grad(const logit_source *src, const attn_grads *grads, int i0
         for (int j = 0; j < bj; j++) grads->r[(size_t)(i0 + i) * L + j0 + j] += dSt[(size_t)j * BI + i];
 }
 
+/* The key side of a source whose gradient touches only query rows (random, factorized-dense). */
+static void grad_nothing(const logit_source *src, const attn_grads *grads, int i0, int bi, int j0,
+                         int bj, const float *dS, const float *dSt) {
+    (void)src, (void)grads, (void)i0, (void)bi, (void)j0, (void)bj, (void)dS, (void)dSt;
+}
+
 static void finish_nothing(const logit_source *src, const attn_options *opt, const attn_grads *g) {
     (void)src, (void)opt, (void)g;
 }
@@ -292,31 +298,73 @@ static void mixture_tile(const logit_source *src, int i0, int bi, int j0, int bj
     }
 }
 
+/* sum dS * B_c over the block's real entries. */
+static float mixture_block_sum(const logit_source *src, int c, int bi, int bj, const float *dS) {
+    int groups = round_up(bi, QP) / QP;
+    const float *tc = src->part_tiles + (size_t)c * BI * BJ;
+    float sum = 0.0f;
+    for (int g = 0; g < groups; g++)
+        for (int j = 0; j < bj; j++)
+            for (int r = 0; r < QP && g * QP + r < bi; r++) {
+                size_t at = ((size_t)g * BJ + j) * QP + r;
+                sum += dS[at] * tc[at];
+            }
+    return sum;
+}
+
+/* part_dS = alpha_c dS in both layouts: what part c's gradient gets. */
+static void mixture_part_dS(const logit_source *src, int c, const float *dS, const float *dSt) {
+    float *pdS = src->part_dS, *pdSt = src->part_dS + (size_t)BI * BJ, a = src->alpha[c];
+    for (size_t t = 0; t < (size_t)BI * BJ; t++) pdS[t] = a * dS[t], pdSt[t] = a * dSt[t];
+}
+
 /* dalpha_c += sum dS * B_c over the block's real entries; each part gets alpha_c dS. */
 static void mixture_grad(const logit_source *src, const attn_grads *grads, int i0, int bi, int j0,
                          int bj, const float *dS, const float *dSt) {
-    int groups = round_up(bi, QP) / QP;
-    float *pdS = src->part_dS, *pdSt = src->part_dS + (size_t)BI * BJ;
+    const float *pdS = src->part_dS, *pdSt = src->part_dS + (size_t)BI * BJ;
     for (int c = 0; c < src->count; c++) {
-        const float *tc = src->part_tiles + (size_t)c * BI * BJ;
-        float sum = 0.0f;
-        for (int g = 0; g < groups; g++)
-            for (int j = 0; j < bj; j++)
-                for (int r = 0; r < QP && g * QP + r < bi; r++) {
-                    size_t at = ((size_t)g * BJ + j) * QP + r;
-                    sum += dS[at] * tc[at];
-                }
-        src->dalpha[c] += sum;
-        float a = src->alpha[c];
-        for (size_t t = 0; t < (size_t)BI * BJ; t++) pdS[t] = a * dS[t], pdSt[t] = a * dSt[t];
+        src->dalpha[c] += mixture_block_sum(src, c, bi, bj, dS);
+        mixture_part_dS(src, c, dS, dSt);
         const logit_source *part = &src->parts[c];
         part->grad(part, grads, i0, bi, j0, bj, pdS, pdSt);
+    }
+}
+
+/* Threads (backward.c's query pass): the block's sums go to its own entry of dalpha_blocks, which
+ * finish_mixture adds up in one thread's block order; the parts' query sides. */
+static void mixture_grad_q(const logit_source *src, const attn_grads *grads, int i0, int bi, int j0,
+                           int bj, const float *dS, const float *dSt) {
+    const float *pdS = src->part_dS, *pdSt = src->part_dS + (size_t)BI * BJ;
+    float *entry = src->dalpha_blocks + ((size_t)(i0 / BI) * src->dalpha_cols + (size_t)(j0 / BJ)) * src->count;
+    for (int c = 0; c < src->count; c++) {
+        entry[c] = mixture_block_sum(src, c, bi, bj, dS);
+        mixture_part_dS(src, c, dS, dSt);
+        const logit_source *part = &src->parts[c];
+        part->grad_q(part, grads, i0, bi, j0, bj, pdS, pdSt);
+    }
+}
+
+/* ... and the key pass: the parts' key sides, from the same alpha_c dS. */
+static void mixture_grad_k(const logit_source *src, const attn_grads *grads, int i0, int bi, int j0,
+                           int bj, const float *dS, const float *dSt) {
+    const float *pdS = src->part_dS, *pdSt = src->part_dS + (size_t)BI * BJ;
+    for (int c = 0; c < src->count; c++) {
+        mixture_part_dS(src, c, dS, dSt);
+        const logit_source *part = &src->parts[c];
+        part->grad_k(part, grads, i0, bi, j0, bj, pdS, pdSt);
     }
 }
 
 /* The parts' gradients, then alpha's (through softmax when it was given as logits). */
 static void finish_mixture(const logit_source *src, const attn_options *opt, const attn_grads *g) {
     for (int c = 0; c < src->count; c++) src->parts[c].finish(&src->parts[c], opt, g);
+    if (src->dalpha_blocks) { /* the query pass's block sums, in one thread's order (blocks it
+                               * skipped, and every block after a serial run, hold +0: adding it
+                               * changes no sum that started at +0) */
+        int n = src->dims->n, rows = (n + BI - 1) / BI;
+        for (size_t e = 0; e < (size_t)rows * src->dalpha_cols; e++)
+            for (int c = 0; c < src->count; c++) src->dalpha[c] += src->dalpha_blocks[e * src->count + c];
+    }
     float dot = 0.0f;
     for (int c = 0; c < src->count; c++) dot += src->alpha[c] * src->dalpha[c];
     for (int c = 0; c < src->count; c++)
@@ -364,6 +412,7 @@ static void prepare_one(attn_variant v, const attn_dims *dims, const attn_inputs
         break;
     case ATTN_RANDOM:
         src->tile = random_tile, src->grad = random_grad, src->finish = finish_nothing;
+        src->grad_q = random_grad, src->grad_k = grad_nothing; /* dr: the block's query rows */
         break;
     case ATTN_FACTORIZED_DENSE: {
         int a = dims->a, b = dims->b;
@@ -376,6 +425,7 @@ static void prepare_one(attn_variant v, const attn_dims *dims, const attn_inputs
         src->tiling = opt->tiling;
         if (backward) {
             src->grad = factorized_dense_grad, src->finish = finish_factorized_dense;
+            src->grad_q = factorized_dense_grad, src->grad_k = grad_nothing; /* query rows only */
             src->dfa = arena_floats(ws, np * (uint64_t)a), src->dfb = arena_floats(ws, np * (uint64_t)b);
             src->dfa_row = arena_floats(ws, (uint64_t)n * a), src->dfb_row = arena_floats(ws, (uint64_t)n * b);
             src->wat = arena_floats(ws, (uint64_t)a * d), src->wbt = arena_floats(ws, (uint64_t)b * d);
@@ -423,8 +473,19 @@ const logit_source *attn_prepare_logits(attn_variant v, const attn_dims *dims,
         src->part_dS = arena_floats(ws, (uint64_t)2 * BI * BJ);
         src->dalpha = arena_floats(ws, (uint64_t)ATTN_MAX_COMPONENTS);
         if (!arena_measuring(ws)) attn_fill(src->dalpha, ATTN_MAX_COMPONENTS, 0.0f);
+        if (arena_threads(ws) > 1) { /* threads: one entry of count sums per logit block */
+            uint64_t blocks = round_up64(dims->n, BI) / BI * (round_up64(dims->n, BJ) / BJ) * (uint64_t)count;
+            src->dalpha_cols = (int)(round_up64(dims->n, BJ) / BJ);
+            src->dalpha_blocks = arena_floats(ws, blocks);
+            if (!arena_measuring(ws)) attn_fill(src->dalpha_blocks, (size_t)blocks, 0.0f);
+        }
     }
-    for (int c = 0; c < count; c++)
+    int split = backward;
+    for (int c = 0; c < count; c++) {
         prepare_one((attn_variant)opt->component[c], dims, in, opt, backward, ws, &sources->parts[c]);
+        split = split && sources->parts[c].grad_q && sources->parts[c].grad_k;
+    }
+    if (split && arena_threads(ws) > 1) /* (dalpha_blocks is NULL while measuring) */
+        src->grad_q = mixture_grad_q, src->grad_k = mixture_grad_k;
     return src;
 }
