@@ -31,7 +31,13 @@ const median = (xs) => { const s = xs.slice().sort((a, b) => a - b); return s[Ma
 /** Interleaved rounds over { name: () => Promise|void }: { name: median ms }. */
 async function rounds(fns, count) {
   const times = Object.fromEntries(Object.keys(fns).map((k) => [k, []]));
-  for (const fn of Object.values(fns)) await fn(); // warm-up
+  // Warm-up: V8 runs WebAssembly in its baseline tier first and tiers hot functions up while they
+  // run; one call was not enough (the SIMD build's softmax at n = 1024 took ~17 ms for its first
+  // ~20 calls in some processes, 11 ms after), so each contender runs for half a second first.
+  for (const fn of Object.values(fns)) {
+    const start = performance.now();
+    for (let i = 0; i < 3 || performance.now() - start < 500; i++) await fn();
+  }
   for (let r = 0; r < count; r++) {
     for (const [name, fn] of Object.entries(fns)) {
       const t0 = performance.now();

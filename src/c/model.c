@@ -1313,6 +1313,19 @@ static void output_grad_at(const void *ctx, int h, const float **At, const float
     *At = o->y + (size_t)h * o->w->NR * o->s->dh, *B = o->w->dres, *C = o->Gwo + (size_t)h * o->s->dh * o->s->D;
 }
 
+/* The sums of a layer's stage 3: LayerNorm 2's gain and bias (dg, db may be NULL) and wo's
+ * gradient (og->Gwo NULL: frozen). */
+static void stage_attention_sums(stage *st, blocks *lncols, ln_args *ln, products *prod, const output_grads *og,
+                                 const float *hmid, const float *stats, float *dg, float *db) {
+    const model_shape *s = og->s;
+    int NR = og->w->NR;
+    stage_ln_columns(st, lncols, ln, NR, s->D, hmid, stats, og->w->dtmp, dg, db);
+    if (!og->Gwo) return;
+    *prod = (products){.m = s->dh, .N = s->D, .K = NR, .lda = s->dh, .ldb = s->D, .ldc = s->D,
+                       .at = output_grad_at, .ctx = og};
+    stage_products(st, prod, s->H);
+}
+
 static attn_status backward(const attn_model_config *cfg, const model_shape *s, const float *P, float *G,
                             const int32_t *tokens, const bufs *w, const char **detail) {
     int NR = w->NR, D = s->D, F = s->F, V = s->V, dh = s->dh;
@@ -1360,8 +1373,13 @@ static attn_status backward(const attn_model_config *cfg, const model_shape *s, 
         if ((g = LAYER_GRAD(LP_FC1B, fc1b))) stage_column_sums(&st, &sums, &csum, NR, F, w->dpre, g);
         stage_run(&st);
         /* 3: each head's attention backward, a piece per sequence; LayerNorm 2's gain and bias,
-         * wo's gradient */
+         * wo's gradient. With fewer sequences than threads the sums run first, in a stage of their
+         * own, and each head's stage holds its sequences alone: a job of one piece runs inline, so
+         * a lone sequence's attention splits over the threads itself (threads.c: within a job of
+         * several pieces it would run serially). */
         output_grads og = {w, s, v.y, LAYER_GRAD(LP_WO, wo)};
+        float *ln2g = LAYER_GRAD(LP_LN2G, ln2g), *ln2b = LAYER_GRAD(LP_LN2B, ln2b);
+        int lone = w->B < attn_thread_count();
         for (int h = 0; h < s->H; h++) {
             const float *hp = P + lo + s->heads + h * s->head_floats;
             float *hg = Gl + s->heads + h * s->head_floats;
@@ -1369,15 +1387,13 @@ static attn_status backward(const attn_model_config *cfg, const model_shape *s, 
             attn_status st_plan = head_plan(cfg, s, hp, h, &plan, detail);
             if (st_plan != ATTN_OK) return st_plan;
             head_job job = {s, w, &plan, hp, hg, v.proj, 0, cfg, h, ATTN_OK, 0};
-            stage_add(&st, head_backward_piece, &job, w->B);
-            if (h == 0) {
-                stage_ln_columns(&st, &lncols, &pending, NR, D, hmid, v.ln2_stats, w->dtmp, LAYER_GRAD(LP_LN2G, ln2g),
-                                 LAYER_GRAD(LP_LN2B, ln2b));
-                if (og.Gwo) {
-                    prod2 = (products){.m = dh, .N = D, .K = NR, .lda = dh, .ldb = D, .ldc = D, .at = output_grad_at, .ctx = &og};
-                    stage_products(&st, &prod2, s->H);
-                }
+            if (h == 0 && lone) {
+                stage_attention_sums(&st, &lncols, &pending, &prod2, &og, hmid, v.ln2_stats, ln2g, ln2b);
+                stage_run(&st);
             }
+            stage_add(&st, head_backward_piece, &job, w->B);
+            if (h == 0 && !lone) /* after the head's pieces, to fill the gaps at the end */
+                stage_attention_sums(&st, &lncols, &pending, &prod2, &og, hmid, v.ln2_stats, ln2g, ln2b);
             stage_run(&st);
             if (job.status != ATTN_OK) {
                 if (detail) *detail = job.detail;
