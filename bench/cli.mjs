@@ -23,6 +23,7 @@ export const USAGE = `attnlab benchmark: \`npm run bench\` (node bench/run.mjs a
                                         training (the training part)
   node bench/run.mjs --training-only    measure only the training part and put it into the
                                         recorded results (results.json / results.md of --out)
+  node bench/run.mjs --threads-only     the same for the threads part (bench/threads.mjs)
 
 One thread, d = dv = 64. Contenders: the attnlab builds (scalar, SIMD128, relaxed-SIMD), a plain-JS
 implementation (softmax, linear), the same C compiled natively with gcc -O3 -march=native (a
@@ -49,7 +50,7 @@ export function respawnWithFlags(script, relaxedSupported) {
 }
 
 export function parseArgs(argv) {
-  const o = { quick: false, only: null, out: BENCH_DIR, sizes: null, skip: new Set(), help: false, trainingOnly: false };
+  const o = { quick: false, only: null, out: BENCH_DIR, sizes: null, skip: new Set(), help: false, trainingOnly: false, threadsOnly: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => {
@@ -60,6 +61,7 @@ export function parseArgs(argv) {
     const list = () => val().split(',').map((s) => s.trim()).filter(Boolean);
     if (a === '--quick') o.quick = true;
     else if (a === '--training-only') o.trainingOnly = true;
+    else if (a === '--threads-only') o.threadsOnly = true;
     else if (a.startsWith('--only')) o.only = list();
     else if (a.startsWith('--out')) o.out = path.resolve(process.cwd(), val());
     else if (a.startsWith('--sizes')) o.sizes = list().map(Number);

@@ -133,9 +133,19 @@ async function trainingOnly(cfg, machine) {
   for (const b of builds) await b.dispose();
   // the recorded threads part (bench/threads.mjs writes it next to these files), for the report's goals
   const threadsFile = path.join(cfg.out, `threads${cfg.suffix}.json`);
-  if (!results.threads && fs.existsSync(threadsFile)) results.threads = JSON.parse(fs.readFileSync(threadsFile, 'utf8'));
+  if (fs.existsSync(threadsFile)) results.threads = JSON.parse(fs.readFileSync(threadsFile, 'utf8'));
   const files = writeReports(results, { dir: cfg.out, suffix: cfg.suffix });
   log(`\nwrote the training part into ${files.slice(0, 2).map((f) => path.relative(process.cwd(), f)).join(' and ')}`);
+}
+
+/** --threads-only: measures the threads part again (threads.md / .json) and puts it into the recorded results. */
+async function threadsOnly(cfg) {
+  const file = path.join(cfg.out, `results${cfg.suffix}.json`);
+  if (!fs.existsSync(file)) throw new Error(`--threads-only merges into ${file}, which does not exist: run the whole benchmark first`);
+  const results = JSON.parse(fs.readFileSync(file, 'utf8'));
+  results.threads = await threadsPhase({ quick: cfg.quick, dir: cfg.out, log });
+  const files = writeReports(results, { dir: cfg.out, suffix: cfg.suffix });
+  log(`\nwrote the threads part into ${files.slice(0, 2).map((f) => path.relative(process.cwd(), f)).join(' and ')}`);
 }
 
 async function main() {
@@ -144,6 +154,7 @@ async function main() {
   const cfg = configure(opts);
   const machine = machineInfo();
   if (opts.trainingOnly) return trainingOnly(cfg, machine);
+  if (opts.threadsOnly) return threadsOnly(cfg);
   log(`attnlab bench${cfg.quick ? ' --quick' : ''}: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node} (V8 ${machine.v8}), one thread, d = dv = ${D}`);
   log(`sizes: ${cfg.sizes.join(', ')}`);
   const before = peaksBefore(cfg.quick);
