@@ -149,6 +149,10 @@ for (const build of buildList) {
         const again = gradRegroups(id, options) ? labsOf[threads].attentionGrad(id, inputs, dOutput, options) : one;
         const against = gradRegroups(id, options) ? 'a second run' : 'one thread';
         assertSameBits(r.output, again.output, `${where}: output on ${threads} threads against ${against}`);
+        // the contract: attentionGrad's output is attention()'s, bit for bit, on the same instance
+        const { weights: _w, ...forward } = options ?? {};
+        assertSameBits(r.output, labsOf[threads].attention(id, inputs, forward).output,
+          `${where}: attentionGrad's output on ${threads} threads against attention()'s`);
         closeTo(r.output, ref.output, { variant: id, build, dims: { n: inputs.n, d: inputs.d, dv: inputs.dv }, options, cols: inputs.dv, what: `attentionGrad's output, ${threads} threads` });
         for (const [name, g] of Object.entries(r.grads)) {
           assertSameBits(g, again.grads[name], `${where}: d${name} on ${threads} threads against ${against}`);

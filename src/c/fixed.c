@@ -61,16 +61,21 @@ static void fixed_rows_piece(void *ctx, int piece, int thread) {
 }
 
 /* dv of key rows [j0, j1): every query row whose span meets them, in increasing order. Only rows
- * within the window of the block can meet it, except for first and last (every row). */
+ * within reach of the block can meet it: 1 for current, previous and next, the window for left and
+ * right (which alone read it); first and last meet one key, whose block takes every row while the
+ * others only clear theirs, so a split does one thread's O(n * w * dv) work in all. */
 static void fixed_key_rows(const fixed_job *j, int j0, int j1) {
     int n = j->dims->n, dv = j->dims->dv, w = j->opt->window, pattern = j->opt->pattern;
-    int64_t reach = w > 1 ? w : 1;
+    attn_fill(j->grads->v + (size_t)j0 * dv, (size_t)(j1 - j0) * dv, 0.0f);
     int i0 = 0, i1 = n;
-    if (pattern != ATTN_PATTERN_FIRST && pattern != ATTN_PATTERN_LAST) {
+    if (pattern == ATTN_PATTERN_FIRST || pattern == ATTN_PATTERN_LAST) {
+        int key = pattern == ATTN_PATTERN_FIRST ? 0 : n - 1;
+        if (key < j0 || key >= j1) return;
+    } else {
+        int64_t reach = (pattern == ATTN_PATTERN_LEFT || pattern == ATTN_PATTERN_RIGHT) && w > 1 ? w : 1;
         i0 = (int)(j0 - reach > 0 ? j0 - reach : 0);
         i1 = (int)(j1 + reach < n ? j1 + reach : n);
     }
-    attn_fill(j->grads->v + (size_t)j0 * dv, (size_t)(j1 - j0) * dv, 0.0f);
     for (int i = i0; i < i1; i++) {
         int lo, hi;
         pattern_span(pattern, n, w, i, &lo, &hi);

@@ -939,4 +939,14 @@ void attn_linear_backward(attn_variant v, const attn_dims *dims, const attn_inpu
         efficient_causal_backward(dims, in, dout, out, grads, ws);
     else
         efficient_full_backward(dims, in, dout, out, grads, ws);
+    /* Split over threads, the causal backward groups its state sums in blocks of its own, and the
+     * forward pass (linear.c) in others, so the y it recomputes on the way differs from
+     * attention()'s in the last bits. The output is the forward pass's own instead (a second
+     * forward, about a quarter of the call): attentionGrad's output is attention()'s bits on every
+     * thread count, and the gradients stay those of the backward's own y (within the bar). Its
+     * workspace is carved after the backward's, measured alike. */
+    int threads = imin(arena_threads(ws), ATTN_MAX_THREADS), pool = attn_thread_count();
+    if (opt->causal && threads > 1 &&
+        (arena_measuring(ws) || (pool > 1 && pool <= threads && dims->n > BT)))
+        attn_linear_family(v, dims, in, opt, out, 0, ws);
 }
