@@ -781,7 +781,7 @@ static void weight_grad(int m, int N, int K, const float *At, int lda, const flo
  * stages: one job each, made of tasks that do not depend on one another — row blocks that carry a
  * chain of row-wise steps (a row's LayerNorm, its products with the weights, its GELU), and column
  * blocks of sums over every row (weight, bias and gain gradients), which read only what earlier
- * stages finished. A forward pass is 2 stages a layer (1 more per extra head), a backward pass 4.
+ * stages finished. A layer is a stage plus one per head forward, three plus one per head backward.
  *
  * Bits: a row block computes its rows with the operations one whole-matrix call uses (products
  * split at multiples of KP rows, as attn_gemm walks them; elementwise steps per element), and a
