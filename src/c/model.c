@@ -602,40 +602,6 @@ attn_status attn_model_workspace_size(const attn_model_config *cfg, int32_t batc
 
 /* ---- the pieces of a layer ---- */
 
-/* ---- work split over threads (threads.c) ----
- * Row-wise steps split by rows and column sums by columns: each piece computes its elements with
- * the operations one thread uses, in the same order (a column sum still runs over the rows in
- * order), so every thread count gives the bits of one thread. */
-typedef void (*span_fn)(const void *ctx, int lo, int hi);
-typedef struct span_job {
-    span_fn fn;
-    const void *ctx;
-    int count, block;
-} span_job;
-
-static void span_piece(void *ctx, int piece, int thread) {
-    (void)thread;
-    const span_job *j = ctx;
-    int lo = piece * j->block;
-    j->fn(j->ctx, lo, imin(j->count, lo + j->block));
-}
-
-/* fn(ctx, lo, hi) over [0, count) in blocks of a multiple of `align`, `per_thread` per thread
- * (several even out uneven pieces; column passes, which each read every row, take one). */
-static void par_span_n(int count, int align, int per_thread, span_fn fn, const void *ctx) {
-    int threads = attn_thread_count();
-    if (threads <= 1 || count < 2 * align) {
-        fn(ctx, 0, count);
-        return;
-    }
-    int block = round_up(imax(align, (count + per_thread * threads - 1) / (per_thread * threads)), align);
-    span_job j = {fn, ctx, count, block};
-    attn_parallel((count + block - 1) / block, span_piece, &j);
-}
-static void par_span(int count, int align, span_fn fn, const void *ctx) {
-    par_span_n(count, align, 4, fn, ctx);
-}
-
 typedef struct ln_args {
     int rows, D;
     const float *x, *g, *b, *stats, *dy;
@@ -658,11 +624,12 @@ static void layernorm_rows(const void *ctx, int lo, int hi) {
     }
 }
 
-/* y = g * (x - mean) / sqrt(var + eps) + b per row (biased variance); keeps mean and 1/std. */
+/* y = g * (x - mean) / sqrt(var + eps) + b per row (biased variance); keeps mean and 1/std. On
+ * the calling thread: decoding's one position (the passes run layernorm_rows in their stages). */
 static void layernorm(int rows, int D, const float *x, const float *g, const float *b, float *y,
                       float *stats) {
     ln_args a = {rows, D, x, g, b, 0, 0, y, stats, 0, 0, 0};
-    par_span(rows, 1, layernorm_rows, &a);
+    layernorm_rows(&a, 0, rows);
 }
 
 static void layernorm_backward_rows(const void *ctx, int lo, int hi) {
@@ -752,10 +719,10 @@ static void gelu_backward_span(const void *ctx, int lo, int hi) {
         for (int j = i; j < hi; j++) dx[j] *= t[j - i];
     }
 }
-/* count < 2^31: workspace_bytes admits batch * seqLen * width below it */
+/* On the calling thread, as layernorm(); count < 2^31. */
 static void gelu_forward(size_t count, const float *x, float *y) {
     elem_args a = {x, y};
-    par_span((int)count, 64, gelu_forward_span, &a);
+    gelu_forward_span(&a, 0, (int)count);
 }
 
 /* Every row of x [rows, cols] set to b. */
