@@ -119,13 +119,20 @@ const trainingContext = (builds, before, cfg, machine) => ({
 });
 
 /**
- * --training-only: measures the training part again and puts it into the recorded results
+ * --training-only / --threads-only: measures one part again and puts it into the recorded results
  * (results.json of --out), whose other parts are kept as they were; results.md is rewritten.
+ * measure(results) sets the part's field.
  */
-async function trainingOnly(cfg, machine) {
+async function remeasurePart(cfg, flag, part, measure) {
   const file = path.join(cfg.out, `results${cfg.suffix}.json`);
-  if (!fs.existsSync(file)) throw new Error(`--training-only merges into ${file}, which does not exist: run the whole benchmark first`);
+  if (!fs.existsSync(file)) throw new Error(`${flag} merges into ${file}, which does not exist: run the whole benchmark first`);
   const results = JSON.parse(fs.readFileSync(file, 'utf8'));
+  await measure(results);
+  const files = writeReports(results, { dir: cfg.out, suffix: cfg.suffix });
+  log(`\nwrote the ${part} part into ${files.slice(0, 2).map((f) => path.relative(process.cwd(), f)).join(' and ')}`);
+}
+
+const trainingOnly = (cfg, machine) => remeasurePart(cfg, '--training-only', 'training', async (results) => {
   const before = peaksBefore(cfg.quick);
   const { builds } = await loadBuilds({ policy: cfg.policy, want: (c) => c !== 'attnlab-scalar' && cfg.want(c) });
   for (const b of builds) log(`${b.name}: ${b.error ? 'n/a: ' + b.error : 'loaded (' + b.lab.build + ')'}`);
@@ -134,19 +141,11 @@ async function trainingOnly(cfg, machine) {
   // the recorded threads part (bench/threads.mjs writes it next to these files), for the report's goals
   const threadsFile = path.join(cfg.out, `threads${cfg.suffix}.json`);
   if (fs.existsSync(threadsFile)) results.threads = JSON.parse(fs.readFileSync(threadsFile, 'utf8'));
-  const files = writeReports(results, { dir: cfg.out, suffix: cfg.suffix });
-  log(`\nwrote the training part into ${files.slice(0, 2).map((f) => path.relative(process.cwd(), f)).join(' and ')}`);
-}
+});
 
-/** --threads-only: measures the threads part again (threads.md / .json) and puts it into the recorded results. */
-async function threadsOnly(cfg) {
-  const file = path.join(cfg.out, `results${cfg.suffix}.json`);
-  if (!fs.existsSync(file)) throw new Error(`--threads-only merges into ${file}, which does not exist: run the whole benchmark first`);
-  const results = JSON.parse(fs.readFileSync(file, 'utf8'));
+const threadsOnly = (cfg) => remeasurePart(cfg, '--threads-only', 'threads', async (results) => {
   results.threads = await threadsPhase({ quick: cfg.quick, dir: cfg.out, log });
-  const files = writeReports(results, { dir: cfg.out, suffix: cfg.suffix });
-  log(`\nwrote the threads part into ${files.slice(0, 2).map((f) => path.relative(process.cwd(), f)).join(' and ')}`);
-}
+});
 
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
