@@ -124,6 +124,9 @@ typedef enum attn_pattern {
 
 #define ATTN_MAX_COMPONENTS 8
 #define ATTN_MODEL_MAX_PATTERNS 16 /* attn_model_config.patterns: the most a model's fixed heads cycle through */
+/* The most heads a model may have in all (layers * heads): its parameter table (a few entries per
+ * head) stays small enough to read in milliseconds, whatever a configuration or a saved file says. */
+#define ATTN_MODEL_MAX_HEADS 4096
 /* The largest dimension accepted (larger ones are ATTN_ERR_MEMORY): every size the core computes
  * then fits its integer types. */
 #define ATTN_MAX_DIM 1073741824
@@ -396,8 +399,10 @@ typedef struct attn_model_param {
  * attn_options_default, no frozen parameters; the sizes are 0 and must be set. */
 void attn_model_config_default(attn_model_config *cfg);
 
-/* The configuration's checks: sizes positive, heads dividing d_model, and each head's attention
- * dims and options through attn_check (a Synthesizer's a*b, mixture components, option values). */
+/* The configuration's checks: sizes positive, heads dividing d_model, layers * heads at most
+ * ATTN_MODEL_MAX_HEADS and the model block within half the address space (ATTN_ERR_MEMORY, sizes
+ * in 64-bit arithmetic), and each head's attention dims and options through attn_check (a
+ * Synthesizer's a*b, mixture components, option values). Its cost does not grow with the sizes. */
 attn_status attn_model_check(const attn_model_config *cfg, const char **detail);
 
 /* The parameter table: its length, one entry, or the index of a name (ATTN_ERR_UNKNOWN if none). */
@@ -441,7 +446,10 @@ attn_status attn_model_loss_backward(const attn_model_config *cfg, float *memory
 
 /* One AdamW step (beta1 0.9, beta2 0.98, eps 1e-8, step >= 1 counting from 1) over the gradient
  * section, after clipping the non-frozen gradients to global L2 norm 1. Matrices decay by
- * lr * weight_decay * p; vectors do not. *grad_norm (if not NULL) receives the norm before clipping. */
+ * lr * weight_decay * p; vectors do not. *grad_norm (if not NULL) receives the norm before clipping.
+ * All or nothing: a gradient that is not finite, or a step that would leave any parameter or moment
+ * non-finite (an lr or weight decay too large for float32), is ATTN_ERR_VALUE and changes nothing
+ * (the step is computed once to check it, then again to write it: the same bits). */
 attn_status attn_model_adamw(const attn_model_config *cfg, float *memory, size_t bytes, float lr,
                              int32_t step, float *grad_norm, const char **detail);
 

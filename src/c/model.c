@@ -171,6 +171,8 @@ static attn_status make_shape(const attn_model_config *cfg, model_shape *s, cons
     if (cfg->d_model % cfg->heads != 0) FAIL(ATTN_ERR_SHAPE, "heads must divide dModel");
     if (!(cfg->weight_decay - cfg->weight_decay == 0.0f) || cfg->weight_decay < 0.0f)
         FAIL(ATTN_ERR_VALUE, "weightDecay must be a finite number >= 0");
+    if ((int64_t)cfg->layers * cfg->heads > ATTN_MODEL_MAX_HEADS)
+        FAIL(ATTN_ERR_MEMORY, "layers * heads is more than ATTN_MODEL_MAX_HEADS (4096)");
     int32_t big = ATTN_MAX_DIM;
     if (cfg->vocab > big || cfg->seq_len > big || cfg->d_model > big || cfg->heads > big ||
         cfg->layers > big || cfg->d_ff > big || cfg->hidden > big || cfg->rank > big)
@@ -1483,12 +1485,14 @@ typedef struct adamw_job {
     const model_shape *s;
     float *P, *G, *M, *Vm;
     float lr, clip, bc1, bc2;
+    int write;                        /* 0: only check that every result is finite */
+    int bad[ATTN_MAX_THREADS];        /* per thread, so that no two threads write one word */
 } adamw_job;
 
-/* The update of parameter i (frozen ones are left alone). */
+/* The update of parameter i (frozen ones are left alone): with write = 0 it computes the same
+ * values and only notes, in bad[thread], whether any would not be finite. */
 static void adamw_piece(void *ctx, int i, int thread) {
-    (void)thread;
-    const adamw_job *j = ctx;
+    adamw_job *j = ctx;
     if (frozen(j->cfg, i)) return;
     attn_model_param info;
     describe(j->s, i, &info);
@@ -1496,13 +1500,20 @@ static void adamw_piece(void *ctx, int i, int thread) {
     float bc1 = j->bc1, bc2 = j->bc2;
     float *p = j->P + info.offset, *m = j->M + info.offset, *v = j->Vm + info.offset;
     const float *g = j->G + info.offset;
+    float check = 0.0f; /* stays 0 while every value is finite: inf - inf and NaN make it NaN */
     for (int e = 0; e < info.count; e++) {
         float ge = g[e] * clip;
-        m[e] = ADAM_B1 * m[e] + (1.0f - ADAM_B1) * ge;
-        v[e] = ADAM_B2 * v[e] + (1.0f - ADAM_B2) * ge * ge;
-        float mhat = m[e] / bc1, vhat = v[e] / bc2;
-        p[e] -= lr * (mhat / (__builtin_sqrtf(vhat) + ADAM_EPS) + wd * p[e]);
+        float me = ADAM_B1 * m[e] + (1.0f - ADAM_B1) * ge;
+        float ve = ADAM_B2 * v[e] + (1.0f - ADAM_B2) * ge * ge;
+        float mhat = me / bc1, vhat = ve / bc2;
+        float pe = p[e] - lr * (mhat / (__builtin_sqrtf(vhat) + ADAM_EPS) + wd * p[e]);
+        if (j->write) {
+            m[e] = me, v[e] = ve, p[e] = pe;
+        } else {
+            check += (pe - pe) + (me - me) + (ve - ve);
+        }
     }
+    if (!j->write && !(check == 0.0f)) j->bad[thread] = 1;
 }
 
 attn_status attn_model_adamw(const attn_model_config *cfg, float *memory, size_t bytes, float lr,
@@ -1523,11 +1534,18 @@ attn_status attn_model_adamw(const attn_model_config *cfg, float *memory, size_t
         for (int e = 0; e < info.count; e++) norm2 += (double)g[e] * g[e];
     }
     double norm = __builtin_sqrt(norm2);
+    if (grad_norm) *grad_norm = (float)norm;
+    if (!(norm - norm == 0.0)) FAIL(ATTN_ERR_VALUE, "the gradient is not finite: nothing was changed");
     float clip = norm > 1.0 ? (float)(1.0 / norm) : 1.0f;
     adamw_job job = {cfg, &s, P, G, M, Vm, lr, clip, (float)(1.0 - power(ADAM_B1, step)),
-                     (float)(1.0 - power(ADAM_B2, step))};
+                     (float)(1.0 - power(ADAM_B2, step)), 0, {0}};
     attn_parallel(s.params, adamw_piece, &job); /* a parameter a piece: elementwise, any order */
-    if (grad_norm) *grad_norm = (float)norm;
+    for (int t = 0; t < ATTN_MAX_THREADS; t++)
+        if (job.bad[t])
+            FAIL(ATTN_ERR_VALUE, "the step would leave a parameter or an AdamW moment non-finite (lr or "
+                                 "weightDecay too large for float32): nothing was changed");
+    job.write = 1;
+    attn_parallel(s.params, adamw_piece, &job);
     if (detail) *detail = "";
     return ATTN_OK;
 }

@@ -683,6 +683,53 @@ static void check_errors(void) {
     engine_free(&e);
 }
 
+/* AdamW is all or nothing: a gradient that is not finite, or an update that would overflow a
+ * parameter, is ATTN_ERR_VALUE and leaves the whole block (parameters, gradients, moments) as it was. */
+static void check_adamw_all_or_nothing(void) {
+    attn_model_config cfg = tiny(ATTN_SOFTMAX, 1, 1, 1);
+    engine e;
+    if (!engine_make(&e, &cfg, 1)) return;
+    const char *detail = NULL;
+    size_t P = e.bytes / 16;
+    float *G = e.mem + P;
+    for (size_t i = 0; i < P; i++) G[i] = 1e-3f * (float)((int)(i % 7) - 3);
+    CHECK(attn_model_adamw(&cfg, e.mem, e.bytes, 1e-3f, 1, NULL, &detail) == ATTN_OK, "a plain step: %s", detail);
+    unsigned char *saved = malloc(e.bytes);
+
+    G[5] = NAN;
+    memcpy(saved, e.mem, e.bytes);
+    expect_error(attn_model_adamw(&cfg, e.mem, e.bytes, 1e-3f, 2, NULL, &detail), ATTN_ERR_VALUE, detail,
+                 "gradient is not finite", "a NaN gradient");
+    CHECK(!memcmp(saved, e.mem, e.bytes), "a step refused for a NaN gradient changed the model block");
+    G[5] = INFINITY;
+    memcpy(saved, e.mem, e.bytes);
+    expect_error(attn_model_adamw(&cfg, e.mem, e.bytes, 1e-3f, 2, NULL, &detail), ATTN_ERR_VALUE, detail,
+                 "gradient is not finite", "an infinite gradient");
+    CHECK(!memcmp(saved, e.mem, e.bytes), "a step refused for an infinite gradient changed the model block");
+    G[5] = 1e-3f; /* finite again */
+
+    /* the last parameter (outb: a vector, no decay) at 3e38 with a gradient pushing it up: the
+     * update (lr 1e38 times about 1) overflows; every other parameter's update alone is finite */
+    e.mem[P - 1] = 3e38f, G[P - 1] = -1.0f;
+    memcpy(saved, e.mem, e.bytes);
+    expect_error(attn_model_adamw(&cfg, e.mem, e.bytes, 1e38f, 2, NULL, &detail), ATTN_ERR_VALUE, detail,
+                 "nothing was changed", "an update past float32's range");
+    CHECK(!memcmp(saved, e.mem, e.bytes), "a step refused for an overflowing update changed the model block");
+    CHECK(attn_model_adamw(&cfg, e.mem, e.bytes, 1e-3f, 2, NULL, &detail) == ATTN_OK, "the same step at lr 1e-3: %s", detail);
+    CHECK(memcmp(saved, e.mem, e.bytes) != 0, "an accepted step changed nothing");
+
+    /* layers * heads above ATTN_MODEL_MAX_HEADS is refused before any table is built */
+    attn_model_config big = cfg;
+    big.layers = ATTN_MODEL_MAX_HEADS + 1, big.heads = 1, big.d_model = 1, big.d_ff = 1, big.vocab = 1, big.seq_len = 1;
+    expect_error(attn_model_check(&big, &detail), ATTN_ERR_MEMORY, detail, "layers * heads", "4097 heads in all");
+    big.layers = 10000000;
+    expect_error(attn_model_check(&big, &detail), ATTN_ERR_MEMORY, detail, "layers * heads", "1e7 layers");
+    big.layers = ATTN_MODEL_MAX_HEADS;
+    CHECK(attn_model_check(&big, &detail) == ATTN_OK, "4096 heads in all: %s", detail);
+    free(saved);
+    engine_free(&e);
+}
+
 /* ---- speed ---- */
 
 static double now(void) {
@@ -767,6 +814,7 @@ int main(int argc, char **argv) {
     check_overfit();
     check_freeze_and_determinism();
     check_errors();
+    check_adamw_all_or_nothing();
     if (failures) {
         fprintf(stderr, "test_model: %d failures\n", failures);
         return 1;
