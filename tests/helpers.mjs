@@ -372,3 +372,44 @@ export function sameBits(a, b) {
   for (let i = 0; i < ua.length; i++) if (ua[i] !== ub[i]) return false;
   return true;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Saved models (docs/model.md, "Saved models"), written here from the format's description so that
+// tests can make files of their own: a version-2 file is [u32 header length][JSON header][zero
+// padding to 4 bytes][floats][u32 CRC-32 of everything before it].
+
+/** CRC-32 (IEEE, reflected 0xEDB88320), bit by bit: independent of the binding's table-driven one. */
+export function crc32Bitwise(bytes) {
+  let c = 0xffffffff;
+  for (const byte of bytes) {
+    c ^= byte;
+    for (let k = 0; k < 8; k++) c = (c >>> 1) ^ (0xedb88320 & -(c & 1));
+  }
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+/** The parts of a version-2 saved model: header (parsed), where the floats start, their count. */
+export function savedParts(bytes) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const headerLength = view.getUint32(0, true);
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + headerLength)));
+  const start = 4 + Math.ceil(headerLength / 4) * 4;
+  return { header, start, floats: (bytes.length - 4 - start) / 4, view };
+}
+
+/** Writes the CRC-32 of everything before the last 4 bytes into them (after a test edited a file). */
+export function reseal(bytes) {
+  new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).setUint32(bytes.length - 4, crc32Bitwise(bytes.subarray(0, bytes.length - 4)), true);
+  return bytes;
+}
+
+/** A version-2 file with the given header object and floats, sealed. */
+export function sealedModelFile(header, floats) {
+  const text = new TextEncoder().encode(JSON.stringify(header));
+  const start = 4 + Math.ceil(text.length / 4) * 4;
+  const bytes = new Uint8Array(start + 4 * floats.length + 4);
+  new DataView(bytes.buffer).setUint32(0, text.length, true);
+  bytes.set(text, 4);
+  new Uint8Array(bytes.buffer, start, 4 * floats.length).set(new Uint8Array(Float32Array.from(floats).buffer));
+  return reseal(bytes);
+}

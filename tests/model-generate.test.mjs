@@ -16,7 +16,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { forwardLoss } from '../src/js/reference-model.js';
 import { mulberry32 } from '../src/js/prng.js';
-import { binding, builds, loadBuild, VARIANTS, OPTIONS, isMixture, ABS_TOL, REL_TOL } from './helpers.mjs';
+import { binding, builds, loadBuild, VARIANTS, OPTIONS, isMixture, ABS_TOL, REL_TOL, reseal } from './helpers.mjs';
 
 const { AttnError } = await binding();
 const buildList = await builds();
@@ -41,7 +41,7 @@ function withLargeParameters(lab, config, seed) {
   const rnd = mulberry32(seed);
   for (let i = 0; i < base.parameterCount; i++) view.setFloat32(start + 4 * i, Math.fround((2 * rnd() - 1) * 0.8), true);
   base.dispose();
-  return lab.loadModel(bytes);
+  return lab.loadModel(reseal(bytes));
 }
 
 const close = (a, e) => Math.abs(a - e) <= ABS_TOL + REL_TOL * Math.abs(e);

@@ -13,7 +13,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { initParameters, forwardLoss, gradients } from '../src/js/reference-model.js';
 import { mulberry32 } from '../src/js/prng.js';
-import { binding, builds, loadBuild, VARIANTS, OPTIONS, isMixture, sameBits } from './helpers.mjs';
+import { binding, builds, loadBuild, VARIANTS, OPTIONS, isMixture, sameBits, reseal } from './helpers.mjs';
 
 const { AttnError } = await binding();
 const buildList = await builds();
@@ -43,7 +43,7 @@ function withLargeParameters(lab, model, seed) {
   const start = 4 + Math.ceil(headerLength / 4) * 4;
   const rnd = mulberry32(seed);
   for (let i = 0; i < model.parameterCount; i++) view.setFloat32(start + 4 * i, Math.fround((2 * rnd() - 1) * 0.8), true);
-  return lab.loadModel(bytes);
+  return lab.loadModel(reseal(bytes));
 }
 
 const toF64 = (params) => Object.fromEntries(Object.entries(params).map(([k, a]) => [k, Float64Array.from(a)]));
@@ -231,8 +231,8 @@ for (const build of buildList) {
       trailing.set(saved);
       assert.throws(() => lab.loadModel(trailing), (err) => err.code === 'VALUE' && /bytes/.test(err.message));
       const nan = saved.slice();
-      new DataView(nan.buffer).setFloat32(nan.length - 4, NaN, true);
-      assert.throws(() => lab.loadModel(nan), (err) => err.code === 'VALUE' && /finite/.test(err.message));
+      new DataView(nan.buffer).setFloat32(nan.length - 8, NaN, true);
+      assert.throws(() => lab.loadModel(reseal(nan)), (err) => err.code === 'VALUE' && /finite/.test(err.message));
       model.dispose();
       assert.throws(() => model.forward(tokens), (err) => err.code === 'DISPOSED');
       assert.equal(lab.memoryBytes(), grown, 'failed configs, rejected calls and failed loads grew memory');

@@ -135,10 +135,12 @@ test('abort: stops after the current step and resolves with aborted: true', asyn
   assert.ok(res2.steps > 0 && res2.steps < 1e6, `steps ${res2.steps}`);
   assert.equal(res2.history.at(-1).step, res2.steps, 'the run ends with an evaluation of what it has');
 
-  // Already aborted: no step at all.
-  const res3 = await train(model, task, { steps: 10, batch: 2, evalBatch: 4, signal: AbortSignal.abort() });
-  assert.equal(res3.aborted, true);
-  assert.equal(res3.steps, 0);
+  // Already aborted: no step at all, so no result; it rejects with the signal's reason, as fetch does.
+  const stepsBefore = model.step;
+  const reason = new Error('cancelled before the start');
+  await assert.rejects(train(model, task, { steps: 10, batch: 2, evalBatch: 4, signal: AbortSignal.abort(reason) }), (err) => err === reason,
+    'an already-aborted signal rejects with its reason');
+  assert.equal(model.step, stepsBefore, 'an already-aborted run takes no step');
   model.dispose();
 });
 
@@ -209,7 +211,7 @@ test('bad arguments are AttnError VALUE naming the argument', async () => {
     [{ steps: 0 }, /steps/], [{ steps: 1.5 }, /steps/], [{ batch: 0 }, /batch/], [{ lr: -1 }, /lr/],
     [{ lr: NaN }, /lr/], [{ lr: '0.1' }, /lr/], [{ warmup: -1 }, /warmup/], [{ evalEvery: 0 }, /evalEvery/],
     [{ evalBatch: 0 }, /evalBatch/], [{ seed: -1 }, /seed/], [{ seed: 2 ** 32 }, /seed/],
-    [{ onProgress: 3 }, /onProgress/], [{ signal: {} }, /signal/], [{ stpes: 3 }, /stpes/], [{ pause: true }, /pause/],
+    [{ onProgress: 3 }, /onProgress/], [{ signal: {} }, /signal/], [{ pause: true }, /pause/], [{ lr: 1e300 }, /lr.*float32/],
   ];
   for (const [opts, re] of cases) {
     await assert.rejects(train(model, task, opts), (err) => err.name === 'AttnError' && err.code === 'VALUE' && re.test(err.message),
@@ -218,7 +220,9 @@ test('bad arguments are AttnError VALUE naming the argument', async () => {
   await assert.rejects(train(null, task), (err) => err.code === 'VALUE' && /model/.test(err.message));
   await assert.rejects(train(model, {}), (err) => err.code === 'VALUE' && /task/.test(err.message));
   await assert.rejects(train(model, tasks.copy({ seqLen: 10, vocab: 6 })), (err) => err.code === 'VALUE' && /seqLen/.test(err.message));
-  await assert.rejects(train(model, task, null), (err) => err.code === 'VALUE' && /options/.test(err.message));
+  await assert.rejects(train(model, task, 'fast'), (err) => err.code === 'VALUE' && /options/.test(err.message));
+  await assert.rejects(train(model, task, { stpes: 3 }), (err) => err.code === 'UNKNOWN' && /"stpes"/.test(err.message),
+    'a misspelt option is UNKNOWN, as attention() options are');
   assert.equal(model.step, 0, 'a rejected call trains nothing');
   model.dispose();
 });

@@ -74,19 +74,27 @@ async function train(msg, post) {
   post({ type: 'started', parameterCount: model.parameterCount, build: lab.build });
   controller = new AbortController();
   if (abortRequested) controller.abort();
-  const res = await lab.train(model, task, {
-    ...msg.train,
-    signal: controller.signal,
-    pause: pauseHook,
-    onProgress: (point) => {
-      // "step" runs to the next evaluation, then holds again
-      if (stepping) {
-        stepping = false;
-        paused = true;
-      }
-      post({ type: 'progress', point });
-    },
-  });
+  const signal = controller.signal;
+  let res;
+  try {
+    res = await lab.train(model, task, {
+      ...msg.train,
+      signal,
+      pause: pauseHook,
+      onProgress: (point) => {
+        // "step" runs to the next evaluation, then holds again
+        if (stepping) {
+          stepping = false;
+          paused = true;
+        }
+        post({ type: 'progress', point });
+      },
+    });
+  } catch (err) {
+    // lab.train rejects with the signal's reason when it was aborted before its first step
+    if (!(signal.aborted && err === signal.reason)) throw err;
+    res = { steps: 0, final: null, aborted: true, ms: 0, trainMs: 0 };
+  }
   controller = null;
   return {
     reply: { result: { steps: res.steps, final: res.final, aborted: res.aborted, ms: res.ms, trainMs: res.trainMs, parameterCount: model.parameterCount, build: lab.build } },

@@ -225,8 +225,14 @@ export interface AttnLab {
   /** A small transformer whose attention is one variant (docs/model.md). */
   model(config: ModelConfig): Model;
   /** Trains a model on a task: warmup then cosine decay, held-out evaluation, progress, abort. */
-  train(model: Model, task: Task, options?: TrainOptions): Promise<TrainResult>;
-  /** A model from the bytes model.save() gave. */
+  train(model: Model, task: Task, options?: TrainOptions | null): Promise<TrainResult>;
+  /**
+   * A model from the bytes model.save() gave (format version 2, or version 1 of earlier
+   * releases). Everything the file declares is checked before anything is allocated: a file that
+   * is corrupted (its CRC-32 does not match), truncated, longer than its header says, holds
+   * non-finite values or a step count AdamW cannot continue from is VALUE; one declaring a model
+   * over WebAssembly's 4 GiB or more than 4096 heads in all (layers * heads) is MEMORY.
+   */
   loadModel(bytes: Uint8Array | ArrayBuffer): Model;
   /** Bytes of WebAssembly memory the instance holds now (grows to the largest call, never shrinks). */
   memoryBytes(): number;
@@ -298,25 +304,30 @@ export interface Model {
   readonly parameterCount: number;
   /** trainStep calls so far. */
   readonly step: number;
-  /** One AdamW step on a batch: tokens and targets are [batch * seqLen]; -1 = no loss there. */
+  /**
+   * One AdamW step on a batch: tokens and targets are [batch * seqLen]; -1 = no loss there. All
+   * or nothing: a loss or gradient that is not finite, or an update that would leave a parameter
+   * non-finite, throws VALUE and leaves the model as it was (parameters, moments, step). A model
+   * takes at most 2^31 - 2 steps.
+   */
   trainStep(tokens: ArrayLike<number>, targets: ArrayLike<number>, options: { lr: number }): LossResult & { gradNorm: number };
   evaluate(tokens: ArrayLike<number>, targets: ArrayLike<number>): LossResult;
-  /** Logits [batch * seqLen * vocab]. */
+  /** Logits [batch * seqLen * vocab]; VALUE (never a NaN) when they leave float32's range. */
   forward(tokens: ArrayLike<number>): Float32Array;
   parameters(): Record<string, Float32Array>;
   /** The gradient of the mean loss of this batch, per parameter (frozen: zeros). */
   gradients(tokens: ArrayLike<number>, targets: ArrayLike<number>): Record<string, Float32Array>;
   /** A mixture's weights now: softmax of head (layer, head)'s learned logits. */
-  alpha(where?: { layer?: number; head?: number }): Float32Array;
+  alpha(where?: { layer?: number; head?: number } | null): Float32Array;
   /**
    * Continues prompt by count tokens, decoding one position at a time (a causal model only;
    * prompt + count <= seqLen). temperature 0 takes the argmax; otherwise tokens are drawn from
    * softmax(logits / temperature) with mulberry32(seed). Defaults: temperature 1, seed 0.
    */
-  generate(prompt: ArrayLike<number>, count: number, options?: { temperature?: number; seed?: number }): GenerateResult;
+  generate(prompt: ArrayLike<number>, count: number, options?: { temperature?: number | null; seed?: number | null } | null): GenerateResult;
   /** The attention matrix [seqLen * seqLen] of head (layer, head) on one sequence of seqLen tokens. */
-  attentionMap(tokens: ArrayLike<number>, where?: { layer?: number; head?: number }): Float32Array;
-  /** Configuration, step count, parameters and optimizer state. */
+  attentionMap(tokens: ArrayLike<number>, where?: { layer?: number; head?: number } | null): Float32Array;
+  /** Configuration, step count, parameters and optimizer state (format version 2, with a CRC-32). */
   save(): Uint8Array;
   dispose(): void;
 }
@@ -334,7 +345,11 @@ export interface TrainOptions {
   /** Data seed (default 0): step s trains on task.sample(batch, seed + s). */
   seed?: number;
   onProgress?: (progress: TrainProgress) => void;
-  /** Stops after the current step; the result then has aborted: true. */
+  /**
+   * Stops after the current step; the result then has aborted: true. Aborted before the first
+   * step (before the call, or while paused), train() rejects with the signal's reason instead. An
+   * abort while paused ends the wait at once, even if the pause promise never settles.
+   */
   signal?: AbortSignal;
   /**
    * Called before every step with the steps taken so far; a returned promise holds training until

@@ -84,6 +84,9 @@ const INPUTS_OFFSET = 64;
 const OPTIONS_OFFSET = 160;
 const DETAIL_OFFSET = 320;
 const PLAN_OFFSET = 384;
+// After the call's structs, a scratch area where models are measured and checked before any of
+// their memory is allocated (src/js/model.js): an attn_model_config, results, an attn_model_param.
+const MODEL_SCRATCH_BYTES = 512;
 const WANT_WEIGHTS = 1; // attnlab.h ATTN_WANT_*
 const WANT_STATE = 2;
 const WANT_GRADS = 4;
@@ -366,6 +369,7 @@ class Instance {
   #optionInfo; // name -> options.def entry with its field offsets
   #heapBase;
   #controlBytes;
+  #modelScratch; // offset of the models' scratch area in the control block
   #gradsOffset; // attn_grads: one pointer per input field, then alpha
   #blocks = []; // memory that outlives a call (models): [{ offset, bytes }] by offset
   #models = null; // the engine handed to models (src/js/model.js)
@@ -387,7 +391,9 @@ class Instance {
     this.#gradsOffset = align(PLAN_OFFSET + exports.attn_plan_size(), 16);
     this.#byId = new Map(this.#meta.variants.map((v, index) => [v.id, { ...v, index }]));
     this.#optionInfo = new Map(this.#meta.options.map((o) => [o.name, o]));
-    this.#controlBytes = align(this.#gradsOffset + 4 * (this.#meta.inputFields.length + 1), 64);
+    this.#modelScratch = align(this.#gradsOffset + 4 * (this.#meta.inputFields.length + 1), 64);
+    this.#controlBytes = this.#modelScratch + MODEL_SCRATCH_BYTES;
+    this.#ensure(this.#heapBase + this.#controlBytes, 'the control block'); // once, so no later check grows memory
     // What the module says it is: wasmBinary may hold another build than the one asked for.
     this.build = this.#meta.fma ? 'relaxed' : this.#meta.simd ? 'simd' : 'scalar';
     this.simd = this.build !== 'scalar';
@@ -498,6 +504,7 @@ class Instance {
       alloc: (bytes) => self.#alloc(bytes),
       free: (offset) => self.#free(offset),
       scratchBase: () => self.#scratchBase(),
+      modelScratch: () => self.#heapBase + self.#modelScratch,
       ensure: (end, what) => self.#ensure(end, what),
     });
     return this.#models;
@@ -562,6 +569,7 @@ class Instance {
    */
   attention(id, inputs, options = {}) {
     const { variant, opt, dims, arrays } = this.#read(id, inputs, options);
+    this.#alive(); // reading the inputs ran the caller's getters, which may have disposed of this instance
     this.#writeControl(dims, opt);
     const flags = (opt.weights ? WANT_WEIGHTS : 0) | (opt.state ? WANT_STATE : 0);
     const { wsBytes, stateWidth } = this.#plan(variant, dims, opt, flags);
@@ -588,6 +596,7 @@ class Instance {
       }
     }
     const [dout] = readArrays([{ name: 'dOutput', shape: ['n', 'dv'] }], { dOutput }, dims, new Set(['dOutput']), parts);
+    this.#alive(); // reading the inputs ran the caller's getters, which may have disposed of this instance
     this.#writeControl(dims, opt);
     const { wsBytes } = this.#plan(variant, dims, opt, WANT_GRADS);
     const outputs = [{ name: 'output', count: dims.n * dims.dv, cols: dims.dv }];

@@ -4,6 +4,13 @@
 // gradients and AdamW moments (four sections of P floats). Each call lays its tokens, targets,
 // results and workspace out above every such block, as attention() does; generate() lays out its
 // decoding state the same way, for the length of the call.
+//
+// Everything a configuration or a saved file declares is checked before any memory is allocated
+// or grown: the core measures the model (sizes in 64-bit arithmetic, a cap on layers x heads) in a
+// scratch area of the binding's control block, the parameter table and the frozen names are read
+// from there, and a saved file's size and values are compared with that measure; only then is the
+// model's block allocated. Every array handed back is finite or the call throws VALUE, and a
+// training step that would leave a parameter non-finite changes nothing.
 import { AttnError, STATUS_CODES, align, describe, typedLength } from './errors.js';
 import { mulberry32 } from './prng.js';
 
@@ -13,6 +20,11 @@ const CONFIG_FIELDS = ['variant', 'vocab', 'seqLen', 'dModel', 'heads', 'layers'
 const OPTIONS_AT = 48; // attn_options follows the 12 fields; the frozen pointer follows it
 const PARAM_BYTES = 80; // attn_model_param
 const SAVE_MAGIC = 'attnlab-model';
+const SAVE_VERSION = 2; // 1: no checksum, the gradient section saved too (still loaded)
+const HEADER_KEYS = ['format', 'version', 'config', 'step'];
+const MAX_HEADER_BYTES = 16 << 20; // a header holds the configuration only: far less than this
+// AdamW counts steps from 1 in an int32 (attn_model_adamw): a model at this step can take no more.
+export const MAX_STEP = 0x7fffffff - 1;
 const SIZES = ['vocab', 'seqLen', 'dModel', 'heads', 'layers', 'dFF'];
 const KEYS = new Set([...SIZES, 'variant', 'options', 'causal', 'seed', 'freeze', 'hidden', 'rank', 'weightDecay']);
 // Options a model sets itself, and why a caller cannot.
@@ -59,8 +71,8 @@ function readConfig(engine, config) {
   c.hidden = config.hidden === undefined ? 0 : positiveInt('hidden', config.hidden);
   c.rank = config.rank === undefined ? 0 : positiveInt('rank', config.rank);
   c.weightDecay = config.weightDecay ?? 0.01;
-  if (typeof c.weightDecay !== 'number' || !Number.isFinite(c.weightDecay) || c.weightDecay < 0) {
-    throw new AttnError('VALUE', `model config: weightDecay must be a finite number >= 0, got ${describe(c.weightDecay)}`);
+  if (typeof c.weightDecay !== 'number' || !Number.isFinite(Math.fround(c.weightDecay)) || c.weightDecay < 0) {
+    throw new AttnError('VALUE', `model config: weightDecay must be a number >= 0 that float32 can hold (up to 3.4e38), got ${describe(c.weightDecay)}`);
   }
   const freeze = config.freeze ?? [];
   if (!Array.isArray(freeze) || freeze.some((f) => typeof f !== 'string')) {
@@ -123,6 +135,63 @@ function readInts(name, x, { expected, multipleOf, lo, hi }) {
   return out;
 }
 
+// An options object of a model method: null or undefined mean every default; a name the method
+// does not take is UNKNOWN (a misspelt option never runs silently at its default). Each value is
+// read once.
+function readMethodOptions(what, options, known) {
+  if (options === undefined || options === null) return {};
+  if (typeof options !== 'object' || Array.isArray(options)) {
+    throw new AttnError('VALUE', `${what}: options must be an object, got ${describe(options)}`);
+  }
+  const out = {};
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) throw new AttnError('UNKNOWN', `${what}: unknown option "${key}"; it takes ${known.join(', ')}`);
+    const value = options[key];
+    if (value !== undefined && value !== null) out[key] = value;
+  }
+  return out;
+}
+
+function deepFreeze(x) {
+  if (x !== null && typeof x === 'object' && !Object.isFrozen(x)) {
+    for (const value of Object.values(x)) deepFreeze(value);
+    Object.freeze(x);
+  }
+  return x;
+}
+
+// A JSON-shaped deep copy (the configuration holds plain objects, arrays, strings and numbers).
+const copyJson = (x) => JSON.parse(JSON.stringify(x));
+
+// CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320, as zlib and PNG) of bytes.
+let crcTable = null;
+function crc32(bytes) {
+  if (!crcTable) {
+    crcTable = new Uint32Array(256);
+    for (let n = 0; n < 256; n++) {
+      let c = n;
+      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+      crcTable[n] = c >>> 0;
+    }
+  }
+  let c = 0xffffffff;
+  for (let i = 0; i < bytes.length; i++) c = crcTable[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+// The bytes loadModel was given, as a Uint8Array over them (no copy), or VALUE.
+function bytesOf(bytes) {
+  let view = null;
+  try {
+    if (bytes instanceof ArrayBuffer || (typeof SharedArrayBuffer === 'function' && bytes instanceof SharedArrayBuffer)) view = new Uint8Array(bytes);
+    else if (ArrayBuffer.isView(bytes)) view = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  } catch {
+    throw new AttnError('VALUE', 'loadModel: the buffer it was given is detached (transferred elsewhere); pass the bytes model.save() gave');
+  }
+  if (!view) throw new AttnError('VALUE', `loadModel takes the bytes model.save() gave (a Uint8Array or an ArrayBuffer), got ${describe(bytes)}`);
+  return view;
+}
+
 // The first index of the largest logit (the contract's argmax).
 function argmax(row) {
   let best = 0;
@@ -154,28 +223,35 @@ export class Model {
   #bytes = 0;  // of the model block
   #params = []; // the parameter table: { name, offset, count, rows, cols, matrix }
   #step = 0;
+  #saved; // the configuration save() writes: the model's own copy, which no caller can reach
 
+  /**
+   * loaded: { step, version, body } from Model.load: body holds the saved floats (version 2:
+   * parameters and the two AdamW moments; version 1: also the gradients, which are not kept).
+   */
   constructor(engine, config, loaded = null) {
     this.#engine = engine;
     const c = readConfig(engine, config);
+    // Measured, tabled and checked in the control block's scratch: nothing is allocated or grown
+    // until everything the configuration (or a saved file) declares has been checked.
+    const { count, bytes, table } = measure(engine, c);
+    const frozen = frozenFlags(table, c.freeze);
+    const floats = loaded ? savedFloats(loaded, bytes / 16) : null;
     const { opt, ...shown } = c;
-    this.config = Object.freeze({ ...shown, options: Object.freeze(c.options), freeze: Object.freeze(c.freeze) });
+    this.config = deepFreeze(copyJson({ ...shown, options: c.options, freeze: c.freeze }));
+    this.#saved = deepFreeze(configJson(this.config));
+    this.#bytes = bytes;
+    this.#params = Object.freeze(table);
     const e = engine.exports();
-    // Measure with a config struct in scratch memory, then allocate and write it for good.
-    const scratch = engine.scratchBase();
-    engine.ensure(scratch + CONFIG_BYTES + 64, 'a model configuration');
-    this.#writeConfig(scratch, c, 0);
-    const status = e.attn_model_check(scratch, engine.detailPtr());
-    if (status !== 0) this.#fail(status, 'model config');
-    const count = this.#query(scratch, () => e.attn_model_param_count(scratch, scratch + CONFIG_BYTES, engine.detailPtr()), 'i32');
-    this.#bytes = this.#query(scratch, () => e.attn_model_size(scratch, scratch + CONFIG_BYTES), 'u32');
-    const total = CONFIG_BYTES + align(4 * count, 64) + this.#bytes;
-    this.#block = engine.alloc(total);
+    this.#block = engine.alloc(CONFIG_BYTES + align(4 * count, 64) + bytes);
     try {
-      this.#writeConfig(this.#block, c, this.#block + CONFIG_BYTES);
-      this.#readTable(count);
-      this.#freeze(c.freeze);
-      if (loaded) {
+      writeConfig(engine, this.#block, c, this.#block + CONFIG_BYTES);
+      engine.i32().set(frozen, (this.#block + CONFIG_BYTES) >>> 2);
+      if (floats) {
+        const P = bytes / 16, at = this.#memory() >>> 2, f32 = engine.f32();
+        f32.set(floats.parameters, at);
+        f32.fill(0, at + P, at + 2 * P); // gradients are recomputed by every call that needs them
+        f32.set(floats.moments, at + 2 * P);
         this.#step = loaded.step;
       } else {
         const st = e.attn_model_init(this.#block, this.#memory(), this.#bytes, engine.detailPtr());
@@ -185,19 +261,28 @@ export class Model {
       this.dispose(); // nothing of a model that failed to be made stays in memory
       throw err;
     }
-    this.parameterCount = this.#params.reduce((s, p) => s + p.count, 0);
-    Object.freeze(this.#params);
+    this.parameterCount = table.reduce((s, p) => s + p.count, 0);
   }
 
   /** The number of trainStep calls so far (AdamW's step count). */
   get step() { return this.#step; }
 
-  /** One AdamW step on the mean cross-entropy of a batch. tokens, targets: [batch * seqLen]. */
-  trainStep(tokens, targets, { lr } = {}) {
-    if (typeof lr !== 'number' || !Number.isFinite(lr) || lr < 0) {
-      throw new AttnError('VALUE', `trainStep: lr must be a finite number >= 0, got ${describe(lr)}`);
+  /**
+   * One AdamW step on the mean cross-entropy of a batch. tokens, targets: [batch * seqLen].
+   * All or nothing: a loss or gradient that is not finite, or an update that would leave a
+   * parameter or moment non-finite, throws VALUE and leaves the model as it was (parameters,
+   * moments, step count).
+   */
+  trainStep(tokens, targets, options) {
+    const { lr } = readMethodOptions('trainStep', options, ['lr']);
+    if (typeof lr !== 'number' || !Number.isFinite(Math.fround(lr)) || lr < 0) {
+      throw new AttnError('VALUE', `trainStep: lr must be a number >= 0 that float32 can hold (up to 3.4e38), got ${describe(lr)}`);
     }
-    const r = this.#lossCall('attn_model_loss_backward', tokens, targets);
+    this.#alive();
+    if (this.#step >= MAX_STEP) {
+      throw new AttnError('VALUE', `trainStep: this model has taken ${this.#step} steps, as many as AdamW's int32 step count allows`);
+    }
+    const r = this.#lossCall('attn_model_loss_backward', tokens, targets, 'trainStep');
     const e = this.#engine.exports();
     const normAt = this.#engine.scratchBase();
     this.#engine.ensure(normAt + 16, 'trainStep');
@@ -209,16 +294,19 @@ export class Model {
 
   /** Mean cross-entropy and accuracy over the positions with a target (>= 0). */
   evaluate(tokens, targets) {
-    return this.#lossCall('attn_model_loss', tokens, targets);
+    return this.#lossCall('attn_model_loss', tokens, targets, 'evaluate');
   }
 
   /** Logits [batch * seqLen * vocab] of tokens [batch * seqLen]. */
   forward(tokens) {
+    this.#alive();
     const { seqLen, vocab } = this.config;
     const tok = readInts('tokens', tokens, { multipleOf: seqLen, lo: 0, hi: vocab - 1 });
     const batch = tok.length / seqLen;
     return this.#call(batch, [tok], tok.length * vocab, (at, out, ws, wsBytes, e) =>
-      e.attn_model_forward(this.#cfg(), this.#memory(), this.#bytes, at[0], batch, out, ws, wsBytes, this.#engine.detailPtr()));
+      e.attn_model_forward(this.#cfg(), this.#memory(), this.#bytes, at[0], batch, out, ws, wsBytes, this.#engine.detailPtr()),
+    { check: (bad, value) => `forward: logits[${Math.floor(bad / vocab)}][${bad % vocab}] (row = sequence position, column = token) ` +
+        `came out ${value}: ${OVERFLOW}` });
   }
 
   /** { name: Float32Array } copies of every parameter. */
@@ -228,12 +316,19 @@ export class Model {
 
   /** { name: Float32Array }: the gradient of the mean loss of this batch (frozen: zeros). */
   gradients(tokens, targets) {
-    this.#lossCall('attn_model_loss_backward', tokens, targets);
-    return this.#section(1);
+    this.#lossCall('attn_model_loss_backward', tokens, targets, 'gradients');
+    const grads = this.#section(1);
+    for (const p of this.#params) {
+      const bad = grads[p.name].findIndex((x) => !Number.isFinite(x));
+      if (bad >= 0) throw new AttnError('VALUE', `gradients: the gradient of ${p.name}[${bad}] came out ${grads[p.name][bad]}: ${OVERFLOW}`);
+    }
+    return grads;
   }
 
   /** A mixture's weights now: softmax of the head's learned alpha logits. */
-  alpha({ layer = 0, head = 0 } = {}) {
+  alpha(options) {
+    const { layer = 0, head = 0 } = readMethodOptions('alpha', options, ['layer', 'head']);
+    this.#alive();
     const name = `l${layer}.h${head}.alpha`;
     const p = this.#params.find((x) => x.name === name);
     if (!p) throw new AttnError('UNKNOWN', `alpha: no parameter ${name} (a mixture model has one per layer and head)`);
@@ -249,9 +344,11 @@ export class Model {
    * state per head for the linear family, a key/value cache for the rest): the prompt is fed step
    * by step, then each token is drawn from the last step's logits (temperature 0: the argmax;
    * else softmax(logits / temperature) with mulberry32(seed)). msPerToken[g] times the step that
-   * produced token g's logits and its draw; logits [count * vocab] are those logits.
+   * produced token g's logits and its draw; logits [count * vocab] are those logits. Logits that
+   * are not finite throw VALUE instead of being drawn from.
    */
-  generate(prompt, count, { temperature = 1, seed = 0 } = {}) {
+  generate(prompt, count, options) {
+    const { temperature = 1, seed = 0 } = readMethodOptions('generate', options, ['temperature', 'seed']);
     this.#alive();
     const { seqLen, vocab, causal } = this.config;
     if (!causal) {
@@ -271,6 +368,7 @@ export class Model {
     if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) {
       throw new AttnError('VALUE', `generate: seed must be an integer in [0, 2^32), got ${describe(seed)}`);
     }
+    this.#alive(); // the prompt's getters ran since the first check
     const e = this.#engine.exports();
     const sizes = this.#engine.scratchBase();
     this.#engine.ensure(sizes + 64, 'generate');
@@ -301,6 +399,11 @@ export class Model {
     for (let g = 0; g < count; g++, position++) {
       const start = performance.now();
       step(position);
+      const bad = Number(e.attn_find_nonfinite(out, vocab));
+      if (bad >= 0) {
+        throw new AttnError('VALUE', `generate: the logit of token ${bad} after position ${position} came out ` +
+          `${this.#engine.f32()[(out >>> 2) + bad]}: ${OVERFLOW}`);
+      }
       const row = this.#engine.f32().subarray(out >>> 2, (out >>> 2) + vocab);
       tokens[position + 1] = temperature === 0 ? argmax(row) : draw(row, temperature, random);
       msPerToken[g] = performance.now() - start;
@@ -314,7 +417,9 @@ export class Model {
    * are distributions over the positions each one attends to (the linear family's computed from
    * its definition for display, as attention() does).
    */
-  attentionMap(tokens, { layer = 0, head = 0 } = {}) {
+  attentionMap(tokens, options) {
+    const { layer = 0, head = 0 } = readMethodOptions('attentionMap', options, ['layer', 'head']);
+    this.#alive();
     const { seqLen, layers, heads, vocab } = this.config;
     const tok = readInts('tokens', tokens, { lo: 0, hi: vocab - 1 });
     if (tok.length !== seqLen) throw new AttnError('SHAPE', `attentionMap: tokens has ${tok.length} values, expected one sequence of seqLen = ${seqLen}`);
@@ -325,49 +430,70 @@ export class Model {
     }
     return this.#call(1, [tok], seqLen * seqLen, (at, out, ws, wsBytes, e) =>
       e.attn_model_attention_map(this.#cfg(), this.#memory(), this.#bytes, at[0], layer, head, out, ws, wsBytes, this.#engine.detailPtr()),
-    (e, at) => e.attn_model_attention_map_workspace_size(this.#cfg(), at));
+    {
+      measure: (e, at) => e.attn_model_attention_map_workspace_size(this.#cfg(), at),
+      check: (bad, value) => `attentionMap: A[${Math.floor(bad / seqLen)}][${bad % seqLen}] of layer ${layer}, head ${head} came out ${value}: ${OVERFLOW}`,
+    });
   }
 
-  /** The configuration, step count, parameters and AdamW moments, as bytes for loadModel. */
+  /**
+   * The configuration, step count, parameters and AdamW moments, as bytes for loadModel (format
+   * version 2, docs/model.md "Saved models": a JSON header, the floats, a CRC-32 of both).
+   */
   save() {
     this.#alive();
-    const header = new TextEncoder().encode(JSON.stringify({ format: SAVE_MAGIC, version: 1, config: this.#configJson(), step: this.#step }));
-    const floats = this.#engine.f32().slice(this.#memory() >>> 2, (this.#memory() + this.#bytes) >>> 2);
-    const out = new Uint8Array(4 + align(header.length, 4) + floats.byteLength);
-    new DataView(out.buffer).setUint32(0, header.length, true);
+    const header = new TextEncoder().encode(JSON.stringify({ format: SAVE_MAGIC, version: SAVE_VERSION, config: this.#saved, step: this.#step }));
+    const P = this.#bytes / 16, at = this.#memory() >>> 2, f32 = this.#engine.f32();
+    const start = 4 + align(header.length, 4);
+    const out = new Uint8Array(start + 12 * P + 4);
+    const view = new DataView(out.buffer);
+    view.setUint32(0, header.length, true);
     out.set(header, 4);
-    out.set(new Uint8Array(floats.buffer), 4 + align(header.length, 4));
+    const floats = new Float32Array(out.buffer, start, 3 * P);
+    floats.set(f32.subarray(at, at + P)); // parameters
+    floats.set(f32.subarray(at + 2 * P, at + 4 * P), P); // AdamW m, v
+    view.setUint32(out.length - 4, crc32(out.subarray(0, out.length - 4)), true);
     return out;
   }
 
   static load(engine, bytes) {
-    const view = bytes instanceof ArrayBuffer ? new Uint8Array(bytes) : ArrayBuffer.isView(bytes) ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) : null;
-    if (!view || view.length < 4) throw new AttnError('VALUE', `loadModel takes the bytes model.save() gave, got ${describe(bytes)}`);
-    const length = new DataView(view.buffer, view.byteOffset).getUint32(0, true);
-    let header;
+    const view = bytesOf(bytes);
+    const length = view.length >= 4 ? new DataView(view.buffer, view.byteOffset).getUint32(0, true) : 0;
+    if (view.length < 8 || length < 2 || 4 + length > view.length || length > MAX_HEADER_BYTES) {
+      throw new AttnError('VALUE', `loadModel: these ${view.length} bytes are not a saved attnlab model` +
+        (view.length >= 8 && 4 + length > view.length ? ` (its header length, ${length}, runs past the end: truncated?)` : ''));
+    }
+    const stored = new DataView(view.buffer, view.byteOffset + view.length - 4).getUint32(0, true);
+    const checksumOk = crc32(view.subarray(0, view.length - 4)) === stored;
+    let header = null;
     try {
-      header = JSON.parse(new TextDecoder().decode(view.subarray(4, 4 + length)));
-    } catch {
-      header = null;
+      header = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(view.subarray(4, 4 + length)));
+    } catch { /* below */ }
+    const readable = header !== null && typeof header === 'object' && !Array.isArray(header) && header.format === SAVE_MAGIC;
+    if (!readable || (header.version === SAVE_VERSION && !checksumOk)) {
+      throw new AttnError('VALUE', checksumOk || !readable && view.length < 12
+        ? 'loadModel: these bytes are not a saved attnlab model'
+        : 'loadModel: these bytes are not a saved attnlab model, or one that was corrupted: their CRC-32 checksum does not match');
     }
-    if (!header || header.format !== SAVE_MAGIC) throw new AttnError('VALUE', 'loadModel: these bytes are not a saved attnlab model');
-    if (header.version !== 1) throw new AttnError('VALUE', `loadModel: saved with format version ${describe(header.version)}; this attnlab reads version 1`);
-    if (!Number.isInteger(header.step) || header.step < 0) throw new AttnError('VALUE', `loadModel: the saved step count ${describe(header.step)} is not an integer >= 0`);
+    if (header.version !== 1 && header.version !== SAVE_VERSION) {
+      throw new AttnError('VALUE', `loadModel: saved with format version ${describe(header.version)}; this attnlab reads versions 1 and ${SAVE_VERSION}`);
+    }
+    for (const key of Object.keys(header)) {
+      if (!HEADER_KEYS.includes(key)) throw new AttnError('VALUE', `loadModel: the header has an unknown field "${key}"`);
+    }
+    const { step } = header;
+    if (!Number.isInteger(step) || step < 0 || step > MAX_STEP) {
+      throw new AttnError('VALUE', `loadModel: the saved step count ${describe(step)} is not an integer in [0, ${MAX_STEP}] ` +
+        '(AdamW counts steps in an int32 and could not continue from it)');
+    }
     const start = 4 + align(length, 4);
-    const floatBytes = view.length - start;
-    const model = new Model(engine, header.config, { step: header.step });
-    if (floatBytes !== model.#bytes) {
-      model.dispose();
-      throw new AttnError('VALUE', `loadModel: the saved parameters and optimizer state hold ${floatBytes} bytes, the configuration needs ${model.#bytes}`);
+    const end = header.version === 1 ? view.length : view.length - 4;
+    try {
+      return new Model(engine, header.config, { step, version: header.version, body: view.subarray(Math.min(start, end), end) });
+    } catch (err) {
+      if (err instanceof AttnError && !err.message.startsWith('loadModel')) err.message = `loadModel: ${err.message}`;
+      throw err;
     }
-    const floats = new Float32Array(view.slice(start).buffer);
-    const bad = floats.findIndex((x) => !Number.isFinite(x));
-    if (bad >= 0) {
-      model.dispose();
-      throw new AttnError('VALUE', `loadModel: saved value ${bad} is ${floats[bad]}: the model's parameters and optimizer state must be finite`);
-    }
-    engine.f32().set(floats, model.#memory() >>> 2);
-    return model;
   }
 
   /** Frees the model's memory; later calls throw DISPOSED. */
@@ -387,82 +513,14 @@ export class Model {
   #cfg() { return this.#block; }
   #memory() { return this.#block + CONFIG_BYTES + align(4 * this.#params.length, 64); }
 
-  #configJson() {
-    const { variant, vocab, seqLen, dModel, heads, layers, dFF, causal, seed, freeze, weightDecay, options } = this.config;
-    const c = { variant, vocab, seqLen, dModel, heads, layers, dFF, causal, seed, freeze: [...freeze], weightDecay, options };
-    if (this.config.hidden) c.hidden = this.config.hidden;
-    if (this.config.rank) c.rank = this.config.rank;
-    return c;
-  }
-
-  #writeConfig(ptr, c, frozenPtr) {
-    // the struct as laid out below (wasm32: a 4-byte pointer) must fit the block; attnlab.h asserts it too
-    if (OPTIONS_AT + this.#engine.meta.optionsBytes + 8 + 4 * MAX_PATTERNS > CONFIG_BYTES) {
-      throw new AttnError('LOAD', `this module's attn_model_config does not fit the binding's ${CONFIG_BYTES}-byte block: binding and module differ`);
-    }
-    const i32 = this.#engine.i32(), f32 = this.#engine.f32();
-    i32.fill(0, ptr >>> 2, (ptr + CONFIG_BYTES) >>> 2);
-    const values = { ...c, variant: this.#engine.variant(c.variant).index, causal: c.causal ? 1 : 0 };
-    CONFIG_FIELDS.forEach((name, i) => {
-      if (name === 'weightDecay') f32[(ptr >>> 2) + i] = values[name];
-      else if (name === 'seed') new Uint32Array(i32.buffer)[(ptr >>> 2) + i] = values[name];
-      else i32[(ptr >>> 2) + i] = values[name];
-    });
-    this.#engine.writeOptionsAt(ptr + OPTIONS_AT, c.opt);
-    const frozenAt = ptr + OPTIONS_AT + this.#engine.meta.optionsBytes; // after attn_options, whatever its size
-    i32[frozenAt >>> 2] = frozenPtr;
-    if (c.patterns) { // n_patterns, then patterns[], after the (wasm32: 4-byte) frozen pointer
-      const names = this.#engine.meta.options.find((o) => o.name === 'pattern').values;
-      i32[(frozenAt + 4) >>> 2] = c.patterns.length;
-      c.patterns.forEach((name, i) => { i32[((frozenAt + 8) >>> 2) + i] = names.indexOf(name); });
-    }
-  }
-
-  // Runs a query that writes one 4-byte result at ptr + CONFIG_BYTES.
-  #query(ptr, run, type) {
-    const status = run();
-    if (status !== 0) this.#fail(status, 'model config');
-    const at = (ptr + CONFIG_BYTES) >>> 2;
-    return type === 'u32' ? new Uint32Array(this.#engine.i32().buffer)[at] : this.#engine.i32()[at];
-  }
-
-  #readTable(count) {
-    const e = this.#engine.exports();
-    const at = this.#engine.scratchBase();
-    this.#engine.ensure(at + PARAM_BYTES, 'the parameter table');
-    for (let i = 0; i < count; i++) {
-      const st = e.attn_model_param_info(this.#cfg(), i, at, this.#engine.detailPtr());
-      if (st !== 0) this.#fail(st, 'parameter table');
-      const i32 = this.#engine.i32();
-      const name = this.#engine.cString(at);
-      const f = (byte) => i32[(at + byte) >>> 2];
-      this.#params.push(Object.freeze({ name, offset: f(36), count: f(40), rows: f(48), cols: f(52), matrix: f(56) !== 0 }));
-    }
-  }
-
-  #freeze(names) {
-    const frozen = (this.#cfg() + CONFIG_BYTES) >>> 2;
-    const i32 = this.#engine.i32();
-    i32.fill(0, frozen, frozen + this.#params.length);
-    for (const name of names) {
-      const i = this.#params.findIndex((p) => p.name === name);
-      if (i < 0) {
-        throw new AttnError('UNKNOWN', `model config: freeze names "${name}", which is not a parameter of this model; ` +
-          `its parameters are ${this.#params.map((p) => p.name).slice(0, 12).join(', ')}${this.#params.length > 12 ? ', ...' : ''}`);
-      }
-      i32[frozen + i] = 1;
-    }
-  }
-
   #fail(status, what) {
-    const detail = this.#engine.cString(this.#engine.i32()[this.#engine.detailPtr() >>> 2]);
-    throw new AttnError(STATUS_CODES[status] ?? 'VALUE', `${what}: ${detail}`);
+    throw failure(this.#engine, status, what);
   }
 
   // Tokens and targets in, one result array out, a workspace for the batch (measured by
   // `measure`, by default the passes' attn_model_workspace_size): laid out above every model's
-  // block, checked, and copied out.
-  #call(batch, ints, outCount, run, measure = (e, at) => e.attn_model_workspace_size(this.#cfg(), batch, at)) {
+  // block and copied out; `check` (for float results) names the first value that is not finite.
+  #call(batch, ints, outCount, run, { measure = (e, at) => e.attn_model_workspace_size(this.#cfg(), batch, at), check = null } = {}) {
     this.#alive();
     const e = this.#engine.exports();
     let cursor = this.#engine.scratchBase();
@@ -480,10 +538,15 @@ export class Model {
     ints.forEach((a, k) => i32.set(a, at[k] >>> 2));
     const status = run(at, out, ws, wsBytes, e);
     if (status !== 0) this.#fail(status, 'model');
+    if (check) {
+      const bad = Number(e.attn_find_nonfinite(out, outCount));
+      if (bad >= 0) throw new AttnError('VALUE', check(bad, this.#engine.f32()[(out >>> 2) + bad]));
+    }
     return this.#engine.f32().slice(out >>> 2, (out >>> 2) + outCount);
   }
 
-  #lossCall(fn, tokens, targets) {
+  #lossCall(fn, tokens, targets, what) {
+    this.#alive();
     const { seqLen } = this.config;
     const tok = readInts('tokens', tokens, { multipleOf: seqLen, lo: 0, hi: this.config.vocab - 1 });
     const tgt = readInts('targets', targets, { expected: tok.length, lo: -1, hi: this.config.vocab - 1 });
@@ -492,7 +555,10 @@ export class Model {
       e[fn](this.#cfg(), this.#memory(), this.#bytes, at[0], at[1], batch, out, out + 4, out + 8, ws, wsBytes, this.#engine.detailPtr()));
     const ints = new Int32Array(r.buffer);
     const loss = r[0], correct = ints[1], counted = ints[2];
-    if (!Number.isFinite(loss)) throw new AttnError('VALUE', `the loss came out ${loss}: the model diverged; use a smaller lr`);
+    if (!Number.isFinite(loss)) {
+      throw new AttnError('VALUE', `${what}: the loss came out ${loss}: ${OVERFLOW}` +
+        (fn === 'attn_model_loss_backward' ? '; the model is as it was before this call' : ''));
+    }
     return { loss, accuracy: counted ? correct / counted : 0, counted };
   }
 
@@ -506,3 +572,112 @@ export class Model {
     return out;
   }
 }
+
+// What a non-finite result means: the parameters are finite (loadModel and trainStep see to
+// that), so an intermediate of the forward pass left float32's range.
+const OVERFLOW = 'an intermediate of the forward pass left float32\'s range (parameters too large: ' +
+  'a training step with too large an lr or weight decay, or a saved model with extreme values)';
+
+function failure(engine, status, what) {
+  const detail = engine.cString(engine.i32()[engine.detailPtr() >>> 2]);
+  return new AttnError(STATUS_CODES[status] ?? 'VALUE', `${what}: ${detail}`);
+}
+
+// The configuration as save() writes it (hidden and rank only when given).
+function configJson(config) {
+  const { variant, vocab, seqLen, dModel, heads, layers, dFF, causal, seed, freeze, weightDecay, options } = config;
+  const c = { variant, vocab, seqLen, dModel, heads, layers, dFF, causal, seed, freeze: [...freeze], weightDecay, options: copyJson(options) };
+  if (config.hidden) c.hidden = config.hidden;
+  if (config.rank) c.rank = config.rank;
+  return c;
+}
+
+// The struct attn_model_config at ptr: the fields in CONFIG_FIELDS order, the attention options,
+// the frozen flags' pointer and the fixed patterns.
+function writeConfig(engine, ptr, c, frozenPtr) {
+  // the struct as laid out below (wasm32: a 4-byte pointer) must fit the block; attnlab.h asserts it too
+  if (OPTIONS_AT + engine.meta.optionsBytes + 8 + 4 * MAX_PATTERNS > CONFIG_BYTES) {
+    throw new AttnError('LOAD', `this module's attn_model_config does not fit the binding's ${CONFIG_BYTES}-byte block: binding and module differ`);
+  }
+  const i32 = engine.i32(), f32 = engine.f32();
+  i32.fill(0, ptr >>> 2, (ptr + CONFIG_BYTES) >>> 2);
+  const values = { ...c, variant: engine.variant(c.variant).index, causal: c.causal ? 1 : 0 };
+  CONFIG_FIELDS.forEach((name, i) => {
+    if (name === 'weightDecay') f32[(ptr >>> 2) + i] = values[name];
+    else if (name === 'seed') new Uint32Array(i32.buffer)[(ptr >>> 2) + i] = values[name];
+    else i32[(ptr >>> 2) + i] = values[name];
+  });
+  engine.writeOptionsAt(ptr + OPTIONS_AT, c.opt);
+  const frozenAt = ptr + OPTIONS_AT + engine.meta.optionsBytes; // after attn_options, whatever its size
+  i32[frozenAt >>> 2] = frozenPtr;
+  if (c.patterns) { // n_patterns, then patterns[], after the (wasm32: 4-byte) frozen pointer
+    const names = engine.meta.options.find((o) => o.name === 'pattern').values;
+    i32[(frozenAt + 4) >>> 2] = c.patterns.length;
+    c.patterns.forEach((name, i) => { i32[((frozenAt + 8) >>> 2) + i] = names.indexOf(name); });
+  }
+}
+
+// The model a configuration describes, measured by the core in the binding's model scratch (in
+// the control block, so nothing grows): its checks, its parameter count, the bytes of its block
+// and its parameter table. The checks (64-bit sizes, layers x heads <= ATTN_MODEL_MAX_HEADS) come
+// first, so a configuration that declares a huge model is refused before any table is read.
+function measure(engine, c) {
+  const e = engine.exports();
+  const cfg = engine.modelScratch(); // CONFIG_BYTES for the struct, then 64 for results, then an attn_model_param
+  const result = cfg + CONFIG_BYTES, info = result + 64;
+  writeConfig(engine, cfg, c, 0);
+  const check = (status, what) => { if (status !== 0) throw failure(engine, status, what); };
+  check(e.attn_model_check(cfg, engine.detailPtr()), 'model config');
+  check(e.attn_model_param_count(cfg, result, engine.detailPtr()), 'model config');
+  const count = engine.i32()[result >>> 2];
+  check(e.attn_model_size(cfg, result), 'model config');
+  const bytes = new Uint32Array(engine.i32().buffer)[result >>> 2];
+  const table = [];
+  for (let i = 0; i < count; i++) {
+    check(e.attn_model_param_info(cfg, i, info, engine.detailPtr()), 'parameter table');
+    const i32 = engine.i32();
+    const f = (byte) => i32[(info + byte) >>> 2];
+    table.push(Object.freeze({ name: engine.cString(info), offset: f(36), count: f(40), rows: f(48), cols: f(52), matrix: f(56) !== 0 }));
+  }
+  return { count, bytes, table };
+}
+
+// One flag per parameter (1 = frozen), or UNKNOWN for a name that is not a parameter.
+function frozenFlags(table, names) {
+  const flags = new Int32Array(table.length);
+  const index = new Map(table.map((p, i) => [p.name, i]));
+  for (const name of names) {
+    const i = index.get(name);
+    if (i === undefined) {
+      throw new AttnError('UNKNOWN', `model config: freeze names ${describe(name)}, which is not a parameter of this model; ` +
+        `its parameters are ${table.map((p) => p.name).slice(0, 12).join(', ')}${table.length > 12 ? ', ...' : ''}`);
+    }
+    flags[i] = 1;
+  }
+  return flags;
+}
+
+// The parameters and AdamW moments of a saved body for a model of P parameters, checked: the size
+// its configuration needs, every value finite, every second moment >= 0. Version 1 bodies also
+// hold the gradients of the last call (never state: left out, as a failed step may have left them
+// NaN).
+function savedFloats({ version, body }, P) {
+  const sections = version === 1 ? 4 : 3;
+  if (body.length !== sections * 4 * P) {
+    throw new AttnError('VALUE', `loadModel: the saved parameters and optimizer state hold ${body.length} bytes, ` +
+      `the configuration needs ${sections * 4 * P} (${sections} sections of ${P} floats)`);
+  }
+  const floats = new Float32Array(body.slice().buffer); // a copy: the body need not be 4-byte aligned
+  const parameters = floats.subarray(0, P);
+  const moments = floats.subarray((sections - 2) * P); // m, then v
+  const names = ['parameter', 'AdamW first moment', 'AdamW second moment'];
+  for (const [k, part] of [parameters, moments.subarray(0, P), moments.subarray(P)].entries()) {
+    const bad = part.findIndex((x) => !Number.isFinite(x) || (k === 2 && x < 0));
+    if (bad >= 0) {
+      throw new AttnError('VALUE', `loadModel: saved ${names[k]} ${bad} is ${part[bad]}: a model's parameters and ` +
+        'optimizer state must be finite (and second moments >= 0)');
+    }
+  }
+  return { parameters, moments };
+}
+

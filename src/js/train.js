@@ -31,13 +31,16 @@
 // Pause: options.pause, if given, is called before every step as pause({ step }) (step = the
 // steps taken so far); when it returns a promise (a thenable), training waits for it, so a page
 // can hold a run ("pause") and release it one evaluation at a time ("step"). An abort that arrives
-// while paused is seen as soon as the promise settles. A rejected promise ends train() with that
-// error. The hook decides only *when* the next step runs, never what it computes.
+// while paused ends the wait at once, even if the promise never settles. A rejected promise ends
+// train() with that error. The hook decides only *when* the next step runs, never what it computes.
+//
+// Abort: a signal aborted before train() is called, or before the first step (say while paused),
+// rejects with the signal's reason (as fetch() does): no step ran, so there is no result. Later,
+// an abort stops after the current step and resolves with what the run has, aborted: true.
 //
 // Training is deterministic for a model seed, a task, these options and a build: the yields to
 // the event loop (every ~25 ms of work, so a page stays live and an abort can arrive) and the
-// pauses do not change the numbers. An abort stops after the current step; the run then
-// evaluates once more and resolves with what it has and aborted: true. A plain ES module: no DOM, no Node APIs.
+// pauses do not change the numbers. A plain ES module: no DOM, no Node APIs.
 import { AttnError, describe } from './errors.js';
 
 const YIELD_MS = 25;
@@ -78,19 +81,22 @@ function readOptions(model, task, options) {
   if (task.vocab > model.config.vocab) {
     throw new AttnError('VALUE', `train: task ${task.name} has vocab ${task.vocab}, more than the model's ${model.config.vocab}`);
   }
-  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+  if (options === undefined || options === null) options = {}; // null: every default, as for every options object
+  if (typeof options !== 'object' || Array.isArray(options)) {
     throw new AttnError('VALUE', `train: options must be an object, got ${describe(options)}`);
   }
   const known = ['steps', 'batch', 'lr', 'warmup', 'evalEvery', 'evalBatch', 'seed', 'onProgress', 'signal', 'pause'];
   for (const key of Object.keys(options)) {
-    if (!known.includes(key)) throw new AttnError('VALUE', `train: unknown option "${key}"; expected ${known.join(', ')}`);
+    if (!known.includes(key)) throw new AttnError('UNKNOWN', `train: unknown option "${key}"; expected ${known.join(', ')}`);
   }
   const d = task.defaults ?? {};
   const o = {};
   o.steps = intArg('steps', options.steps ?? d.steps ?? 1000, 1);
   o.batch = intArg('batch', options.batch ?? d.batch ?? 32, 1, 1 << 20);
   o.lr = options.lr ?? d.lr ?? 3e-3;
-  if (typeof o.lr !== 'number' || !Number.isFinite(o.lr) || o.lr <= 0) throw bad('lr', 'must be a positive finite number', o.lr);
+  if (typeof o.lr !== 'number' || !Number.isFinite(Math.fround(o.lr)) || o.lr <= 0) {
+    throw bad('lr', 'must be a positive number that float32 can hold (up to 3.4e38)', o.lr);
+  }
   o.warmup = intArg('warmup', options.warmup ?? d.warmup ?? 0, 0);
   o.evalEvery = intArg('evalEvery', options.evalEvery ?? d.evalEvery ?? Math.max(1, Math.round(o.steps / 20)), 1);
   o.evalBatch = intArg('evalBatch', options.evalBatch ?? d.evalBatch ?? 256, 1, 1 << 20);
@@ -106,6 +112,18 @@ function readOptions(model, task, options) {
   return o;
 }
 
+// One batch of the task, checked: a task of one's own whose sample() returns something else is
+// named in the error instead of failing somewhere inside the model.
+function sampleOf(task, batch, seed, split) {
+  const b = task.sample(batch, seed, split);
+  const ints = (x) => ArrayBuffer.isView(x) || Array.isArray(x);
+  if (b === null || typeof b !== 'object' || !ints(b.tokens) || !ints(b.targets)) {
+    throw new AttnError('VALUE', `train: task ${describe(task.name)}: sample(${batch}, ${seed}, '${split}') returned ` +
+      `${describe(b)}, not { tokens, targets } (arrays of batch * seqLen integers)`);
+  }
+  return b;
+}
+
 /** The mixture weights of every layer and head, alpha[layer][head] = [w per component]. */
 function alphas(model) {
   if (model.config.variant !== 'mixture' || typeof model.alpha !== 'function') return undefined;
@@ -114,12 +132,29 @@ function alphas(model) {
     Array.from({ length: heads }, (_, head) => Array.from(model.alpha({ layer, head }))));
 }
 
+// A pause hook's promise, or the abort of the signal, whichever comes first: an abort ends a
+// paused run even when the hook's promise never settles (a rejection still ends train()).
+function untilSettledOrAborted(wait, signal) {
+  if (!signal || typeof signal.addEventListener !== 'function') return wait;
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const onAbort = () => resolve();
+    signal.addEventListener('abort', onAbort, { once: true });
+    Promise.resolve(wait).then(
+      () => { signal.removeEventListener('abort', onAbort); resolve(); },
+      (err) => { signal.removeEventListener('abort', onAbort); reject(err); });
+  });
+}
+
 /** Trains model on task; see the top of this file. */
 export async function train(model, task, options = {}) {
   const o = readOptions(model, task, options);
+  // An abort before the run starts rejects with the signal's reason, as fetch() does: no step ran,
+  // so there is no result to give.
+  if (o.signal?.aborted) throw o.signal.reason ?? new AttnError('VALUE', 'train: the signal was aborted before training started');
   const heldOut = typeof task.heldOutWindows === 'function'
     ? task.heldOutWindows()
-    : task.sample(o.evalBatch, o.seed, 'heldout');
+    : sampleOf(task, o.evalBatch, o.seed, 'heldout');
   const history = [];
   const start = now();
   let lastYield = start;
@@ -156,13 +191,13 @@ export async function train(model, task, options = {}) {
       const wait = o.pause({ step });
       if (wait && typeof wait.then === 'function') {
         const t = now();
-        await wait;
+        await untilSettledOrAborted(wait, o.signal);
         pausedMs += now() - t;
         lastYield = now();
         if (o.signal?.aborted) { aborted = true; break; }
       }
     }
-    const { tokens, targets } = task.sample(o.batch, (o.seed + step) >>> 0, 'train');
+    const { tokens, targets } = sampleOf(task, o.batch, (o.seed + step) >>> 0, 'train');
     lr = learningRate(step, o);
     const t0 = now();
     const r = model.trainStep(tokens, targets, { lr });
@@ -179,6 +214,7 @@ export async function train(model, task, options = {}) {
       lastYield = now();
     }
   }
+  if (aborted && step === 0) throw o.signal.reason ?? new AttnError('VALUE', 'train: aborted before the first step');
   if (aborted && (history.length === 0 || history[history.length - 1].step !== step)) report();
   const last = history[history.length - 1];
   return {

@@ -113,8 +113,7 @@ export class ExperimentRunner {
         if (this.paused) run.client.control('pause');
         this.onChange('status');
       } else if (m.type === 'progress') {
-        // step 0: lab.train's evaluation of an untrained model, sent only when it was aborted
-        // before its first step; it is no result of training, so it is not shown
+        // step 0 would be an evaluation of an untrained model: no result of training, not shown
         if (m.point.step === 0) return;
         run.history.push(m.point);
         // a "step" ends with the worker holding again
