@@ -42,7 +42,7 @@
 
 const FONT = "Helvetica, Arial, 'Liberation Sans', 'DejaVu Sans', sans-serif";
 const SIZE = { title: 16, subtitle: 13, panel: 13, label: 13, tick: 12, legend: 12, ref: 12, note: 12 };
-const LINE_H = { title: 20, subtitle: 17, label: 16, legend: 16, note: 16 };
+const LINE_H = { title: 20, subtitle: 17, label: 16, legend: 16, note: 16, tick: 15 };
 const INK = '#222222', MUTED = '#555555', GRID = '#e4e4e4', REF = '#707070';
 
 /** Okabe & Ito (2008) colour-blind-safe palette, without its yellow. */
@@ -204,7 +204,7 @@ function makeScale(spec, values, length, vertical, { zero = false } = {}) {
   const log = spec.log === true ? 10 : spec.log === 2 ? 2 : 0;
   if (log && zero) throw new RangeError('svg: a bar chart cannot have a log y axis');
   const fmtUser = typeof spec.format === 'function' ? spec.format : null;
-  const need = (label) => (vertical ? SIZE.tick + 6 : textWidth(label, SIZE.tick) + 12);
+  const need = (label) => (vertical ? SIZE.tick + 10 : textWidth(label, SIZE.tick) + 12);
   let vs = usable(values, log);
   if (zero) vs = vs.concat([0]);
   let lo = vs.length ? Math.min(...vs) : (log ? 1 : 0);
@@ -237,7 +237,12 @@ function makeScale(spec, values, length, vertical, { zero = false } = {}) {
     }
   } else {
     const L = (v) => Math.log(v) / Math.log(log);
-    if (nice) {
+    if (nice && log === 10 && hi / lo < 10) {
+      // Less than a decade: round to a linear step, so the data fill the axis.
+      const step = niceStep((hi - lo) / 4);
+      if (!hasMin && Math.floor(lo / step) * step > 0) lo = clean(Math.floor(lo / step) * step);
+      if (!hasMax) hi = clean(Math.ceil(hi / step) * step);
+    } else if (nice) {
       if (!hasMin) lo = log === 2 ? 2 ** Math.floor(L(lo) + 1e-9) : floor125(lo);
       if (!hasMax) hi = log === 2 ? 2 ** Math.ceil(L(hi) - 1e-9) : ceil125(hi);
     }
@@ -670,7 +675,14 @@ function drawLineSeries(out, series, sx, sy, rect, styleOf) {
     for (const r of runs) {
       g.line.push(el('polyline', { class: 'line', points: pts(r), fill: 'none', stroke: g.st.color, 'stroke-width': 2.2, 'stroke-dasharray': g.st.dash, 'stroke-linejoin': 'round' }));
     }
-    if (g.s.markers) for (const p of line) if (p && inRect(p, rect)) g.marks.push(markerEl(g.st.marker, p[0], p[1], g.st.color, 3.5));
+    if (g.s.markers) {
+      for (const p of line) if (p && inRect(p, rect)) g.marks.push(markerEl(g.st.marker, p[0], p[1], g.st.color, 3.5));
+    } else {
+      // A point with no neighbour (gaps on both sides) would vanish from a line: show it as a dot.
+      line.forEach((p, k) => {
+        if (p && !line[k - 1] && !line[k + 1] && inRect(p, rect)) g.marks.push(el('circle', { class: 'isolated', cx: p[0], cy: p[1], r: 2.5, fill: g.st.color }));
+      });
+    }
   }
   for (const g of groups) {
     if (g.band.length) out.push(`<g class="series s${g.i}"><title>${esc(g.s.name ?? '')}</title>`, ...g.band, '</g>');
@@ -773,22 +785,23 @@ function singlePanel(kind, opts) {
   const flow = box && !right ? legendFlow(legendBox(items, W - 80), W) : null;
   const legendW = right ? box.swatch + 8 + box.textW + 24 : 0;
 
-  // Two passes: ticks depend on the plot size, margins on the tick labels.
-  let sx, sy, left = 60, rightM = 20, top = head.height, bottom = 0, yl = [];
-  for (let pass = 0; pass < 2; pass++) {
+  // Ticks depend on the plot's size and the margins on the ticks' labels: iterate to a fixed point.
+  let sx, sy, left = 60, rightM = 20, top = head.height, bottom = 0, yl = [], xl = [], yTickW = 0;
+  for (let pass = 0; pass < 5; pass++) {
     const pw = W - left - rightM - legendW, ph = Math.max(120, H - top - bottom);
     sx = makeScale(opts.x, xv, pw, false);
     sy = makeScale(opts.y, yv, ph, true);
     yl = yLabelLines(opts.y, ph);
-    const yTickW = Math.max(0, ...sy.ticks.map((v) => textWidth(sy.label(v), SIZE.tick)));
+    xl = opts.x?.label ? wrapText(opts.x.label, SIZE.label, Math.max(80, pw)) : [];
+    yTickW = Math.max(0, ...sy.ticks.map((v) => textWidth(sy.label(v), SIZE.tick)));
     const xFirst = sx.ticks.length ? textWidth(sx.label(sx.ticks[0]), SIZE.tick) * (sx.t(sx.ticks[0]) < 0.01 ? 0.5 : 0) : 0;
     const xLast = sx.ticks.length ? textWidth(sx.label(sx.ticks.at(-1)), SIZE.tick) * (sx.t(sx.ticks.at(-1)) > 0.99 ? 0.5 : 0) : 0;
+    const was = [left, rightM, bottom, H];
     left = Math.ceil(Math.max(12 + yl.length * LINE_H.label + 6 + yTickW + 8, 12 + xFirst));
     rightM = Math.ceil(right ? 12 : Math.max(16, xLast + 8));
-    const xl = opts.x?.label ? wrapText(opts.x.label, SIZE.label, W - 40) : [];
     bottom = 8 + SIZE.tick + 6 + xl.length * LINE_H.label + (xl.length ? 6 : 0) + (flow ? flow.height + 8 : 0) + noteLines.length * LINE_H.note + 10;
-    if (opts.height === undefined) H = Math.max(H, top + 160 + bottom);
-    else H = Math.max(opts.height, top + 120 + bottom);
+    H = Math.max(opts.height ?? 440, top + (opts.height === undefined ? 160 : 120) + bottom);
+    if (was.every((v, i) => v === [left, rightM, bottom, H][i])) break;
   }
   const rect = { x0: left, y0: top, x1: W - rightM - legendW, y1: H - bottom };
   const dodge = kind === 'points' && series.length > 1 ? (opts.dodge ?? 6) : 0;
@@ -801,8 +814,8 @@ function singlePanel(kind, opts) {
   const obstacles = kind === 'line' ? drawLineSeries(out, series, sx, sy, rect, styleOf) : drawPointSeries(out, series, sx, sy, rect, styleOf, dodge);
   drawAxes(out, sx, sy, rect);
   drawRefLabels(out, placed, rect, obstacles);
-  axisLabels(out, opts, rect, yl, left);
-  let y = rect.y1 + 8 + SIZE.tick + 6 + (opts.x?.label ? wrapText(opts.x.label, SIZE.label, W - 40).length * LINE_H.label + 6 : 0);
+  axisLabels(out, rect, xl, rect.y1 + 8 + SIZE.tick + 6, yl, yTickW);
+  let y = rect.y1 + 8 + SIZE.tick + 6 + (xl.length ? xl.length * LINE_H.label + 6 : 0);
   if (right) out.push(...legendColumn(box, rect.x1 + 16, rect.y0, id).out);
   if (flow) { out.push(...flow.draw(y + 4, id)); y += flow.height + 8; }
   noteLines.forEach((l, i) => out.push(textEl(12, y + 12 + i * LINE_H.note, l, { size: SIZE.note, fill: MUTED, cls: 'note' })));
@@ -810,14 +823,18 @@ function singlePanel(kind, opts) {
   return `${out.join('\n')}\n`;
 }
 
-function axisLabels(out, opts, rect, yl, left, xCentre = (rect.x0 + rect.x1) / 2, yCentre = (rect.y0 + rect.y1) / 2) {
-  if (opts.x?.label) {
-    const lines = wrapText(opts.x.label, SIZE.label, 2 * Math.min(xCentre, (opts.width ?? 720) - xCentre) - 16);
-    lines.forEach((l, i) => out.push(textEl(xCentre, rect.y1 + 8 + SIZE.tick + 6 + SIZE.label + i * LINE_H.label, l, { size: SIZE.label, anchor: 'middle', cls: 'x-label' })));
-  }
+/**
+ * Axis titles: the x label's lines (wrapped to the plot's width) centred under the plot, the
+ * first baseline one label line below xTop; the y label's lines turned 90°, just left of the
+ * widest y tick label.
+ */
+function axisLabels(out, rect, xl, xTop, yl, yTickW) {
+  const xc = (rect.x0 + rect.x1) / 2, yc = (rect.y0 + rect.y1) / 2;
+  xl.forEach((l, i) => out.push(textEl(xc, xTop + SIZE.label + i * LINE_H.label, l, { size: SIZE.label, anchor: 'middle', cls: 'x-label' })));
+  const right = rect.x0 - 8 - yTickW - 6;
   yl.forEach((l, i) => {
-    const x = 12 + SIZE.label - 2 + i * LINE_H.label;
-    out.push(textEl(x, yCentre, l, { size: SIZE.label, anchor: 'middle', transform: `rotate(-90 ${n2(x)} ${n2(yCentre)})`, cls: 'y-label' }));
+    const x = right - 0.25 * SIZE.label - (yl.length - 1 - i) * LINE_H.label;
+    out.push(textEl(x, yc, l, { size: SIZE.label, anchor: 'middle', transform: `rotate(-90 ${n2(x)} ${n2(yc)})`, cls: 'y-label' }));
   });
 }
 
@@ -851,20 +868,29 @@ export function barChart(opts) {
   const values = series.map((s) => categories.map((_, c) => normBar(s.values?.[c])));
   const yv = values.flat().flatMap((v) => [v.y, v.lo, v.hi]).concat(refs.map((r) => r.y));
   let H = opts.height ?? 440;
-  let sy, left = 60, top = head.height, bottom = 0, yl = [], rotate = false, catH = SIZE.tick;
-  for (let pass = 0; pass < 2; pass++) {
+  let sy, left = 60, top = head.height, bottom = 0, yl = [], xl = [], yTickW = 0, rotate = false, catH = SIZE.tick, catLines = [];
+  for (let pass = 0; pass < 5; pass++) {
     const pw = W - left - 16 - legendW, ph = Math.max(120, H - top - bottom);
+    const was = [left, bottom, H];
     sy = makeScale(opts.y, yv, ph, true, { zero: true });
     yl = yLabelLines(opts.y, ph);
-    const yTickW = Math.max(0, ...sy.ticks.map((v) => textWidth(sy.label(v), SIZE.tick)));
+    xl = opts.x?.label ? wrapText(opts.x.label, SIZE.label, Math.max(80, pw)) : [];
+    yTickW = Math.max(0, ...sy.ticks.map((v) => textWidth(sy.label(v), SIZE.tick)));
     left = Math.ceil(12 + yl.length * LINE_H.label + 6 + yTickW + 8);
+    // Category names wrap onto up to 3 lines under their group; names that would need a word
+    // broken are set at 45° instead, with room left for the first one on the left.
     const slot = pw / Math.max(1, categories.length);
-    const catW = Math.max(0, ...categories.map((c) => textWidth(c, SIZE.tick)));
-    rotate = catW > slot - 6;
-    catH = rotate ? catW * Math.sin(Math.PI / 4) + SIZE.tick : SIZE.tick;
-    const xl = opts.x?.label ? wrapText(opts.x.label, SIZE.label, W - 40) : [];
+    catLines = categories.map((c) => wrapText(c, SIZE.tick, slot - 8));
+    rotate = catLines.some((ls, j) => ls.length > 3 || ls.join(' ') !== categories[j].split(/ +/).join(' '));
+    if (rotate) {
+      const catW = Math.max(0, ...categories.map((c) => textWidth(c, SIZE.tick)));
+      catH = catW * Math.SQRT1_2 + SIZE.tick;
+      const first = categories.length ? textWidth(categories[0], SIZE.tick) : 0;
+      left = Math.max(left, Math.ceil(first * Math.SQRT1_2 + SIZE.tick - slot / 2 + 8));
+    } else catH = Math.max(1, ...catLines.map((ls) => ls.length)) * LINE_H.tick - (LINE_H.tick - SIZE.tick);
     bottom = 8 + catH + 6 + xl.length * LINE_H.label + (xl.length ? 6 : 0) + (flow ? flow.height + 8 : 0) + noteLines.length * LINE_H.note + 10;
     H = Math.max(opts.height ?? 440, top + 140 + bottom);
+    if (was.every((v, i) => v === [left, bottom, H][i])) break;
   }
   const rect = { x0: left, y0: top, x1: W - 16 - legendW, y1: H - bottom };
   const Y = (v) => rect.y1 - (rect.y1 - rect.y0) * sy.t(v);
@@ -919,6 +945,7 @@ export function barChart(opts) {
   });
   // Axes.
   out.push('<g class="axes">');
+  out.push(el('rect', { x: rect.x0, y: rect.y0, width: rect.x1 - rect.x0, height: rect.y1 - rect.y0, fill: 'none', stroke: '#999999', 'stroke-width': 1 }));
   out.push(el('line', { x1: rect.x0, y1: rect.y0, x2: rect.x0, y2: rect.y1, stroke: INK, 'stroke-width': 1.2 }));
   out.push(el('line', { x1: rect.x0, y1: rect.y1, x2: rect.x1, y2: rect.y1, stroke: INK, 'stroke-width': 1.2 }));
   if (zeroT > 0 && zeroT < 1) out.push(el('line', { class: 'zero', x1: rect.x0, y1: base, x2: rect.x1, y2: base, stroke: INK, 'stroke-width': 1 }));
@@ -933,15 +960,12 @@ export function barChart(opts) {
     if (rotate) {
       const y = rect.y1 + 10;
       out.push(textEl(cx + 4, y + SIZE.tick * 0.7, c, { anchor: 'end', transform: `rotate(-45 ${n2(cx + 4)} ${n2(y + SIZE.tick * 0.7)})` }));
-    } else out.push(textEl(cx, rect.y1 + 8 + SIZE.tick, c, { anchor: 'middle' }));
+    } else catLines[j].forEach((l, i) => out.push(textEl(cx, rect.y1 + 8 + SIZE.tick + i * LINE_H.tick, l, { anchor: 'middle' })));
   });
   out.push('</g>');
   drawRefLabels(out, placed, rect, obstacles);
-  if (opts.x?.label) {
-    wrapText(opts.x.label, SIZE.label, W - 40).forEach((l, i) => out.push(textEl((rect.x0 + rect.x1) / 2, rect.y1 + 8 + catH + 6 + SIZE.label + i * LINE_H.label, l, { size: SIZE.label, anchor: 'middle', cls: 'x-label' })));
-  }
-  axisLabels(out, { ...opts, x: undefined }, rect, yl, left);
-  let y = rect.y1 + 8 + catH + 6 + (opts.x?.label ? wrapText(opts.x.label, SIZE.label, W - 40).length * LINE_H.label + 6 : 0);
+  axisLabels(out, rect, xl, rect.y1 + 8 + catH + 6, yl, yTickW);
+  let y = rect.y1 + 8 + catH + 6 + (xl.length ? xl.length * LINE_H.label + 6 : 0);
   if (right) out.push(...legendColumn(box, rect.x1 + 16, rect.y0, id).out);
   if (flow) { out.push(...flow.draw(y + 4, id)); y += flow.height + 8; }
   noteLines.forEach((l, i) => out.push(textEl(12, y + 12 + i * LINE_H.note, l, { size: SIZE.note, fill: MUTED, cls: 'note' })));
@@ -954,8 +978,9 @@ export function smallMultiples(opts) {
   const kind = opts.kind ?? 'line';
   if (kind !== 'line' && kind !== 'points') throw new RangeError(`smallMultiples: kind must be 'line' or 'points', got ${kind}`);
   const W = opts.width ?? 720;
-  const panels = (opts.panels ?? []).filter(Boolean);
-  const n = Math.max(1, panels.length);
+  const given = (opts.panels ?? []).filter(Boolean);
+  const panels = given.length ? given : [{ series: [] }]; // nothing to show: one empty panel
+  const n = panels.length;
   const cols = Math.max(1, Math.min(n, opts.columns ?? Math.ceil(Math.sqrt(n))));
   const rows = Math.ceil(n / cols);
   const all = panels.flatMap((p) => (p.series ?? []).filter(Boolean));
@@ -986,17 +1011,19 @@ export function smallMultiples(opts) {
   const incomplete = n % cols !== 0 && rows > 1;
   const tickH = 8 + SIZE.tick + 4;
 
-  let sx, sy, left = 60, colGap = 20, yl = [];
-  for (let pass = 0; pass < 2; pass++) {
+  let sx, sy, left = 60, colGap = 20, yl = [], yTickW = 0;
+  for (let pass = 0; pass < 5; pass++) {
+    const was = [left, colGap];
     const pw = (W - left - 16 - legendW - colGap * (cols - 1)) / cols;
     sx = makeScale(opts.x, xv, pw, false);
     sy = makeScale(opts.y, yv, panelH, true);
     yl = yLabelLines(opts.y, rows * panelH);
-    const yTickW = Math.max(0, ...sy.ticks.map((v) => textWidth(sy.label(v), SIZE.tick)));
+    yTickW = Math.max(0, ...sy.ticks.map((v) => textWidth(sy.label(v), SIZE.tick)));
     left = Math.ceil(12 + yl.length * LINE_H.label + 6 + yTickW + 8);
     const first = sx.ticks.length && sx.t(sx.ticks[0]) < 0.01 ? textWidth(sx.label(sx.ticks[0]), SIZE.tick) / 2 : 0;
     const last = sx.ticks.length && sx.t(sx.ticks.at(-1)) > 0.99 ? textWidth(sx.label(sx.ticks.at(-1)), SIZE.tick) / 2 : 0;
     colGap = Math.ceil(Math.max(20, first + last + 10));
+    if (was[0] === left && was[1] === colGap) break;
   }
   const maxSeries = Math.max(1, ...panels.map((p) => (p.series ?? []).filter(Boolean).length));
   const dodge = kind === 'points' && maxSeries > 1 ? (opts.dodge ?? 5) : 0;
@@ -1005,7 +1032,7 @@ export function smallMultiples(opts) {
   const pw = (W - left - 16 - legendW - colGap * (cols - 1)) / cols;
   const top = head.height;
   const gridBottom = top + rows * (titleH + panelH) + (rows - 1) * rowGap;
-  const xl = opts.x?.label ? wrapText(opts.x.label, SIZE.label, W - 40) : [];
+  const xl = opts.x?.label ? wrapText(opts.x.label, SIZE.label, Math.max(80, cols * pw + (cols - 1) * colGap)) : [];
   let y = gridBottom + tickH + 2 + (xl.length ? xl.length * LINE_H.label + 6 : 0);
   const H = y + (flow ? flow.height + 8 : 0) + noteLines.length * LINE_H.note + 10;
   const out = svgOpen(W, H, id, opts.title, describe('multiples', opts, [...seen.keys()]));
@@ -1030,8 +1057,7 @@ export function smallMultiples(opts) {
     out.push('</g>');
   });
   const gridRect = { x0: left, y0: top + titleH, x1: left + cols * pw + (cols - 1) * colGap, y1: gridBottom };
-  if (xl.length) xl.forEach((l, i) => out.push(textEl((gridRect.x0 + gridRect.x1) / 2, gridBottom + tickH + SIZE.label + 2 + i * LINE_H.label, l, { size: SIZE.label, anchor: 'middle', cls: 'x-label' })));
-  axisLabels(out, { ...opts, x: undefined }, gridRect, yl, left);
+  axisLabels(out, gridRect, xl, gridBottom + tickH + 2, yl, yTickW);
   if (right) out.push(...legendColumn(box, gridRect.x1 + 16, gridRect.y0, id).out);
   if (flow) { out.push(...flow.draw(y + 4, id)); y += flow.height + 8; }
   noteLines.forEach((l, i) => out.push(textEl(12, y + 12 + i * LINE_H.note, l, { size: SIZE.note, fill: MUTED, cls: 'note' })));
