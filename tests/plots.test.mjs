@@ -503,3 +503,20 @@ test('styles: colour-blind-safe palette, 42 distinct colour–dash pairs, nothin
   check(barChart({ title: 'empty', categories: [], series: [] }), 'barChart(nothing)');
   check(smallMultiples({ title: 'empty', panels: [] }), 'smallMultiples(no panels)');
 });
+
+test('legend placement: right, bottom, none; a wide legend moves below the plot', () => {
+  const series = VARIANTS.map((v, i) => ({ name: v, points: [[0, i], [1, i + 1]] }));
+  const below = (svgText, what) => {
+    const svg = check(svgText, what, { legendNames: VARIANTS });
+    const f = frames(svg)[0];
+    const box = bbox(extents(byClass(svg, 'legend')[0]).flatMap((e) => e.pts));
+    return box.y0 > f.y1;
+  };
+  assert.equal(below(lineChart({ title: 'r', series }), 'lineChart(legend right)'), false, 'the default legend is at the right');
+  assert.equal(below(lineChart({ title: 'b', series, legend: 'bottom' }), 'lineChart(legend bottom)'), true, "legend: 'bottom' is below the plot");
+  assert.equal(below(lineChart({ title: 'w', width: 420, series: series.map((s) => ({ ...s, name: `${s.name} (a name long enough to crowd)` })) }), 'lineChart(wide legend, width 420)'), true, 'a legend too wide for the right goes below');
+  const none = parseXml(lineChart({ title: 'n', series, legend: 'none' }), 'lineChart(legend none)');
+  assert.equal(byClass(none, 'legend').length, 0, "legend: 'none' draws no legend");
+  check(smallMultiples({ title: 'sm right', legend: 'right', panels: [{ title: 'a', series }, { title: 'b', series }] }), 'smallMultiples(legend right)', { legendNames: VARIANTS });
+  check(barChart({ title: 'bars bottom', legend: 'bottom', categories: ['a', 'b'], series: VARIANTS.map((name, i) => ({ name, values: [i, -i] })) }), 'barChart(legend bottom)', { legendNames: VARIANTS });
+});

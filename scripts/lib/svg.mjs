@@ -1,42 +1,56 @@
 // svg.mjs — small, dependency-free SVG charts for the experiment reports: plain SVG text that
 // reads well in a browser, on GitHub and printed, and the same bytes for the same input.
 //
-//   lineChart({ title, subtitle, note, x, y, series, refs, legend, width, height, id }) → string
-//     series: [{ name, points: [[x, y]], band: [[x, lo, hi]], style, color, dash, markers }]
-//     One line per series (mean over seeds, say) with an optional shaded band (its 95 % interval).
-//   pointsChart({ ..., series: [{ name, points: [[x, y, lo, hi]] | [{ x, y, lo, hi }], line }], dodge })
+// Every chart takes { title, subtitle, note, desc, width = 720, height, id, legend, x, y, refs }
+// and returns the SVG as a string (write it to a .svg file, or inline it in HTML):
+//
+//   lineChart({ …, series: [{ name, points: [[x, y]], band: [[x, lo, hi]], markers, style, color, dash }] })
+//     One line per series (the mean over seeds, say) with an optional shaded band (its 95 %
+//     interval); markers: true also marks each point. A point with gaps on both sides is a dot.
+//   pointsChart({ …, series: [{ name, points: [[x, y, lo, hi]] | [{ x, y, lo, hi }], line }], dodge })
 //     Markers with error bars (lo, hi optional), joined by a thin line unless line: false; series
-//     that share x values are spread `dodge` px apart (default 6) so their bars do not overlap.
-//   barChart({ ..., categories: ['copy', …], series: [{ name, values: [y | [y, lo, hi] | { y, lo, hi } | null] }] })
-//     Grouped bars, one group per category and one bar per series, with error bars; the y axis
-//     always includes 0 (bars of negative values hang below it). x: { label } names the categories.
-//   smallMultiples({ title, kind: 'line' | 'points', panels: [{ title, series, refs }], columns,
-//     x, y, width, panelHeight, … }) → a grid of panels sharing both axes and one legend; a series
-//     keeps its colour, dash and marker in every panel (matched by name).
+//     are spread `dodge` px apart (default 6) so bars at the same x do not overlap, and the axes
+//     keep a few px clear at their ends so no marker is cut by the frame.
+//   barChart({ …, categories: ['copy', …], series: [{ name, values: [y | [y, lo, hi] | { y, lo, hi } | null] }] })
+//     Grouped bars, one group per category and one bar per series (hatched as a second cue), with
+//     error bars; the y axis always includes 0 and negative bars hang below it; x: { label }
+//     titles the categories, whose names wrap (or turn 45° if a word is too long for its group).
+//   smallMultiples({ …, kind: 'line' | 'points', panels: [{ title, series, refs }], columns, panelHeight = 170 })
+//     A grid of panels sharing both axes (tick labels on the outer panels only) and one legend
+//     (legend default 'bottom'); a series keeps its colour, dash and marker in every panel,
+//     matched by name. opts.refs are drawn in every panel, panel.refs in that one.
 //
-//   Axes  x, y: { label, min, max, log: false | true | 2, ticks: [v…], format: (v) => string, nice }
-//     Linear axes get 1-2-5 steps, rounded outwards to a tick unless min/max are given. log: true
-//     is base 10: ticks at 1-2-5 values when the range spans at most ~3 decades and they fit, else at
-//     decades (every decade, or every 2nd, 3rd… when crowded) with unlabelled minor ticks at 2…9;
-//     log: 2 puts ticks at powers of two (state sizes). Values ≤ 0 on a log axis are gaps.
-//     `ticks` replaces the computed ticks; `format` replaces the labels (e.g. v => `${100 * v} %`).
-//   refs: [{ y, label }] or [{ x, label }]: a thin grey reference line (chance, a goal), labelled
-//     inside the plot; refs count when the axis range is chosen.
-//   legend: 'right' (default; moves below when it would leave the plot < 60 % of the width),
-//     'bottom' or 'none'. Names wrap; the legend never overlaps the plot.
-//   Styles: series i gets styleFor(i) — colour from the Okabe–Ito palette (colour-blind safe; its
-//     yellow is left out, too light on white), a dash pattern, a marker and a bar hatch that cycle
-//     with different periods (7, 6, 7, 6), so 42 series stay distinct even in grey. `style: k`
-//     pins a series to styleFor(k) (same variant, same look across charts); color/dash override.
-//   Missing data: non-finite values (NaN, null) break lines and bands into pieces and drop points.
-//     Everything is clipped to the plot area geometrically (no clipPath), so every coordinate is
-//     inside the viewBox, whatever min/max cut off.
+//   Axes x, y: { label, min, max, log: false | true | 2, ticks: [v…], format: (v) => string, nice = true }
+//     Linear axes get 1-2-5 steps, the range rounded outwards to a tick unless min/max are given.
+//     log: true is base 10: ticks at 1-2-5 values when the range spans ≤ ~3 decades and they fit,
+//     else at decades (every one, or every 2nd, 3rd… when crowded) with unlabelled minor ticks at
+//     2…9; under a decade, linear steps. Labels are plain (0.01 … 20000) unless the range reaches
+//     10⁵ or below 10⁻³, then all are 10ᵏ / m×10ᵏ. log: 2 puts ticks at powers of two (state
+//     sizes). Values ≤ 0 on a log axis are gaps. `ticks` replaces the computed ticks, `format`
+//     the labels (e.g. v => `${100 * v} %`). Bar charts take a linear y axis only.
+//   refs: [{ y, label }] or [{ x, label }]: a thin dotted grey line (chance, a goal) under the data;
+//     its label, on a white halo over the data, goes to whichever end of the line covers the
+//     fewest data points. Refs count when an axis range is chosen; refs outside a fixed range are
+//     not drawn.
+//   legend: 'right' (default; moves below the plot when it would leave the plot < 60 % of the
+//     width), 'bottom' or 'none'. Long names wrap; the legend never overlaps a plot.
+//   Styles: series i gets styleFor(i): a colour of the Okabe–Ito palette (colour-blind safe; its
+//     yellow is left out, too light on white), a dash pattern, a marker and a bar hatch, cycling
+//     with periods 7, 6, 7 and 6, so 42 series get distinct colour–dash pairs, and neighbours
+//     differ in dash (and marker, hatch) too for readers who cannot tell the colours apart.
+//     Within a chart a series' index is the order its name first appears; `style: k` pins it to
+//     styleFor(k) (one variant, one look across all charts); color, dash, marker, hatch override.
+//   Missing data: non-finite values (NaN, null, undefined) break lines and bands into pieces and
+//     drop points. Everything is clipped to the plot area geometrically (no clipPath), so every
+//     coordinate written is inside the plot and the viewBox, whatever min/max cut off.
 //
-// Text: 12–16 px (never below 12) in Helvetica/Arial, falling back to Liberation Sans or DejaVu
-// Sans; widths are estimated from those fonts' advance widths (the wider of the two per
-// character), so labels are placed with room to spare whichever font renders them. All text is
-// XML-escaped. <title>/<desc> and role="img" make the chart accessible; each series is a
-// <g class="series sK"> with its own <title> (a tooltip in browsers).
+// Text: 12–16 px (never below 12 at 100 %) in Helvetica/Arial, falling back to Liberation Sans or
+// DejaVu Sans; widths are estimated from those fonts' advance widths (the wider of the two per
+// character), so margins leave room for labels whichever font renders them. All text is
+// XML-escaped (esc). role="img" with <title> and <desc> (desc: the chart type, axes and series,
+// then opts.desc or the subtitle) make the chart accessible; each series is a
+// <g class="series sK"> with its own <title> (a tooltip in browsers). Also exported: styleFor,
+// PALETTE, DASHES, MARKERS, HATCHES, esc, textWidth(s, size, bold) and wrapText(s, size, maxW, bold).
 //
 // A plain ES module: no DOM, no Node APIs.
 
@@ -800,7 +814,7 @@ function singlePanel(kind, opts) {
     left = Math.ceil(Math.max(12 + yl.length * LINE_H.label + 6 + yTickW + 8, 12 + xFirst));
     rightM = Math.ceil(right ? 12 : Math.max(16, xLast + 8));
     bottom = 8 + SIZE.tick + 6 + xl.length * LINE_H.label + (xl.length ? 6 : 0) + (flow ? flow.height + 8 : 0) + noteLines.length * LINE_H.note + 10;
-    H = Math.max(opts.height ?? 440, top + (opts.height === undefined ? 160 : 120) + bottom);
+    H = Math.max(opts.height ?? 440, top + (opts.height === undefined ? 220 : 120) + bottom);
     if (was.every((v, i) => v === [left, rightM, bottom, H][i])) break;
   }
   const rect = { x0: left, y0: top, x1: W - rightM - legendW, y1: H - bottom };
