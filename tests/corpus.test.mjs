@@ -140,6 +140,13 @@ describe('tasks.text() on the corpus', () => {
     for (const at of [0, HELD[0].start - 1, HELD[0].start, HELD[0].end - 1, HELD[0].end, HELD.at(-1).start + 5]) {
       assert.equal(t.isHeldOut(at), heldOutChapter(chapterAt(at)), `isHeldOut(${at})`);
     }
+    for (const [c, ch] of CHAPTERS.entries()) {
+      assert.equal(t.isHeldOut(ch.start), heldOutChapter(c), `${ch.name} ${ch.number} (chapter ${c})`);
+      assert.equal(t.isHeldOut(ch.end - 1), heldOutChapter(c), `${ch.name} ${ch.number} (chapter ${c}), last character`);
+    }
+    const named = (ch) => `${ch.name} ${ch.number}`;
+    assert.deepEqual(HELD.slice(0, 2).map(named), ['Genesis 10', 'Genesis 20']);
+    assert.deepEqual(HELD.slice(-2).map(named), ['Revelation 3', 'Revelation 13']);
   });
 
   test('no training sample reads or predicts a character of a held-out chapter', () => {
