@@ -14,6 +14,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -243,6 +244,29 @@ describe('tasks.text() on the corpus', () => {
     assert.throws(() => tasks.text().encode('7'), /vocabulary/);
     assert.deepEqual(Array.from(tasks.text().encode('A\n')), [t.chars.indexOf('A'), t.chars.indexOf('\n')]);
   });
+});
+
+test('loadCorpus() fetches URLs that are not files (as in a browser) and names a file it cannot get', async () => {
+  // a server on the loopback address only, serving the two data files
+  const server = createServer((req, res) => {
+    const name = req.url.slice(1);
+    if (name !== 'kjv.txt' && name !== 'kjv-index.json') { res.writeHead(404); res.end(); return; }
+    res.writeHead(200, { 'content-type': name.endsWith('.json') ? 'application/json' : 'text/plain; charset=utf-8' });
+    res.end(readFileSync(path.join(ROOT, 'data', name)));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${server.address().port}/`;
+  try {
+    const corpus = await loadCorpus({ text: `${base}kjv.txt`, index: `${base}kjv-index.json` });
+    assert.equal(corpus.text, TEXT);
+    assert.deepEqual(corpus.index, INDEX);
+    const t = tasks.verses({ corpus, label: 'testament' });
+    assert.deepEqual(t.sample(4, 2, 'heldout'), tasks.verses({ label: 'testament' }).sample(4, 2, 'heldout'), 'the same task as the shipped corpus');
+    await assert.rejects(loadCorpus({ text: `${base}missing.txt`, index: `${base}kjv-index.json` }), /missing\.txt.*404/);
+    await assert.rejects(loadCorpus({ text: `${base}kjv-index.json`, index: `${base}kjv-index.json` }), /corpus.*verses/);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
 });
 
 describe('tasks.verses', () => {
