@@ -7,7 +7,7 @@
 #   3. dist/attnlab-relaxed.wasm (relaxed-SIMD fused multiply-add) with clang-19 + wasm-ld-19, and
 #      the threaded modules dist/attnlab-{scalar,simd,relaxed}-threads.wasm (shared memory);
 #   4. copies the JS binding, its types and the shared modules (reference.js, prng.js) next to the
-#      modules.
+#      modules, and the text corpus (data/kjv.txt, data/kjv-index.json) next to tasks.js.
 # Missing compilers are installed with apt-get when this runs as root (or with sudo); otherwise it
 # stops and says what to install. Environment: ATTNLAB_SKIP_BUILD=1 skips everything when dist/
 # is complete (npm pack in tests); ATTNLAB_SKIP_NATIVE_TEST=1 skips step 1.
@@ -162,5 +162,7 @@ done
 
 # --- 4. the binding ----------------------------------------------------------------------------
 cp src/js/*.js src/js/attnlab.d.ts "$OUT/"
+# tasks.js finds the corpus next to itself (new URL('./kjv.txt', import.meta.url))
+cp data/kjv.txt data/kjv-index.json "$OUT/"
 date -u +%FT%TZ > "$OUT/.stamp"
 ls -l "$OUT"/*.wasm | awk '{ print "build.sh: " $5 " bytes  " $9 }'

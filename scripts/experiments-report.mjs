@@ -145,7 +145,8 @@ export function writeReport(result, dir) {
     lines.push(`### ${taskName}`, '',
       `Task options ${JSON.stringify(info.options)}; vocab ${info.vocab}, seqLen ${info.seqLen}. Model dModel ${s.dModel}, ${s.heads} head${s.heads === 1 ? "" : "s"}, ` +
       `${s.layers} layers, dFF ${s.dFF}; ${s.steps} steps of batch ${s.batch}, lr ${s.lr} (warmup ${s.warmup}, cosine decay), ` +
-      `evaluated every ${s.evalEvery} steps on ${taskName === 'text' ? 'every held-out character' : `${s.evalBatch} held-out sequences`}.`, '',
+      `evaluated every ${s.evalEvery} steps on ${taskName !== 'text' ? `${s.evalBatch} held-out sequences`
+        : info.options.text ? 'every held-out character' : '128 fixed windows of the held-out chapters (evalWindows)'}.`, '',
       `![${taskName} learning curves](${taskName}.svg)`, '',
       '| variant | held-out accuracy % | per seed | held-out loss | steps to 90 % | ms/step | learned α (softmax/random) |',
       '|---|---|---|---|---|---|---|');

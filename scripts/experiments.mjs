@@ -83,7 +83,7 @@ async function main() {
   for (const name of args.tasks) {
     const task = tasks[name]();
     const settings = settingsFor(task, args.stepsScale);
-    taskInfo[name] = { options: name === 'text' ? { ...task.options, text: `(${task.length} characters, the default text)` } : task.options,
+    taskInfo[name] = { options: name === 'text' ? { ...task.options, corpus: `(the King James Bible, ${task.length} characters, every 10th chapter held out)` } : task.options,
       vocab: task.vocab, seqLen: task.seqLen, defaults: task.defaults, settings };
     for (let seed = args.seedStart; seed < args.seedStart + args.seeds; seed++) {
       for (const v of VARIANTS.filter((x) => args.variants.includes(x.name))) {

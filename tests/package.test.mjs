@@ -21,7 +21,7 @@ const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const EXPECTED_FILES = ['dist/attnlab.js', 'dist/attnlab.d.ts', 'dist/errors.js', 'dist/model.js', 'dist/tasks.js', 'dist/train.js',
   'dist/reference.js', 'dist/reference-model.js', 'dist/prng.js', 'dist/attnlab-simd.wasm', 'dist/attnlab-scalar.wasm',
   'dist/attnlab-relaxed.wasm', 'dist/attnlab-simd-threads.wasm', 'dist/attnlab-scalar-threads.wasm',
-  'dist/attnlab-relaxed-threads.wasm', 'dist/pool.js', 'dist/pool-worker.js', 'package.json'];
+  'dist/attnlab-relaxed-threads.wasm', 'dist/pool.js', 'dist/pool-worker.js', 'dist/kjv.txt', 'dist/kjv-index.json', 'package.json'];
 
 let tmp;
 let tarball;
@@ -138,6 +138,11 @@ for (const file of ['attnlab-simd.wasm', 'attnlab-scalar.wasm', 'attnlab-relaxed
   report.resolve[file] = { viaImport, viaRequire, magic: bytes.subarray(0, 4).toString('hex'), size: bytes.length };
 }
 report.resolve.main = fileURLToPath(import.meta.resolve('attnlab'));
+{ // the corpus ships next to tasks.js: tasks.text() reads it, and it is a subpath
+  const text = tasks.text();
+  report.corpus = { vocab: text.vocab, characters: text.length, heldOut: text.corpus.heldOutCharacters,
+    file: fileURLToPath(import.meta.resolve('attnlab/kjv.txt')), verses: tasks.verses().classes.length };
+}
 { // a model trained on a task, and the float64 reference, through the package's own exports
   const lab = await init();
   const task = tasks.copy({ seqLen: 8, vocab: 6 });
@@ -187,6 +192,8 @@ test('from the installed package: init() and every variant, on every build; wasm
   const installed = path.join(project, 'node_modules', 'attnlab');
   for (const [file, x] of Object.entries(report.resolve)) {
     if (file === 'main') {
+      assert.deepEqual(report.corpus, { vocab: 63, characters: 4137847, heldOut: 398939, file: path.join(installed, 'dist', 'kjv.txt'), verses: 8 },
+        'the corpus from the installed package');
       assert.ok(x.startsWith(installed), `attnlab resolves to ${x}, outside ${installed}`);
       continue;
     }

@@ -15,7 +15,7 @@ import { VARIANTS, VARIANT_IDS, ARRAY_SHAPES, MIXTURE_COMPONENTS, OPTIONS, array
 /** What the reference model needs to know of the registry. */
 const REGISTRY = { variants: VARIANTS, options: OPTIONS };
 
-const TASK_NAMES = ['recall', 'copy', 'reverse', 'sort', 'text'];
+const TASK_NAMES = ['recall', 'copy', 'reverse', 'sort', 'text', 'verses'];
 const DEFAULT_KEYS = ['dModel', 'heads', 'layers', 'dFF', 'steps', 'batch', 'lr', 'warmup'];
 
 /** Small instances of every task (and the defaults). */
@@ -30,13 +30,16 @@ const INSTANCES = [
   () => tasks.sort(),
   () => tasks.sort({ seqLen: 2, vocab: 40 }),
   () => tasks.text(),
+  () => tasks.text({ text: DEFAULT_TEXT }),
   () => tasks.text({ text: 'abcabcabdabcabcabdabcabcabd', seqLen: 2 }),
+  () => tasks.verses(),
+  () => tasks.verses({ label: 'testament', seqLen: 16 }),
 ];
 
 const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
 
 describe('tasks: every task', () => {
-  test('the export holds exactly the five tasks, each with numeric defaults', () => {
+  test('the export holds exactly the six tasks, each with numeric defaults', () => {
     assert.deepEqual(Object.keys(tasks).sort(), [...TASK_NAMES].sort());
     for (const name of TASK_NAMES) {
       const t = tasks[name]();
@@ -209,16 +212,17 @@ describe('tasks.copy, reverse, sort', () => {
 });
 
 describe('tasks.text', () => {
-  test('the default text: a few hundred plain characters; the vocabulary is its sorted set', () => {
+  test('DEFAULT_TEXT, the example paragraph: a few hundred plain characters; the vocabulary is its sorted set', () => {
     assert.ok(DEFAULT_TEXT.length >= 300 && DEFAULT_TEXT.length <= 1000, `${DEFAULT_TEXT.length} characters`);
     assert.match(DEFAULT_TEXT, /^[A-Za-z ,.]+$/);
-    const t = tasks.text();
+    assert.notEqual(tasks.text().length, DEFAULT_TEXT.length, 'without a text, the task is the corpus (tests/corpus.test.mjs)');
+    const t = tasks.text({ text: DEFAULT_TEXT });
     assert.deepEqual(t.chars, [...new Set(DEFAULT_TEXT)].sort());
     assert.equal(t.vocab, t.chars.length);
     assert.equal(t.split, DEFAULT_TEXT.length - Math.floor(DEFAULT_TEXT.length / 10));
   });
 
-  for (const opts of [{}, { text: 'the cat sat on the mat and the dog sat on the log', seqLen: 5 }]) {
+  for (const opts of [{ text: DEFAULT_TEXT }, { text: 'the cat sat on the mat and the dog sat on the log', seqLen: 5 }]) {
     test(`windows read the string; train and held-out are disjoint ${opts.seqLen ?? ''}`, () => {
       const t = tasks.text(opts);
       const str = t.options.text;
@@ -270,7 +274,7 @@ describe('tasks.text', () => {
     assert.throws(() => tasks.text({ text: 42 }), /text/);
     assert.throws(() => tasks.text({ text: 'abcdefghijkl', seqLen: 11 }), /seqLen.*too long/);
     assert.throws(() => tasks.text({ seqLen: 1 }), /seqLen/);
-    assert.throws(() => tasks.text().encode('Z!'), /vocabulary/);
+    assert.throws(() => tasks.text({ text: DEFAULT_TEXT }).encode('Z!'), /vocabulary/);
   });
 });
 

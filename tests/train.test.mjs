@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { train, learningRate } from '../src/js/train.js';
-import { tasks } from '../src/js/tasks.js';
+import { tasks, DEFAULT_TEXT } from '../src/js/tasks.js';
 import { binding } from './helpers.mjs';
 
 const { init } = await binding(); // train.js throws src/js/errors.js's AttnError: tests check name and code
@@ -51,15 +51,16 @@ test('progress at every evalEvery steps and at the end', async () => {
   assert.equal(res.steps, 23);
   assert.equal(res.aborted, false);
   for (const p of res.history) {
-    for (const k of ['loss', 'accuracy', 'evalLoss', 'evalAccuracy', 'lr', 'msPerStep', 'elapsedMs']) {
+    for (const k of ['loss', 'accuracy', 'evalLoss', 'evalAccuracy', 'evalBits', 'lr', 'msPerStep', 'elapsedMs']) {
       assert.equal(typeof p[k], 'number', `${k} is a number`);
       assert.ok(Number.isFinite(p[k]), `${k} is finite: ${p[k]}`);
     }
+    assert.equal(p.evalBits, p.evalLoss / Math.LN2, 'evalBits: the held-out loss in bits');
     assert.ok(p.evalAccuracy >= 0 && p.evalAccuracy <= 1);
     assert.equal(p.alpha, undefined, 'no alpha for a non-mixture');
   }
   const last = res.history.at(-1);
-  assert.deepEqual(res.final, { loss: last.loss, accuracy: last.accuracy, evalLoss: last.evalLoss, evalAccuracy: last.evalAccuracy });
+  assert.deepEqual(res.final, { loss: last.loss, accuracy: last.accuracy, evalLoss: last.evalLoss, evalAccuracy: last.evalAccuracy, evalBits: last.evalBits });
   // The held-out set is fixed: evaluating it again by hand gives the last entry's numbers.
   const held = task.sample(16, 3, 'heldout');
   const ev = model.evaluate(held.tokens, held.targets);
@@ -93,13 +94,14 @@ test('a mixture reports alpha of every layer and head', async () => {
   model.dispose();
 });
 
-test('text: the held-out set is heldOutWindows()', async () => {
-  const text = tasks.text({ seqLen: 16 });
-  const model = lab.model({ variant: 'softmax', vocab: text.vocab, seqLen: 16, dModel: 16, heads: 2, layers: 1, dFF: 32, causal: true, seed: 1 });
-  const res = await train(model, text, { steps: 3, batch: 2, evalEvery: 3 });
-  const w = text.heldOutWindows();
-  assert.equal(res.history[0].evalLoss, model.evaluate(w.tokens, w.targets).loss);
-  model.dispose();
+test('text: the held-out set is heldOutWindows() on a string, evalWindows() on the corpus', async () => {
+  for (const [text, set] of [[tasks.text({ text: DEFAULT_TEXT, seqLen: 16 }), 'heldOutWindows'], [tasks.text({ seqLen: 16 }), 'evalWindows']]) {
+    const model = lab.model({ variant: 'softmax', vocab: text.vocab, seqLen: 16, dModel: 16, heads: 2, layers: 1, dFF: 32, causal: true, seed: 1 });
+    const res = await train(model, text, { steps: 3, batch: 2, evalEvery: 3 });
+    const w = text[set]();
+    assert.equal(res.history[0].evalLoss, model.evaluate(w.tokens, w.targets).loss, set);
+    model.dispose();
+  }
 });
 
 test('same seed -> the same history, bit for bit', async () => {

@@ -365,6 +365,8 @@ export interface TrainProgress {
   accuracy: number;
   evalLoss: number;
   evalAccuracy: number;
+  /** evalLoss / ln 2: held-out bits per predicted token (text: bits per character); evalLoss is in nats. */
+  evalBits: number;
   lr: number;
   msPerStep: number;
   elapsedMs: number;
@@ -374,7 +376,7 @@ export interface TrainProgress {
 
 export interface TrainResult {
   history: TrainProgress[];
-  final: { loss: number; accuracy: number; evalLoss: number; evalAccuracy: number };
+  final: { loss: number; accuracy: number; evalLoss: number; evalAccuracy: number; evalBits: number };
   steps: number;
   ms: number;
   trainMs: number;
@@ -399,14 +401,98 @@ export interface Task {
   describe(tokens: ArrayLike<number>, i: number): string;
 }
 
+/**
+ * The text corpus (the King James Bible, one verse a line) and its index (each book's name,
+ * testament and verses per chapter), as loadCorpus() returns it.
+ */
+export interface Corpus {
+  readonly text: string;
+  readonly index: {
+    readonly name?: string;
+    readonly books: ReadonlyArray<{ readonly name: string; readonly testament: 'OT' | 'NT' | string; readonly verses: readonly number[] }>;
+    readonly [key: string]: unknown;
+  };
+}
+
+/** A set of windows (text): every held-out character once (heldOutWindows) or a fixed subset (evalWindows). */
+export interface TextWindows extends TaskBatch {
+  /** The text position of each window's first token. */
+  starts: Int32Array;
+}
+
+/** tasks.text(): next-character prediction on a string of your own, or on the corpus. */
+export interface TextTask extends Task {
+  readonly chars: readonly string[];
+  /** Characters in the text (the corpus or the string). */
+  readonly length: number;
+  sample(batch: number, seed: number, split?: 'train' | 'heldout'): TextWindows;
+  /** Every held-out character predicted exactly once. */
+  heldOutWindows(): TextWindows;
+  /** Corpus only: 128 evenly spaced windows of heldOutWindows(), what train() evaluates as it goes. */
+  evalWindows?(): TextWindows;
+  /** A string of your own: where its held-out part (the last 10 %) begins. */
+  readonly split?: number;
+  /** Corpus only: its size and split (every 10th chapter held out). */
+  readonly corpus?: {
+    readonly name: string; readonly characters: number; readonly verses: number; readonly chapters: number;
+    readonly heldOutEvery: number; readonly heldOutChapters: number; readonly trainCharacters: number; readonly heldOutCharacters: number;
+  };
+  /** Corpus only: whether a text position lies in a held-out chapter. */
+  isHeldOut?(position: number): boolean;
+  tokenName(token: number): string;
+  /** The token ids of a string of the vocabulary's characters. */
+  encode(text: string): Int32Array;
+}
+
+/** One verse of the corpus, as tasks.verses().verse(i) describes it. */
+export interface VerseInfo {
+  index: number;
+  book: string;
+  chapter: number;
+  verse: number;
+  testament: string;
+  text: string;
+  /** Its class index. */
+  label: number;
+  heldOut: boolean;
+}
+
+/** tasks.verses(): which part of the Bible a verse comes from, answered at its last position. */
+export interface VersesTask extends Task {
+  readonly chars: readonly string[];
+  /** A class is answered with the token of its letter (A..H for groups, O and N for testaments). */
+  readonly classes: ReadonlyArray<{ readonly name: string; readonly letter: string; readonly token: number }>;
+  /** 1 / classes. */
+  readonly chance: number;
+  /** The padding token ("\n") before a verse shorter than seqLen. */
+  readonly padding: number;
+  readonly counts: { readonly train: readonly number[]; readonly heldout: readonly number[] };
+  sample(batch: number, seed: number, split?: 'train' | 'heldout'): TaskBatch & { verses: Int32Array; labels: Int32Array };
+  verse(index: number): VerseInfo;
+  tokenName(token: number): string;
+}
+
 /** Tasks that separate the variants, deterministic from a seed (src/js/tasks.js). */
 export const tasks: {
   recall(options?: { pairs?: number; seqLen?: number; vocab?: number; queries?: number }): Task;
   copy(options?: { seqLen?: number; vocab?: number }): Task;
   reverse(options?: { seqLen?: number; vocab?: number }): Task;
   sort(options?: { seqLen?: number; vocab?: number }): Task;
-  text(options?: { text?: string; seqLen?: number }): Task;
+  /** Without text: the corpus (Node reads the shipped one; a browser passes { corpus: await loadCorpus() }). */
+  text(options?: { text?: string; corpus?: Corpus; seqLen?: number }): TextTask;
+  verses(options?: { label?: 'group' | 'testament'; corpus?: Corpus; seqLen?: number }): VersesTask;
 };
+
+/**
+ * The corpus for tasks.text({ corpus }) and tasks.verses({ corpus }): without arguments the
+ * shipped one (Node reads it from disk; a browser fetches kjv.txt and kjv-index.json next to
+ * tasks.js, 4.1 MB); { text, index }: the URLs (in Node also paths) of other files.
+ */
+export function loadCorpus(where?: { text?: string | URL; index?: string | URL }): Promise<Corpus>;
+
+/** A model evaluated on every held-out character of a text task (all of task.heldOutWindows()), batch windows at a time. */
+export function evaluateHeldOut(model: Model, task: Task, options?: { batch?: number; evalBatch?: number; seed?: number }):
+  { loss: number; accuracy: number; bits: number; counted: number; ms: number };
 
 /** Loads (once per build, cached and shared; fresh: true for an instance of your own) and returns an instance. */
 export function init(options?: InitOptions): Promise<AttnLab>;

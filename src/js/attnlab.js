@@ -22,7 +22,8 @@ import { cores, stackBytes, startPool, threadsBlocked } from './pool.js';
 
 export { AttnError };
 
-export { tasks } from './tasks.js';
+export { tasks, loadCorpus } from './tasks.js';
+export { evaluateHeldOut } from './train.js';
 export const version = '0.1.0';
 
 const BUILD_FILES = {

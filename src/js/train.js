@@ -12,20 +12,24 @@
 // positive). learningRate(s, { steps, lr, warmup }) is exported for inspection.
 //
 // Data: step s trains on task.sample(batch, seed + s, 'train'). The held-out set is fixed for the
-// run: task.heldOutWindows() when the task has it (text: every held-out character once),
-// otherwise task.sample(evalBatch, seed, 'heldout') (an independent stream from the training one).
+// run: task.evalWindows() when the task has it (text on the corpus: 128 evenly spaced windows of
+// the held-out chapters), else task.heldOutWindows() (text on a string: every held-out character
+// once), otherwise task.sample(evalBatch, seed, 'heldout') (an independent stream from the
+// training one). evaluateHeldOut(model, task) below evaluates all of task.heldOutWindows().
 //
 // Progress: after every evalEvery steps and after the last step, the model is evaluated on the
 // held-out set and onProgress gets (and history records)
 //   { step,             steps taken so far
 //     loss, accuracy,   mean training loss / accuracy over the steps since the previous entry
 //     evalLoss, evalAccuracy,   on the held-out set
+//     evalBits,         evalLoss / ln 2: held-out bits per predicted token, for every task (text:
+//                       bits per character; evalLoss is in nats per predicted token)
 //     lr,               the rate of the last step taken
 //     msPerStep,        mean wall time of a training step since the previous entry (no evaluation)
 //     elapsedMs,        wall time since the start, evaluations and yields included, time spent
 //                       waiting in the pause hook excluded (so a paused run's time axis has no gap)
 //     alpha? }          mixtures only: alpha[layer][head] = the head's component weights
-// The result is { history, final: { loss, accuracy, evalLoss, evalAccuracy } (the last entry's),
+// The result is { history, final: { loss, accuracy, evalLoss, evalAccuracy, evalBits } (the last entry's),
 // steps, ms, trainMs, aborted }.
 //
 // Pause: options.pause, if given, is called before every step as pause({ step }) (step = the
@@ -152,9 +156,9 @@ export async function train(model, task, options = {}) {
   // An abort before the run starts rejects with the signal's reason, as fetch() does: no step ran,
   // so there is no result to give.
   if (o.signal?.aborted) throw o.signal.reason ?? new AttnError('VALUE', 'train: the signal was aborted before training started');
-  const heldOut = typeof task.heldOutWindows === 'function'
-    ? task.heldOutWindows()
-    : sampleOf(task, o.evalBatch, o.seed, 'heldout');
+  const heldOut = typeof task.evalWindows === 'function' ? task.evalWindows()
+    : typeof task.heldOutWindows === 'function' ? task.heldOutWindows()
+      : sampleOf(task, o.evalBatch, o.seed, 'heldout');
   const history = [];
   const start = now();
   let lastYield = start;
@@ -174,6 +178,7 @@ export async function train(model, task, options = {}) {
       accuracy: n ? window.accuracy / n : NaN,
       evalLoss: ev.loss,
       evalAccuracy: ev.accuracy,
+      evalBits: ev.loss / Math.LN2,
       lr,
       msPerStep: n ? window.ms / n : 0,
       elapsedMs: now() - start - pausedMs,
@@ -219,12 +224,39 @@ export async function train(model, task, options = {}) {
   const last = history[history.length - 1];
   return {
     history,
-    final: { loss: last.loss, accuracy: last.accuracy, evalLoss: last.evalLoss, evalAccuracy: last.evalAccuracy },
+    final: { loss: last.loss, accuracy: last.accuracy, evalLoss: last.evalLoss, evalAccuracy: last.evalAccuracy, evalBits: last.evalBits },
     steps: step,
     ms: now() - start - pausedMs,
     trainMs,
     aborted,
   };
+}
+
+/**
+ * Evaluates model on all of task.heldOutWindows() (text on the corpus: every held-out character
+ * once, 6,292 windows at seqLen 64), batch windows at a time so that memory stays small; the
+ * result is what one evaluate() of them all would give: { loss, accuracy, bits (= loss / ln 2),
+ * counted, ms }. Tasks without heldOutWindows() are evaluated on task.sample(evalBatch, seed,
+ * 'heldout').
+ */
+export function evaluateHeldOut(model, task, { batch = 256, evalBatch = 256, seed = 0 } = {}) {
+  intArg('batch', batch, 1, 1 << 20);
+  const t0 = now();
+  const set = typeof task?.heldOutWindows === 'function' ? task.heldOutWindows() : task.sample(evalBatch, seed, 'heldout');
+  const L = model.config.seqLen;
+  const count = set.tokens.length / L;
+  let loss = 0;
+  let hits = 0;
+  let counted = 0;
+  for (let s = 0; s < count; s += batch) {
+    const e = Math.min(count, s + batch) * L;
+    const r = model.evaluate(set.tokens.subarray(s * L, e), set.targets.subarray(s * L, e));
+    loss += r.loss * r.counted;
+    hits += r.accuracy * r.counted;
+    counted += r.counted;
+  }
+  const mean = counted ? loss / counted : 0;
+  return { loss: mean, accuracy: counted ? hits / counted : 0, bits: mean / Math.LN2, counted, ms: now() - t0 };
 }
 
 export default train;

@@ -15,6 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ROOT, BINDING, ARTIFACTS, startEnv, stopEnv, newPage, assertNoProblems, assertClose } from './harness.mjs';
+import { DEFAULT_TEXT } from '../../src/js/tasks.js'; // the page's text when its box is empty
 
 let binding, simdLab;
 
@@ -31,7 +32,7 @@ const idle = (page) => X(page, (x) => x.idle());
 /** What lab.train gives in Node for the page's config of one variant (the SIMD build, as the page). */
 async function nodeRun(cfg, name, { stopAt } = {}) {
   const { tasks } = binding;
-  const task = tasks[cfg.task]({ ...cfg.knobs, ...(cfg.task === 'text' && cfg.text ? { text: cfg.text } : {}) });
+  const task = tasks[cfg.task]({ ...cfg.knobs, ...(cfg.task === 'text' ? { text: cfg.text || DEFAULT_TEXT } : {}) });
   // the page's own config → lab.model / lab.train arguments (a plain module: Node can load it)
   const { modelConfig, trainOptions } = await import(pathToFileURL(path.join(ROOT, 'web', 'experiment', 'config.js')).href);
   const config = modelConfig(cfg, task, name);
@@ -416,8 +417,8 @@ describe('attnlab page: the Experiment view', () => {
     const { default: results } = await import(pathToFileURL(script).href);
     fs.rmSync(script);
     for (const r of runs) {
-      const { loss, accuracy, evalLoss, evalAccuracy } = r.final;
-      assert.deepEqual(results[r.variant], { loss, accuracy, evalLoss, evalAccuracy }, `${r.variant}: the snippet's final numbers`);
+      const { loss, accuracy, evalLoss, evalAccuracy, evalBits } = r.final;
+      assert.deepEqual(results[r.variant], { loss, accuracy, evalLoss, evalAccuracy, evalBits }, `${r.variant}: the snippet's final numbers`);
     }
     assertNoProblems(page);
   });

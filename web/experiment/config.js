@@ -5,7 +5,7 @@
 //
 //   #view=experiment&x.task=copy&x.seqLen=16&x.vocab=8&x.vars=softmax,linear&x.dModel=32&...&x.seed=1
 
-import { tasks } from '../../dist/tasks.js';
+import { tasks, DEFAULT_TEXT } from '../../dist/tasks.js';
 // The one list of variants (name, lab variant, options, freezeParam), shared with `npm run
 // experiments` and bench/training.mjs.
 import { VARIANTS } from './variants.js';
@@ -42,17 +42,21 @@ export const PRESETS = {
   'softmax-text': { label: 'Is softmax needed? (text)', task: 'text', variants: ['softmax', 'linear', 'efficient', 'taylor'] },
 };
 
+// The text task here always has a string: the user's, or DEFAULT_TEXT (the short paragraph) when
+// the box is empty. (Without a string tasks.text() reads the 4 MB corpus, which the page does not
+// fetch yet.)
+
 /** The resolved options of a task built from knobs (tasks.js fills what is missing). Throws tasks.js's Error on bad knobs. */
 export function makeTask(name, knobs, text) {
   const opts = {};
   for (const k of TASK_KNOBS[name]) if (knobs[k] != null) opts[k] = knobs[k];
-  if (name === 'text' && text != null && text !== '') opts.text = text;
+  if (name === 'text') opts.text = text != null && text !== '' ? text : DEFAULT_TEXT;
   return tasks[name](opts);
 }
 
 /** A config with the task's own defaults (its knobs resolved by tasks.js, model and steps from task.defaults). */
 export function configForTask(name, base = {}) {
-  const task = tasks[name]();
+  const task = tasks[name](name === 'text' ? { text: DEFAULT_TEXT } : {});
   const d = task.defaults;
   const knobs = {};
   for (const k of TASK_KNOBS[name]) knobs[k] = task.options[k];

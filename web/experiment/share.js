@@ -58,8 +58,7 @@ export async function exportCurves(cfg, runs, xAxis, format) {
 /** The Node code that reproduces the run. */
 export function codeSnippet(cfg) {
   const task = makeTask(cfg.task, cfg.knobs, cfg.text);
-  const taskArgs = { ...task.options };
-  if (cfg.task === 'text' && !cfg.text) delete taskArgs.text; // the default text
+  const taskArgs = { ...task.options }; // text: the string itself (tasks.text() alone would read the corpus)
   const configs = cfg.variants.map((name) => modelConfig(cfg, task, name));
   const lines = [
     "import { init, tasks } from 'attnlab';",

@@ -5,11 +5,12 @@
 // A member added to attnlab.d.ts makes tsc fail here ("Property 'x' is missing in type ...
 // Record<keyof ..., true>"): add it to the list and use it below.
 
-import { init, features, version, AttnError, tasks } from 'attnlab';
+import { init, features, version, AttnError, tasks, loadCorpus, evaluateHeldOut } from 'attnlab';
 import type {
   AttnLab, AttnErrorCode, AttentionInputs, AttentionOptions, AttentionResult, BuildName, DimInfo, Features,
   FixedPattern, GradOptions, GradResult, InitOptions, InputSpec, KnownVariantId, Matrix, MixtureComponent, OptionInfo,
   VariantId, VariantInfo, Model, ModelConfig, LossResult, GenerateResult, Task, TaskBatch, TrainResult, TrainOptions,
+  Corpus, TextTask, VersesTask, VerseInfo,
 } from 'attnlab';
 
 /** What the runner provides: the package's .wasm files, as bytes and as a location. */
@@ -238,6 +239,21 @@ export async function exercise(env: Env) {
   model.dispose();
   reloaded.dispose();
 
+  // the corpus (read from the installed package) and the tasks built on it
+  const corpus: Corpus = await loadCorpus();
+  const textTask: TextTask = tasks.text({ corpus, seqLen: 16 });
+  const verseTask: VersesTask = tasks.verses({ label: 'testament', seqLen: 16 });
+  const verseBatch = verseTask.sample(2, 1, 'heldout');
+  const verse: VerseInfo = verseTask.verse(verseBatch.verses[0]);
+  const verseModel: Model = lab.model({ ...config, vocab: verseTask.vocab, seqLen: verseTask.seqLen });
+  const held = evaluateHeldOut(verseModel, verseTask, { evalBatch: 8 });
+  verseModel.dispose();
+  const corpusSummary = {
+    vocab: textTask.vocab, characters: textTask.corpus?.characters ?? 0, evalWindows: textTask.evalWindows?.().starts.length ?? 0,
+    classes: verseTask.classes.length, chance: verseTask.chance, bitsAreLoss: held.bits === held.loss / Math.LN2 && verse.heldOut,
+    finalBits: trained.final.evalBits === trained.final.evalLoss / Math.LN2,
+  };
+
   // errors, narrowed on their code
   const errors = {
     shape: codeOf(() => lab.attention('softmax', { n, d, dv, q: q.subarray(1), k, v })),
@@ -276,6 +292,7 @@ export async function exercise(env: Env) {
     },
     grad: gradSummary,
     model: modelSummary,
+    corpus: corpusSummary,
     calls, firstWeight, stateLength: state?.length ?? null, matrixLength: m.length, memory, errors,
   };
 }
