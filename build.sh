@@ -161,8 +161,8 @@ for level in scalar simd relaxed; do
 done
 
 # --- 4. the binding ----------------------------------------------------------------------------
-cp src/js/*.js src/js/attnlab.d.ts "$OUT/"
-# tasks.js finds the corpus next to itself (new URL('./kjv.txt', import.meta.url))
+cp src/js/*.js src/js/*.d.ts "$OUT/"
+# tasks.js (Node) and corpus.js (browsers, bundlers) find the corpus next to themselves
 cp data/kjv.txt data/kjv-index.json "$OUT/"
 date -u +%FT%TZ > "$OUT/.stamp"
 ls -l "$OUT"/*.wasm | awk '{ print "build.sh: " $5 " bytes  " $9 }'

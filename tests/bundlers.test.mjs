@@ -210,6 +210,8 @@ describe('attnlab bundled into a browser app', () => {
         `dist/assets/${emitted[0]} differs from the package's ${f}`);
     }
     assert.ok(!WASM_FILES.some((f) => fs.existsSync(path.join(out, f))), 'nothing copied .wasm files by hand');
+    // the 4.1 MB corpus is emitted only for apps that import 'attnlab/corpus', and this one does not
+    assert.ok(!assets.some((a) => /^kjv/.test(a)), `Vite emitted the corpus for an app that never loads it: ${assets.join(', ')}`);
     checkPage(await runPage(out), 'Vite');
   });
 

@@ -18,7 +18,8 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { tasks, loadCorpus, HELD_OUT_EVERY } from '../src/js/tasks.js';
+import { tasks, HELD_OUT_EVERY } from '../src/js/tasks.js';
+import { loadCorpus } from '../src/js/corpus.js';
 import { train, evaluateHeldOut } from '../src/js/train.js';
 import { binding } from './helpers.mjs';
 

@@ -535,3 +535,15 @@ describe('fuzzing loadModel from a corpus of valid version-2 files', () => {
     assert.ok(counts.loaded > 0 && (counts.UNKNOWN ?? 0) + (counts.SHAPE ?? 0) + (counts.MEMORY ?? 0) > 0, JSON.stringify(counts));
   });
 });
+
+describe('evaluateHeldOut', () => {
+  test('null options mean the defaults; a misspelt option is UNKNOWN; a bad task is VALUE', async () => {
+    const { evaluateHeldOut } = await binding();
+    const task = tasks.copy({ seqLen: 8, vocab: 6 });
+    const model = lab.model({ ...SMALL, vocab: 6 });
+    assert.deepEqual({ ...evaluateHeldOut(model, task, null), ms: 0 }, { ...evaluateHeldOut(model, task), ms: 0 });
+    assert.throws(() => evaluateHeldOut(model, task, { bacth: 8 }), isError('UNKNOWN', /"bacth"/));
+    assert.throws(() => evaluateHeldOut(model, null), isError('VALUE', /task/));
+    model.dispose();
+  });
+});

@@ -403,7 +403,7 @@ export interface Task {
 
 /**
  * The text corpus (the King James Bible, one verse a line) and its index (each book's name,
- * testament and verses per chapter), as loadCorpus() returns it.
+ * testament and verses per chapter), as loadCorpus() of 'attnlab/corpus' returns it.
  */
 export interface Corpus {
   readonly text: string;
@@ -482,13 +482,6 @@ export const tasks: {
   text(options?: { text?: string; corpus?: Corpus; seqLen?: number }): TextTask;
   verses(options?: { label?: 'group' | 'testament'; corpus?: Corpus; seqLen?: number }): VersesTask;
 };
-
-/**
- * The corpus for tasks.text({ corpus }) and tasks.verses({ corpus }): without arguments the
- * shipped one (Node reads it from disk; a browser fetches kjv.txt and kjv-index.json next to
- * tasks.js, 4.1 MB); { text, index }: the URLs (in Node also paths) of other files.
- */
-export function loadCorpus(where?: { text?: string | URL; index?: string | URL }): Promise<Corpus>;
 
 /** A model evaluated on every held-out character of a text task (all of task.heldOutWindows()), batch windows at a time. */
 export function evaluateHeldOut(model: Model, task: Task, options?: { batch?: number; evalBatch?: number; seed?: number }):

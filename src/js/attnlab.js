@@ -22,7 +22,7 @@ import { cores, stackBytes, startPool, threadsBlocked } from './pool.js';
 
 export { AttnError };
 
-export { tasks, loadCorpus } from './tasks.js';
+export { tasks } from './tasks.js'; // loadCorpus: the subpath 'attnlab/corpus' (src/js/corpus.js)
 export { evaluateHeldOut } from './train.js';
 export const version = '0.1.0';
 

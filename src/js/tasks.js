@@ -7,7 +7,7 @@
 //                                                    shipped corpus; in a browser: { corpus })
 //   tasks.text({ text, seqLen })                     next character on a string of your own
 //   tasks.verses({ label, seqLen })                  which part of the Bible a verse comes from
-//   loadCorpus()                                      the corpus, fetched (browsers) or read (Node)
+//   loadCorpus() (attnlab/corpus)                     the corpus, fetched (browsers) or read (Node)
 //
 // Each factory returns a task
 //   { name, vocab, seqLen, causal, defaults: { dModel, heads, layers, dFF, steps, batch, lr, warmup },
@@ -463,18 +463,18 @@ export const HELD_OUT_EVERY = 10;
 const EVAL_WINDOWS = 128;
 const NEWLINE = 10;
 
-let shippedCorpus = null; // read on first use (Node)
+let shippedCache = null; // read on first use (Node)
 const preparedCorpora = new WeakMap(); // corpus object -> its parse
 
 const isFileUrl = () => String(import.meta.url).startsWith('file:');
 
 /** The shipped corpus, read from disk once (Node); in a browser, an Error saying what to do. */
 function shipped(task) {
-  if (shippedCorpus) return shippedCorpus;
+  if (shippedCache) return shippedCache;
   const fs = globalThis.process?.getBuiltinModule?.('node:fs');
   if (!fs || !isFileUrl()) {
     throw new Error(`tasks.${task}: without a text of your own this task reads the shipped corpus, which a browser ` +
-      `must fetch first: tasks.${task}({ corpus: await loadCorpus() })`);
+      `must fetch first: tasks.${task}({ corpus: await loadCorpus() }), with loadCorpus from 'attnlab/corpus'`);
   }
   // A computed URL, not a literal one: bundlers must not try to follow it.
   for (const dir of ['./', '../../data/']) {
@@ -482,57 +482,17 @@ function shipped(task) {
     if (!fs.existsSync(textUrl)) continue;
     const text = fs.readFileSync(textUrl, 'utf8');
     const index = JSON.parse(fs.readFileSync(new URL(dir + CORPUS_FILES.index, import.meta.url), 'utf8'));
-    shippedCorpus = Object.freeze({ text, index });
-    return shippedCorpus;
+    shippedCache = Object.freeze({ text, index });
+    return shippedCache;
   }
   throw new Error(`tasks.${task}: the corpus (${CORPUS_FILES.text}) is neither next to tasks.js nor in data/; ` +
     'run node scripts/prepare-corpus.mjs, or pass { corpus }');
 }
 
-async function readText(url) {
-  const href = String(url);
-  const fs = globalThis.process?.getBuiltinModule?.('node:fs/promises');
-  if (fs && (href.startsWith('file:') || !/^[a-z][a-z0-9+.-]*:/i.test(href))) {
-    return fs.readFile(href.startsWith('file:') ? new URL(href) : href, 'utf8');
-  }
-  const response = await fetch(href);
-  if (!response.ok) throw new Error(`loadCorpus: ${href}: HTTP ${response.status} ${response.statusText}`);
-  return response.text();
-}
+/** The shipped corpus, read from disk (Node only; corpus.js's loadCorpus() uses it there). */
+export const shippedCorpus = () => shipped('text');
 
-/**
- * The corpus as tasks.text({ corpus }) and tasks.verses({ corpus }) take it: { text, index }.
- * Without arguments: the shipped one (Node reads it from disk; a browser fetches kjv.txt and
- * kjv-index.json next to tasks.js). { text, index }: the URLs (or, in Node, paths) of other files.
- */
-export async function loadCorpus(where = {}) {
-  if (where === null || typeof where !== 'object' || Array.isArray(where)) {
-    throw new Error(`loadCorpus: the argument must be { text, index } (URLs), got ${where === null ? 'null' : typeof where}`);
-  }
-  for (const k of Object.keys(where)) if (k !== 'text' && k !== 'index') throw new Error(`loadCorpus: ${k} is not an option (known: text, index)`);
-  if (where.text == null && where.index == null && globalThis.process?.getBuiltinModule?.('node:fs') && isFileUrl()) {
-    return shipped('text');
-  }
-  // literal URLs, so that bundlers (Vite) emit the files next to the bundle
-  const textUrl = where.text ?? new URL('./kjv.txt', import.meta.url);
-  const indexUrl = where.index ?? new URL('./kjv-index.json', import.meta.url);
-  const [text, indexText] = await Promise.all([readText(textUrl), readText(indexUrl)]);
-  let index;
-  try {
-    index = JSON.parse(indexText);
-  } catch (err) {
-    throw new Error(`loadCorpus: ${String(indexUrl)} is not JSON (${err.message})`);
-  }
-  const corpus = Object.freeze({ text, index });
-  prepareCorpus(corpus, 'loadCorpus'); // a bad pair of files fails here, not at the first task
-  return corpus;
-}
-
-/**
- * The parse of a corpus, kept per corpus object: characters, token ids, verse offsets, chapters
- * (with their held-out flag) and the runs of consecutive training and held-out chapters.
- */
-function prepareCorpus(corpus, task) {
+export function prepareCorpus(corpus, task) {
   const bad = (msg) => fail(task, 'corpus', msg);
   if (corpus === null || typeof corpus !== 'object') bad(`must be { text, index } (see loadCorpus()), got ${corpus === null ? 'null' : typeof corpus}`);
   const hit = preparedCorpora.get(corpus);

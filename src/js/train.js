@@ -239,8 +239,20 @@ export async function train(model, task, options = {}) {
  * counted, ms }. Tasks without heldOutWindows() are evaluated on task.sample(evalBatch, seed,
  * 'heldout').
  */
-export function evaluateHeldOut(model, task, { batch = 256, evalBatch = 256, seed = 0 } = {}) {
+export function evaluateHeldOut(model, task, options) {
+  if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options))) {
+    throw new AttnError('VALUE', `evaluateHeldOut: options must be an object, got ${describe(options)}`);
+  }
+  for (const key of Object.keys(options ?? {})) {
+    if (!['batch', 'evalBatch', 'seed'].includes(key)) throw new AttnError('UNKNOWN', `evaluateHeldOut: unknown option "${key}"; expected batch, evalBatch, seed`);
+  }
+  const { batch = 256, evalBatch = 256, seed = 0 } = options ?? {};
   intArg('batch', batch, 1, 1 << 20);
+  intArg('evalBatch', evalBatch, 1, 1 << 20);
+  intArg('seed', seed, 0, 0xffffffff);
+  if (task === null || typeof task !== 'object' || typeof task.sample !== 'function') {
+    throw new AttnError('VALUE', `evaluateHeldOut: task must be a task of tasks, got ${describe(task)}`);
+  }
   const t0 = now();
   const set = typeof task?.heldOutWindows === 'function' ? task.heldOutWindows() : task.sample(evalBatch, seed, 'heldout');
   const L = model.config.seqLen;

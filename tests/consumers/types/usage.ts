@@ -5,7 +5,8 @@
 // A member added to attnlab.d.ts makes tsc fail here ("Property 'x' is missing in type ...
 // Record<keyof ..., true>"): add it to the list and use it below.
 
-import { init, features, version, AttnError, tasks, loadCorpus, evaluateHeldOut } from 'attnlab';
+import { init, features, version, AttnError, tasks, evaluateHeldOut } from 'attnlab';
+import { loadCorpus } from 'attnlab/corpus';
 import type {
   AttnLab, AttnErrorCode, AttentionInputs, AttentionOptions, AttentionResult, BuildName, DimInfo, Features,
   FixedPattern, GradOptions, GradResult, InitOptions, InputSpec, KnownVariantId, Matrix, MixtureComponent, OptionInfo,
