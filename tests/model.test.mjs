@@ -24,7 +24,7 @@ const configFor = (v, extra = {}) => ({
   variant: v.id, vocab: 6, seqLen: 5, dModel: 8, heads: 2, layers: 1, dFF: 12, causal: true, seed: 3,
   options: isMixture(v) ? MIX : {}, ...extra,
 });
-const describeConfig = (c) => `${c.variant} layers=${c.layers} heads=${c.heads} ${c.causal ? 'causal' : 'bidirectional'}${c.options?.patterns ? ` patterns=${c.options.patterns.join(',')}` : ''}`;
+const describeConfig = (c) => `${c.variant} layers=${c.layers} heads=${c.heads} ${c.causal ? 'causal' : 'bidirectional'}${c.rStd ? ` rStd=${c.rStd}` : ''}${c.options?.patterns ? ` patterns=${c.options.patterns.join(',')}` : ''}`;
 
 function batchFor(config, batch, seed) {
   const rnd = mulberry32(seed);
@@ -70,6 +70,11 @@ const FIXED = VARIANTS.find((v) => v.id === 'fixed');
 // (4 heads, 3 patterns: the fourth head wraps to the first pattern)
 CASES.push({ v: FIXED, config: configFor(FIXED, { layers: 2, heads: 4, causal: true, options: { patterns: ['first', 'left', 'previous'], window: 2 } }) });
 CASES.push({ v: FIXED, config: configFor(FIXED, { layers: 1, heads: 4, causal: false, options: { patterns: ['last', 'right', 'next'] } }) });
+// rStd (the initial scale of r, r1, r2) passes through the config like any other field
+for (const id of ['random', 'factorized-random']) {
+  const v = VARIANTS.find((x) => x.id === id);
+  CASES.push({ v, config: { ...configFor(v, { layers: 1, heads: 2, causal: true, seed: 5 }), rStd: 1.5 } });
+}
 
 for (const build of buildList) {
   const lab = await loadBuild(build);
@@ -88,6 +93,36 @@ for (const build of buildList) {
         model.dispose();
       });
     }
+
+    test('rStd sets the initial scale of r, r1 and r2, bit for bit as the contract says; it is saved and loaded', () => {
+      for (const id of ['random', 'factorized-random', 'mixture']) {
+        const v = VARIANTS.find((x) => x.id === id);
+        for (const rStd of [1, 0.7, 3.25e-3]) {
+          const config = { ...configFor(v, { layers: 1, seed: 9 }), rStd };
+          const model = lab.model(config);
+          assert.equal(model.config.rStd, rStd);
+          const ref = initParameters({ ...config, registry: REGISTRY });
+          const mine = model.parameters();
+          for (const [name, a] of Object.entries(mine)) {
+            assert.ok(sameBits(a, Float32Array.from(ref[name])), `${describeConfig(config)} rStd ${rStd}: ${name} differs from the contract's initialisation`);
+          }
+          const again = lab.loadModel(model.save());
+          assert.equal(again.config.rStd, rStd, `${id}: rStd after save/load`);
+          assert.ok(Object.entries(again.parameters()).every(([name, a]) => sameBits(a, mine[name])), `${id}: parameters after save/load`);
+          again.dispose();
+          model.dispose();
+        }
+      }
+      const softmax = lab.model(configFor(VARIANTS.find((x) => x.id === 'softmax'), {}));
+      assert.equal(softmax.config.rStd, 0.2, 'the default');
+      assert.ok(!('rStd' in JSON.parse(new TextDecoder().decode(softmax.save().subarray(4, 4 + new DataView(softmax.save().buffer).getUint32(0, true)))).config),
+        'a default rStd is not written, so files of default models keep their bytes');
+      softmax.dispose();
+      for (const bad of [0, -1, NaN, Infinity, 2e6, '1']) {
+        assert.throws(() => lab.model({ ...configFor(VARIANTS.find((x) => x.id === 'random'), {}), rStd: bad }),
+          (err) => err.code === 'VALUE' && /rStd/.test(err.message), `rStd ${String(bad)}`);
+      }
+    });
 
     for (const { v, config } of CASES) {
       test(`${describeConfig(config)}: logits, loss and every parameter's gradient match the float64 reference`, () => {

@@ -343,8 +343,8 @@ int32_t attn_threads_probe(int32_t pieces, int32_t trap);
  * (attn_model_workspace_size, 16-byte aligned) that holds the activations of one batch; nothing is
  * allocated. Results depend only on the inputs, the seed and the build (fixed summation order). */
 
-/* The configuration. The field order is part of the ABI (every field is 4 bytes wide; frozen is a
- * pointer). attn_model_config_default fills the defaults. */
+/* The configuration. The field order is part of the ABI (every field is 4 bytes wide but r_std, a
+ * double at offset 48; frozen is a pointer). attn_model_config_default fills the defaults. */
 typedef struct attn_model_config {
     int32_t variant;      /* attn_variant of every head */
     int32_t vocab;        /* tokens are 0 .. vocab-1 */
@@ -358,6 +358,8 @@ typedef struct attn_model_config {
     int32_t rank;         /* factorized-random: the rank; 0: min(8, seq_len) */
     float weight_decay;   /* AdamW decay of the matrices (default 0.01) */
     uint32_t seed;        /* initialisation */
+    double r_std;         /* initial standard deviation of r, r1, r2 (random, factorized-random), in
+                           * (0, 1e6]; default 0.2 */
     /* The attention options of every head: scale, eps, tiling, window, and for a mixture
      * n_components + component. causal comes from the field above; fixed heads take their pattern
      * from the list below (options.pattern is ignored); a mixture's weights are the learned logits
@@ -395,7 +397,7 @@ typedef struct attn_model_param {
     double init_value;
 } attn_model_param;
 
-/* Defaults: softmax, not causal, hidden and rank 0 (their defaults), weight_decay 0.01, seed 0,
+/* Defaults: softmax, not causal, hidden and rank 0 (their defaults), weight_decay 0.01, seed 0, r_std 0.2,
  * attn_options_default, no frozen parameters; the sizes are 0 and must be set. */
 void attn_model_config_default(attn_model_config *cfg);
 

@@ -147,11 +147,11 @@ static int64_t dim_of(const model_shape *s, const char *name, int len) {
 }
 
 /* The initial standard deviation of a head parameter (docs/model.md's table); 0 = zeros. */
-static double head_std(int input) {
+static double head_std(const attn_model_config *cfg, int input) {
     switch (input) {
     case IN_q: case IN_k: case IN_x: case IN_v: case IN_w1: case IN_w: case IN_wa: case IN_wb:
     case IN_w2: return 0.02;
-    case IN_r: case IN_r1: case IN_r2: return 0.2;
+    case IN_r: case IN_r1: case IN_r2: return cfg->r_std;
     default: return 0.0; /* b1, b2, ba, bb, alpha */
     }
 }
@@ -171,6 +171,7 @@ static attn_status make_shape(const attn_model_config *cfg, model_shape *s, cons
     if (cfg->d_model % cfg->heads != 0) FAIL(ATTN_ERR_SHAPE, "heads must divide dModel");
     if (!(cfg->weight_decay - cfg->weight_decay == 0.0f) || cfg->weight_decay < 0.0f)
         FAIL(ATTN_ERR_VALUE, "weightDecay must be a finite number >= 0");
+    if (!(cfg->r_std > 0.0 && cfg->r_std <= 1e6)) FAIL(ATTN_ERR_VALUE, "rStd must be a number in (0, 1e6]");
     if ((int64_t)cfg->layers * cfg->heads > ATTN_MODEL_MAX_HEADS)
         FAIL(ATTN_ERR_MEMORY, "layers * heads is more than ATTN_MODEL_MAX_HEADS (4096)");
     int32_t big = ATTN_MAX_DIM;
@@ -261,7 +262,7 @@ static attn_status make_shape(const attn_model_config *cfg, model_shape *s, cons
         }
         sl->count = (int64_t)sl->rows * sl->cols;
         sl->offset = off;
-        sl->init_std = order[k] == SLOT_ALPHA ? 0.0 : head_std(order[k]);
+        sl->init_std = order[k] == SLOT_ALPHA ? 0.0 : head_std(cfg, order[k]);
         off = sadd(off, sl->count);
         s->nslots++;
     }
@@ -393,6 +394,7 @@ void attn_model_config_default(attn_model_config *cfg) {
     *cfg = (attn_model_config){0};
     cfg->variant = ATTN_SOFTMAX;
     cfg->weight_decay = 0.01f;
+    cfg->r_std = 0.2;
     attn_options_default(&cfg->options);
 }
 

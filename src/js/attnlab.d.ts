@@ -278,6 +278,8 @@ export interface ModelConfig {
   rank?: number;
   /** AdamW's decay of the matrices; default 0.01. */
   weightDecay?: number;
+  /** The initial standard deviation of r, r1, r2 (random, factorized-random), in (0, 1e6]; default 0.2. */
+  rStd?: number;
 }
 
 export interface LossResult {

@@ -14,10 +14,13 @@
 import { AttnError, STATUS_CODES, align, describe, typedLength } from './errors.js';
 import { mulberry32 } from './prng.js';
 
-const CONFIG_BYTES = 256; // attn_model_config: 12 four-byte fields, attn_options, a pointer, 1 + 16 ints
+const CONFIG_BYTES = 256; // attn_model_config: 12 four-byte fields, a double, attn_options, a pointer, 1 + 16 ints
 const CONFIG_FIELDS = ['variant', 'vocab', 'seqLen', 'dModel', 'heads', 'layers', 'dFF', 'causal',
   'hidden', 'rank', 'weightDecay', 'seed']; // in the struct's order; weightDecay is a float
-const OPTIONS_AT = 48; // attn_options follows the 12 fields; the frozen pointer follows it
+const R_STD_AT = 48; // double r_std follows the 12 fields
+const OPTIONS_AT = 56; // attn_options follows it; the frozen pointer follows the options
+const R_STD_DEFAULT = 0.2;
+const R_STD_MAX = 1e6;
 const PARAM_BYTES = 80; // attn_model_param
 const SAVE_MAGIC = 'attnlab-model';
 const SAVE_VERSION = 2; // 1: no checksum, the gradient section saved too (still loaded)
@@ -26,7 +29,7 @@ const MAX_HEADER_BYTES = 16 << 20; // a header holds the configuration only: far
 // AdamW counts steps from 1 in an int32 (attn_model_adamw): a model at this step can take no more.
 export const MAX_STEP = 0x7fffffff - 1;
 const SIZES = ['vocab', 'seqLen', 'dModel', 'heads', 'layers', 'dFF'];
-const KEYS = new Set([...SIZES, 'variant', 'options', 'causal', 'seed', 'freeze', 'hidden', 'rank', 'weightDecay']);
+const KEYS = new Set([...SIZES, 'variant', 'options', 'causal', 'seed', 'freeze', 'hidden', 'rank', 'weightDecay', 'rStd']);
 // Options a model sets itself, and why a caller cannot.
 const MODEL_SETS = new Map([
   ['causal', 'a model is causal or not as a whole: give causal in the model config'],
@@ -73,6 +76,10 @@ function readConfig(engine, config) {
   c.weightDecay = config.weightDecay ?? 0.01;
   if (typeof c.weightDecay !== 'number' || !Number.isFinite(Math.fround(c.weightDecay)) || c.weightDecay < 0) {
     throw new AttnError('VALUE', `model config: weightDecay must be a number >= 0 that float32 can hold (up to 3.4e38), got ${describe(c.weightDecay)}`);
+  }
+  c.rStd = config.rStd ?? R_STD_DEFAULT;
+  if (typeof c.rStd !== 'number' || !(c.rStd > 0 && c.rStd <= R_STD_MAX)) {
+    throw new AttnError('VALUE', `model config: rStd (the initial standard deviation of r, r1, r2) must be a number in (0, ${R_STD_MAX}], got ${describe(c.rStd)}`);
   }
   const freeze = config.freeze ?? [];
   if (!Array.isArray(freeze) || freeze.some((f) => typeof f !== 'string')) {
@@ -583,12 +590,13 @@ function failure(engine, status, what) {
   return new AttnError(STATUS_CODES[status] ?? 'VALUE', `${what}: ${detail}`);
 }
 
-// The configuration as save() writes it (hidden and rank only when given).
+// The configuration as save() writes it (hidden and rank only when given, rStd only when not 0.2).
 function configJson(config) {
   const { variant, vocab, seqLen, dModel, heads, layers, dFF, causal, seed, freeze, weightDecay, options } = config;
   const c = { variant, vocab, seqLen, dModel, heads, layers, dFF, causal, seed, freeze: [...freeze], weightDecay, options: copyJson(options) };
   if (config.hidden) c.hidden = config.hidden;
   if (config.rank) c.rank = config.rank;
+  if (config.rStd !== R_STD_DEFAULT) c.rStd = config.rStd; // so that files of default models keep their bytes
   return c;
 }
 
@@ -607,6 +615,7 @@ function writeConfig(engine, ptr, c, frozenPtr) {
     else if (name === 'seed') new Uint32Array(i32.buffer)[(ptr >>> 2) + i] = values[name];
     else i32[(ptr >>> 2) + i] = values[name];
   });
+  new Float64Array(i32.buffer, ptr + R_STD_AT, 1)[0] = c.rStd;
   engine.writeOptionsAt(ptr + OPTIONS_AT, c.opt);
   const frozenAt = ptr + OPTIONS_AT + engine.meta.optionsBytes; // after attn_options, whatever its size
   i32[frozenAt >>> 2] = frozenPtr;

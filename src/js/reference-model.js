@@ -71,7 +71,8 @@ const HEAD_PATTERN_CYCLE = ['previous', 'current', 'next', 'left', 'right', 'fir
 // Initialisation: the one table. A parameter is named [l{l}.[h{h}.]]<kind>; its rule is INIT[kind].
 // { std } draws value = Math.fround(normal · std) from its own stream, normal = Irwin–Hall
 // (u1 + u2 + u3 + u4 − 2)·√3 (normalStream(seed, name) of src/js/prng.js, mulberry32 seeded with
-// streamSeed(seed, name)); { value } is a constant. std 'residual' is 0.02 / √(2·layers).
+// streamSeed(seed, name)); { value } is a constant. std 'residual' is 0.02 / √(2·layers), std
+// 'rStd' is config.rStd (default 0.2).
 
 export const INIT = Object.freeze({
   tok_emb: { std: 0.02 },
@@ -80,9 +81,9 @@ export const INIT = Object.freeze({
   wq: { std: 0.02 }, wk: { std: 0.02 }, wx: { std: 0.02 }, wv: { std: 0.02 },
   w1: { std: 0.02 }, b1: { value: 0 }, w2: { std: 0.02 }, b2: { value: 0 },
   w: { std: 0.02 },
-  r: { std: 0.2 },
+  r: { std: 'rStd' }, // config.rStd, default 0.2
   wa: { std: 0.02 }, ba: { value: 0 }, wb: { std: 0.02 }, bb: { value: 0 },
-  r1: { std: 0.2 }, r2: { std: 0.2 },
+  r1: { std: 'rStd' }, r2: { std: 'rStd' },
   alpha: { value: 0 }, // logits: a uniform mixture (config.options.alphaLogits overrides, see below)
   wo: { std: 'residual' },
   'ln2.g': { value: 1 }, 'ln2.b': { value: 0 },
@@ -99,6 +100,7 @@ export function initRule(name, config) {
   const rule = INIT[kindOf(name)];
   if (!rule) throw new Error(`reference-model: no initialisation rule for parameter ${name}`);
   if (rule.std === 'residual') return { std: 0.02 / Math.sqrt(2 * c.layers) };
+  if (rule.std === 'rStd') return { std: c.rStd };
   return { ...rule };
 }
 
@@ -123,7 +125,7 @@ function factorA(n) {
 
 /**
  * The config with its defaults and derived sizes: { variant, options, vocab, seqLen, dModel,
- * heads, layers, dFF, causal, seed, freeze, hidden, rank, weightDecay, dh, L, a, b, components }.
+ * heads, layers, dFF, causal, seed, freeze, hidden, rank, rStd, weightDecay, dh, L, a, b, components }.
  * Idempotent (a resolved config resolves to itself).
  */
 export function resolveConfig(config) {
@@ -149,6 +151,8 @@ export function resolveConfig(config) {
   if (!Number.isInteger(hidden) || hidden < 1) throw new Error(`reference-model: config.hidden must be an integer >= 1, got ${String(hidden)}`);
   const rank = config.rank ?? Math.min(8, seqLen);
   if (!Number.isInteger(rank) || rank < 1) throw new Error(`reference-model: config.rank must be an integer >= 1, got ${String(rank)}`);
+  const rStd = config.rStd ?? 0.2;
+  if (typeof rStd !== 'number' || !(rStd > 0)) throw new Error(`reference-model: config.rStd must be a number > 0, got ${String(rStd)}`);
   const seed = config.seed ?? 0;
   if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) throw new Error(`reference-model: config.seed must be a uint32, got ${String(seed)}`);
   const options = { ...(config.options ?? {}) };
@@ -181,7 +185,7 @@ export function resolveConfig(config) {
   const resolved = {
     registry, variant, options, vocab, seqLen, dModel, heads, layers, dFF, causal, seed,
     freeze: [...(config.freeze ?? [])],
-    hidden, rank,
+    hidden, rank, rStd,
     weightDecay: config.weightDecay ?? 0.01,
     dh, L: seqLen, a: factorA(seqLen), b: seqLen / factorA(seqLen),
     components,

@@ -586,6 +586,20 @@ static void check_init(void) {
         CHECK(ok, "init %s is not the constant %g", consts[k].name, consts[k].value);
     }
     engine_free(&e);
+
+    /* r_std scales r: the same stream, so the values are 5x those at the default 0.2 (each rounded
+     * to float32 once, from the same float64 normal) */
+    cfg.r_std = 1.0;
+    if (!engine_make(&e, &cfg, 1)) return;
+    int32_t i = -1;
+    attn_model_param info;
+    attn_model_param_find(&cfg, "l0.h1.r", &i, NULL);
+    attn_model_param_info(&cfg, i, &info, NULL);
+    CHECK(info.init_std == 1.0, "l0.h1.r's init_std with r_std 1: %g", info.init_std);
+    for (int t = 0; t < 3; t++)
+        CHECK(fabs(e.mem[info.offset + t] - 5.0 * expect[3].v[t]) <= 1e-6 * fabs(5.0 * expect[3].v[t]),
+              "r_std 1: l0.h1.r[%d] = %.9g, expected 5 x %.9g", t, e.mem[info.offset + t], expect[3].v[t]);
+    engine_free(&e);
 }
 
 /* A macro, so that the call runs before its detail is read. */
@@ -623,6 +637,10 @@ static void check_errors(void) {
     expect_error(attn_model_check(&bad, &detail), ATTN_ERR_VALUE, detail, "attn_pattern", "pattern out of range");
     bad = cfg, bad.n_patterns = 1;
     expect_error(attn_model_check(&bad, &detail), ATTN_ERR_VALUE, detail, "fixed heads", "softmax given patterns");
+    bad = cfg, bad.r_std = 0;
+    expect_error(attn_model_check(&bad, &detail), ATTN_ERR_VALUE, detail, "rStd", "rStd 0");
+    bad = cfg, bad.r_std = NAN;
+    expect_error(attn_model_check(&bad, &detail), ATTN_ERR_VALUE, detail, "rStd", "rStd NaN");
     bad = cfg, bad.weight_decay = -1;
     expect_error(attn_model_check(&bad, &detail), ATTN_ERR_VALUE, detail, "weightDecay", "weightDecay -1");
     bad = cfg, bad.d_model = 1 << 30, bad.vocab = 1 << 30, bad.heads = 1;
