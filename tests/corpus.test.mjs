@@ -47,8 +47,12 @@ const CHAPTERS = [];
     }
   }
 }
-const heldOutChapter = (c) => c % 10 === 9; // the documented rule, written again here
-const HELD = CHAPTERS.filter((_, c) => heldOutChapter(c));
+// the documented rule, written again here: every 10th chapter is held out of training, and those
+// alternate between validation (c % 20 === 9) and the test set, 'heldout' (c % 20 === 19)
+const heldOutChapter = (c) => c % 10 === 9;
+const splitOfChapter = (c) => (!heldOutChapter(c) ? 'train' : c % 20 === 9 ? 'validation' : 'heldout');
+const HELD = CHAPTERS.filter((_, c) => splitOfChapter(c) === 'heldout');
+const VALID = CHAPTERS.filter((_, c) => splitOfChapter(c) === 'validation');
 /** The chapter index holding corpus position `at`. */
 function chapterAt(at) {
   let lo = 0;
@@ -126,19 +130,30 @@ describe('tasks.text() on the corpus', () => {
   const t = tasks.text();
   const L = t.seqLen;
 
-  test('the vocabulary is the corpus\'s characters; the split is every 10th chapter', () => {
+  test('the vocabulary is the corpus\'s characters; every 10th chapter is held out, half validation, half test', () => {
     assert.equal(HELD_OUT_EVERY, 10);
     assert.deepEqual(t.chars, [...new Set(TEXT)].sort());
     assert.equal(t.vocab, RECORDED.distinct);
     assert.equal(L, 64);
     const heldChars = HELD.reduce((s, c) => s + c.end - c.start, 0);
+    const validChars = VALID.reduce((s, c) => s + c.end - c.start, 0);
     assert.equal(t.corpus.heldOutCharacters, heldChars);
     assert.equal(t.corpus.heldOutChapters, HELD.length);
-    assert.ok(heldChars >= 100_000, `held out: ${heldChars} characters`);
-    assert.equal(t.corpus.trainCharacters, TEXT.length - heldChars);
-    const testaments = new Set(HELD.map((c) => c.testament));
-    assert.deepEqual([...testaments].sort(), ['NT', 'OT'], 'both testaments are held out');
-    assert.ok(HELD.filter((c) => c.testament === 'NT').length >= 20, 'and not a token few of the New');
+    assert.equal(t.corpus.validationCharacters, validChars);
+    assert.equal(t.corpus.validationChapters, VALID.length);
+    assert.ok(heldChars >= 100_000, `held out (test): ${heldChars} characters`);
+    assert.ok(validChars >= 100_000, `validation: ${validChars} characters`);
+    assert.equal(t.corpus.trainCharacters, TEXT.length - heldChars - validChars);
+    for (const set of [HELD, VALID]) {
+      const testaments = new Set(set.map((c) => c.testament));
+      assert.deepEqual([...testaments].sort(), ['NT', 'OT'], 'both testaments are held out');
+      assert.ok(set.filter((c) => c.testament === 'NT').length >= 10, 'and not a token few of the New');
+    }
+    for (const [c, ch] of CHAPTERS.entries()) {
+      assert.equal(t.splitOf(ch.start), splitOfChapter(c), `splitOf: ${ch.name} ${ch.number} (chapter ${c})`);
+      assert.equal(t.splitOf(ch.end - 1), splitOfChapter(c), `splitOf: ${ch.name} ${ch.number} (chapter ${c}), last character`);
+    }
+    assert.deepEqual(VALID.slice(0, 2).map((ch) => `${ch.name} ${ch.number}`), ['Genesis 10', 'Genesis 30']);
     for (const at of [0, HELD[0].start - 1, HELD[0].start, HELD[0].end - 1, HELD[0].end, HELD.at(-1).start + 5]) {
       assert.equal(t.isHeldOut(at), heldOutChapter(chapterAt(at)), `isHeldOut(${at})`);
     }
@@ -147,8 +162,7 @@ describe('tasks.text() on the corpus', () => {
       assert.equal(t.isHeldOut(ch.end - 1), heldOutChapter(c), `${ch.name} ${ch.number} (chapter ${c}), last character`);
     }
     const named = (ch) => `${ch.name} ${ch.number}`;
-    assert.deepEqual(HELD.slice(0, 2).map(named), ['Genesis 10', 'Genesis 20']);
-    assert.deepEqual(HELD.slice(-2).map(named), ['Revelation 3', 'Revelation 13']);
+    assert.deepEqual(HELD.slice(0, 2).map(named), ['Genesis 20', 'Genesis 40']);
   });
 
   test('no training sample reads or predicts a character of a held-out chapter', () => {
@@ -170,11 +184,11 @@ describe('tasks.text() on the corpus', () => {
     }
   });
 
-  test('held-out samples count held-out characters only', () => {
+  for (const split of ['heldout', 'validation']) test(`${split} samples count characters of ${split} chapters only`, () => {
     for (const seed of [0, 7]) {
-      const { tokens, targets, starts } = t.sample(256, seed, 'heldout');
+      const { tokens, targets, starts } = t.sample(256, seed, split);
       for (let s = 0; s < 256; s++) {
-        const where = `text heldout seed ${seed} sequence ${s} (start ${starts[s]})`;
+        const where = `text ${split} seed ${seed} sequence ${s} (start ${starts[s]})`;
         let counted = 0;
         for (let i = 0; i < L; i++) {
           const at = starts[s] + i + 1;
@@ -182,7 +196,7 @@ describe('tasks.text() on the corpus', () => {
           const tg = targets[s * L + i];
           if (tg < 0) continue;
           counted++;
-          assert.ok(heldOutChapter(chapterAt(at)), `${where}: target ${i} at ${at} is not held out`);
+          assert.equal(splitOfChapter(chapterAt(at)), split, `${where}: target ${i} at ${at} is not in a ${split} chapter`);
           assert.equal(t.chars[tg], TEXT[at], `${where}: target ${i}`);
         }
         assert.ok(counted > 0, `${where}: predicts a held-out character`);
@@ -207,15 +221,17 @@ describe('tasks.text() on the corpus', () => {
     return hits;
   }
 
-  test('heldOutWindows() predicts every held-out character exactly once, and nothing else', () => {
-    const hits = counts(t.heldOutWindows(), 'heldOutWindows');
-    const heldChars = HELD.reduce((s, c) => s + c.end - c.start, 0);
-    assert.equal(hits.size, heldChars, 'every held-out character');
-    for (const [at, k] of hits) {
-      assert.equal(k, 1, `position ${at} counted ${k} times`);
-      assert.ok(heldOutChapter(chapterAt(at)), `position ${at} is not held out`);
-    }
-  });
+  for (const [split, windows, chapters] of [['heldout', 'heldOutWindows', HELD], ['validation', 'validationWindows', VALID]]) {
+    test(`${windows}() predicts every character of the ${split} chapters exactly once, and nothing else`, () => {
+      const hits = counts(t[windows](), windows);
+      const chars = chapters.reduce((s, c) => s + c.end - c.start, 0);
+      assert.equal(hits.size, chars, `every ${split} character`);
+      for (const [at, k] of hits) {
+        assert.equal(k, 1, `position ${at} counted ${k} times`);
+        assert.equal(splitOfChapter(chapterAt(at)), split, `position ${at} is not in a ${split} chapter`);
+      }
+    });
+  }
 
   test('evalWindows(): fixed, 128 windows of heldOutWindows(), no character twice, both testaments', () => {
     const a = t.evalWindows();
@@ -227,7 +243,7 @@ describe('tasks.text() on the corpus', () => {
     const hits = counts(a, 'evalWindows');
     for (const [at, k] of hits) {
       assert.equal(k, 1, `position ${at} counted ${k} times`);
-      assert.ok(heldOutChapter(chapterAt(at)), `position ${at} is not held out`);
+      assert.equal(splitOfChapter(chapterAt(at)), 'heldout', `position ${at} is not in a test chapter`);
     }
     for (const s of a.starts) assert.ok(startsOfAll.has(s), `window at ${s} is one of heldOutWindows()`);
     assert.ok(hits.size >= 120 * L, `${hits.size} characters evaluated`);
@@ -312,20 +328,22 @@ describe('tasks.verses', () => {
       assert.deepEqual([a.book, a.chapter, a.verse, a.text], [book, ch, vs, lineText(line)], where);
       assert.equal(group.classes[a.label].name, g, `${where}: group`);
       assert.equal(testament.classes[testament.verse(line).label].name, tm, `${where}: testament`);
-      assert.equal(a.heldOut, heldOutChapter(CHAPTERS.findIndex((c) => c.name === book && c.number === ch)), `${where}: split`);
+      const c = CHAPTERS.findIndex((x) => x.name === book && x.number === ch);
+      assert.equal(a.heldOut, heldOutChapter(c), `${where}: held out of training`);
+      assert.equal(a.split, splitOfChapter(c), `${where}: split`);
     }
   });
 
   for (const [name, v] of [['group', group], ['testament', testament]]) {
     test(`${name}: every sequence is its verse, its label is its book's, and the splits stay apart`, () => {
       const L = v.seqLen;
-      for (const split of ['train', 'heldout']) {
+      for (const split of ['train', 'validation', 'heldout']) {
         for (const seed of [1, 2]) {
           const { tokens, targets, verses, labels } = v.sample(500, seed, split);
           for (let s = 0; s < 500; s++) {
             const where = `verses(${name}) ${split} seed ${seed} sequence ${s} (verse ${verses[s]})`;
             const c = CHAPTERS.findIndex((x) => verses[s] >= x.line && verses[s] < x.line + x.verses);
-            assert.equal(heldOutChapter(c), split === 'heldout', `${where}: chapter ${c} is in the wrong split`);
+            assert.equal(splitOfChapter(c), split, `${where}: chapter ${c} is in the wrong split`);
             const book = CHAPTERS[c].name;
             const expect = name === 'group' ? GROUP_OF[book] : (CHAPTERS[c].testament === 'OT' ? 'Old Testament' : 'New Testament');
             assert.equal(v.classes[labels[s]].name, expect, `${where}: ${book}`);
@@ -353,6 +371,19 @@ describe('tasks.verses', () => {
         assert.ok(Math.abs(tally[c] - n * p) < 5 * sd, `verses(${name}) seed 5: class ${v.classes[c].name} drawn ${tally[c]} of ${n}`);
       }
       assert.deepEqual(v.sample(16, 9, 'heldout'), v.sample(16, 9, 'heldout'));
+    });
+
+    test(`${name}: allVerses() holds every verse of a split once, with its label`, () => {
+      for (const split of ['heldout', 'validation']) {
+        const all = v.allVerses(split);
+        const expected = CHAPTERS.flatMap((c, ci) => (splitOfChapter(ci) === split ? Array.from({ length: c.verses }, (_, k) => c.line + k) : []));
+        assert.deepEqual([...all.verses].sort((a, b) => a - b), expected, `verses(${name}).allVerses('${split}'): every verse once`);
+        for (let s = 0; s < all.verses.length; s += 97) {
+          assert.equal(all.targets[(s + 1) * v.seqLen - 1], v.classes[all.labels[s]].token, `allVerses('${split}') sequence ${s}: target`);
+          assert.equal(all.labels[s], v.verse(all.verses[s]).label, `allVerses('${split}') sequence ${s}: label`);
+        }
+      }
+      assert.throws(() => v.allVerses('train'), /split/);
     });
   }
 });

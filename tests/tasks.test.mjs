@@ -563,3 +563,23 @@ describe('reference model: central-difference gradients', () => {
     assert.ok(last < first - 0.1, `loss ${first} -> ${last}`);
   });
 });
+
+describe('the validation split', () => {
+  for (const name of ['recall', 'copy', 'reverse', 'sort']) {
+    test(`${name}: 'validation' is a deterministic stream of its own, apart from 'train' and 'heldout'`, () => {
+      const t = tasks[name]();
+      const v = t.sample(64, 3, 'validation');
+      assert.deepEqual(v, t.sample(64, 3, 'validation'), `${name}: the same seed gives the same validation batch`);
+      for (const other of ['train', 'heldout']) {
+        assert.notDeepEqual(v.tokens, t.sample(64, 3, other).tokens, `${name} seed 3: validation equals ${other}`);
+      }
+    });
+  }
+  test("a text of one's own has no validation split", () => {
+    const t = tasks.text({ text: 'the cat sat on the mat and the dog sat on the log', seqLen: 5 });
+    assert.throws(() => t.sample(4, 1, 'validation'), /validation/);
+  });
+  test('an unknown split names the three', () => {
+    assert.throws(() => tasks.copy().sample(4, 1, 'test'), /'train', 'validation' or 'heldout'/);
+  });
+});

@@ -16,10 +16,11 @@
 //                                              targets: Int32Array [batch*seqLen] (-1 = no loss) },
 //     describe(tokens, i) -> string,                   sequence i of a batch, readable
 //     tokenName(t) -> string }
-// `split` is 'train' or 'heldout'. For the synthetic tasks the held-out split is an independent
-// stream (sequences are drawn afresh; at the defaults a repeat of a training sequence is
-// astronomically unlikely); for text it is a fixed part of the string, and for the corpus and
-// verses every 10th chapter (see the corpus below).
+// `split` is 'train', 'validation' (where a study chooses settings such as a learning rate) or
+// 'heldout' (where it reports). For the synthetic tasks each is an independent stream (sequences
+// are drawn afresh; at the defaults a repeat of a training sequence is astronomically unlikely);
+// for text on a string the held-out split is a fixed part of the string (no validation split);
+// for the corpus and verses, disjoint sets of chapters (see the corpus below).
 //
 // Conventions shared by every task:
 // * the target at position t is the token the model must output there (next-token style): a
@@ -60,13 +61,20 @@ function checkKnown(task, opts, known) {
   }
 }
 
+/**
+ * The splits sample() takes: 'train'; 'validation', where a study chooses its settings (a learning
+ * rate); 'heldout', where it reports. For the synthetic tasks each is an independent stream; for
+ * the corpus, disjoint sets of chapters (below).
+ */
+const SPLITS = ['train', 'validation', 'heldout'];
+
 /** Checks sample()'s arguments; returns the PRNG of (seed, task, split). */
 function sampler(task, batch, seed, split) {
   checkInt(task, 'batch', batch, 1, 1 << 20);
   if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) {
     fail(task, 'seed', `must be an integer in [0, 2^32), got ${String(seed)}`);
   }
-  if (split !== 'train' && split !== 'heldout') fail(task, 'split', `must be 'train' or 'heldout', got ${String(split)}`);
+  if (!SPLITS.includes(split)) fail(task, 'split', `must be 'train', 'validation' or 'heldout', got ${String(split)}`);
   return mulberry32(streamSeed(seed, `${task}:${split}`));
 }
 
@@ -363,6 +371,9 @@ function text(opts = {}) {
     defaults: { ...DEFAULTS.text },
     sample(batch, seed, which = 'train') {
       const rnd = sampler('text', batch, seed, which);
+      if (which === 'validation') {
+        fail('text', 'split', "'validation' does not exist for a text of your own (its last 10 % is the only held-out part); use 'train' or 'heldout'");
+      }
       const tokens = new Int32Array(batch * seqLen);
       const targets = new Int32Array(batch * seqLen);
       const starts = new Int32Array(batch);
@@ -424,29 +435,35 @@ function text(opts = {}) {
 // loadCorpus({ text, index }) takes other URLs (in Node also file paths).
 //
 // The split, shared by text and verses: chapters are numbered 0..1188 in canonical order
-// (Genesis 1 is chapter 0, Revelation 22 chapter 1188), and chapter c is held out when
-// c % 10 === 9: Genesis 10, Genesis 20, ..., Revelation 13 — 118 chapters, 398,939 characters
-// (9.6 %), 3,057 verses, 92 chapters of the Old Testament and 26 of the New, at least 5 of each
-// book group of verses below. The other 1,071 chapters are the training chapters. No sample of
-// the 'train' split reads or predicts a character of a held-out chapter.
+// (Genesis 1 is chapter 0, Revelation 22 chapter 1188), and chapter c is held out of training when
+// c % 10 === 9 (Genesis 10, Genesis 20, ..., Revelation 13: 118 chapters, 398,939 characters, 9.6 %
+// of the text). Those alternate between two sets: 'validation', c % 20 === 9 (Genesis 10, Genesis
+// 30, ...: 59 chapters, 196,904 characters, 1,484 verses), where a study chooses its settings, and
+// 'heldout', the test set, c % 20 === 19 (Genesis 20, Genesis 40, ...: 59 chapters, 202,035
+// characters, 1,573 verses), where it reports; both span both testaments and every book group of
+// verses below. The other 1,071 chapters are the training chapters. No sample of the 'train' split
+// reads or predicts a character of a validation or test chapter.
 //
 // text on the corpus (vocabulary: the corpus's characters sorted by code, "\n" among them;
 // seqLen 64 unless given; starts are positions in the corpus text):
 //   'train' samples: a window of seqLen + 1 consecutive characters inside one run of consecutive
 //     training chapters, uniform over every such window; tokens = window[0..seqLen-1], targets =
 //     window[1..seqLen].
-//   'heldout' samples: a held-out character p drawn uniformly; the window starts at p - seqLen, so
-//     that its last position predicts p (its context may reach back into the training chapter
-//     before); the target is -1 at every position whose predicted character is not in p's chapter.
-//   heldOutWindows(): every held-out character predicted exactly once. Each held-out chapter
+//   'heldout' (and 'validation') samples: a character p of a test (validation) chapter drawn
+//     uniformly; the window starts at p - seqLen, so that its last position predicts p (its
+//     context may reach back into the chapter before); the target is -1 at every position whose
+//     predicted character is not in p's chapter.
+//   heldOutWindows(): every test character predicted exactly once (validationWindows(): every
+//     validation character, the same way). Each such chapter
 //     (characters a..b-1) is cut as a string's held-out part is: window s owns a + s·seqLen ..
 //     a + (s+1)·seqLen - 1 (fewer in the last one) and starts one position before the first it
 //     owns (the last one of a chapter: at b - 1 - seqLen); targets -1 except where it owns
-//     (6,292 windows at seqLen 64).
+//     (3,187 windows at seqLen 64; 3,105 for validation).
 //   evalWindows(): what train() evaluates on as it goes: EVAL_WINDOWS = 128 windows of
 //     heldOutWindows(), evenly spaced (window floor(i · W / 128) of its W, i = 0..127), so no
-//     character is counted twice and the set spans the held-out chapters of both testaments
-//     (8,123 characters at seqLen 64). Timings (dModel 64, 2 layers, 4 heads, dFF 256, seqLen 64,
+//     character is counted twice and the set spans the test chapters of both testaments
+//     (8,142 characters at seqLen 64). Timings, measured when the test set was all 118 held-out
+//     chapters (twice today's) (dModel 64, 2 layers, 4 heads, dFF 256, seqLen 64,
 //     softmax, one thread, simd build, the 2-core Xeon at load average 3 from other people's
 //     jobs): one evaluation of evalWindows() takes 0.11-0.17 s (the very first 0.9 s, while the
 //     model's memory grows); all of heldOutWindows() (398,939 characters, 256 windows a batch:
@@ -458,8 +475,17 @@ function text(opts = {}) {
 
 /** The corpus files, next to tasks.js in dist/ (and in data/ of the source tree). */
 export const CORPUS_FILES = Object.freeze({ text: 'kjv.txt', index: 'kjv-index.json' });
-/** Chapter c (0-based, canonical order) is held out when c % HELD_OUT_EVERY === HELD_OUT_EVERY - 1. */
+/** Chapter c (0-based, canonical order) is held out of training when c % HELD_OUT_EVERY === HELD_OUT_EVERY - 1. */
 export const HELD_OUT_EVERY = 10;
+/**
+ * The split of chapter c: the chapters held out of training alternate between 'validation'
+ * (c % 20 === 9: Genesis 10, Genesis 30, ...) and 'heldout', the test set (c % 20 === 19: Genesis
+ * 20, Genesis 40, ...); every other chapter is 'train'.
+ */
+export function chapterSplit(c) {
+  if (c % HELD_OUT_EVERY !== HELD_OUT_EVERY - 1) return 'train';
+  return c % (2 * HELD_OUT_EVERY) === HELD_OUT_EVERY - 1 ? 'validation' : 'heldout';
+}
 const EVAL_WINDOWS = 128;
 const NEWLINE = 10;
 
@@ -539,6 +565,7 @@ export function prepareCorpus(corpus, task) {
       chapters.push({
         book: bi, number: ci + 1, first, verses: n, start: verseStart[first], end: verseStart[first + n],
         heldOut: chapters.length % HELD_OUT_EVERY === HELD_OUT_EVERY - 1,
+        split: chapterSplit(chapters.length),
       });
     }
     return { name: b.name, testament: b.testament, firstChapter, chapters: b.verses.length };
@@ -547,9 +574,9 @@ export function prepareCorpus(corpus, task) {
   if (counted !== lines) bad(`index counts ${counted} verses, the text has ${lines} lines`);
   if (!chapters.some((c) => c.heldOut)) bad(`needs at least ${HELD_OUT_EVERY} chapters (one held out)`);
   // runs of consecutive chapters of one split, in characters [start, end)
-  const runs = { train: [], heldout: [] };
+  const runs = { train: [], validation: [], heldout: [] };
   for (const c of chapters) {
-    const list = runs[c.heldOut ? 'heldout' : 'train'];
+    const list = runs[c.split];
     const last = list[list.length - 1];
     if (last && last[1] === c.start) last[1] = c.end;
     else list.push([c.start, c.end]);
@@ -581,21 +608,27 @@ function corpusText(opts) {
   let trainWindows = 0;
   for (const [a, b] of runs.train) trainCum.push(trainWindows += Math.max(0, b - a - seqLen));
   if (trainWindows === 0) fail('text', 'seqLen', `= ${seqLen} is too long: no run of training chapters holds seqLen + 1 characters`);
-  // held-out characters p (window start p - seqLen >= 0 needs the first held-out chapter at >= seqLen)
-  const heldCum = [];
-  let heldChars = 0;
-  for (const [a, b] of runs.heldout) heldCum.push(heldChars += b - a);
-  if (runs.heldout[0][0] < seqLen) {
-    fail('text', 'seqLen', `= ${seqLen} is too long: the first held-out chapter starts at character ${runs.heldout[0][0]}`);
+  // the characters p of the validation and held-out chapters (window start p - seqLen >= 0 needs
+  // the first such chapter at >= seqLen)
+  const held = {};
+  for (const split of ['validation', 'heldout']) {
+    const cum = [];
+    let chars = 0;
+    for (const [a, b] of runs[split]) cum.push(chars += b - a);
+    if (!runs[split].length) fail('text', 'corpus', `has no ${split} chapter`);
+    if (runs[split][0][0] < seqLen) {
+      fail('text', 'seqLen', `= ${seqLen} is too long: the first ${split} chapter starts at character ${runs[split][0][0]}`);
+    }
+    held[split] = { cum, chars, windows: null };
   }
-  const trainChars = c.T - heldChars;
+  const heldChars = held.heldout.chars;
+  const trainChars = c.T - held.validation.chars - heldChars;
 
-  // the evaluation set: every held-out character once
-  let all = null;
-  function windows() {
-    if (all) return all;
+  // the evaluation sets: every character of the split's chapters once
+  function windows(split) {
+    if (held[split].windows) return held[split].windows;
     const list = [];
-    for (const [a, b] of runs.heldout) {
+    for (const [a, b] of runs[split]) {
       for (let from = a; from < b; from += seqLen) list.push([Math.min(from - 1, b - 1 - seqLen), from, Math.min(from + seqLen, b)]);
     }
     const n = list.length;
@@ -610,8 +643,8 @@ function corpusText(opts) {
         targets[s * seqLen + i] = at >= from && at < to ? ids[at] : -1;
       }
     }
-    all = { tokens, targets, starts };
-    return all;
+    held[split].windows = { tokens, targets, starts };
+    return held[split].windows;
   }
   const copy = (w) => ({ tokens: w.tokens.slice(), targets: w.targets.slice(), starts: w.starts.slice() });
 
@@ -631,14 +664,21 @@ function corpusText(opts) {
       verses: c.verseStart.length - 1,
       chapters: c.chapters.length,
       heldOutEvery: HELD_OUT_EVERY,
-      heldOutChapters: c.chapters.filter((ch) => ch.heldOut).length,
+      trainChapters: c.chapters.filter((ch) => ch.split === 'train').length,
+      validationChapters: c.chapters.filter((ch) => ch.split === 'validation').length,
+      heldOutChapters: c.chapters.filter((ch) => ch.split === 'heldout').length,
       trainCharacters: trainChars,
+      validationCharacters: held.validation.chars,
       heldOutCharacters: heldChars,
     },
-    /** Whether corpus position `at` lies in a held-out chapter. */
+    /** Whether corpus position `at` lies in a chapter held out of training (validation or test). */
     isHeldOut(at) {
-      if (!Number.isInteger(at) || at < 0 || at >= c.T) return false;
-      return c.chapters[c.verseChapter[bisect(c.verseStart, at) - 1]].heldOut;
+      return this.splitOf(at) !== 'train' && this.splitOf(at) !== null;
+    },
+    /** The split of the chapter of corpus position `at` ('train', 'validation', 'heldout'), or null. */
+    splitOf(at) {
+      if (!Number.isInteger(at) || at < 0 || at >= c.T) return null;
+      return c.chapters[c.verseChapter[bisect(c.verseStart, at) - 1]].split;
     },
     defaults: { ...DEFAULTS.text },
     sample(batch, seed, which = 'train') {
@@ -646,16 +686,16 @@ function corpusText(opts) {
       const tokens = new Int32Array(batch * seqLen);
       const targets = new Int32Array(batch * seqLen);
       const starts = new Int32Array(batch);
-      const heldout = which === 'heldout';
+      const from = which === 'train' ? null : held[which];
       for (let s = 0; s < batch; s++) {
         const o = s * seqLen;
         let start;
         let lo = 0; // predicted characters before lo get no target
-        if (heldout) {
-          const r = randInt(rnd, heldChars);
-          const k = bisect(heldCum, r);
-          const [a] = runs.heldout[k];
-          const p = a + r - (k ? heldCum[k - 1] : 0);
+        if (from) {
+          const r = randInt(rnd, from.chars);
+          const k = bisect(from.cum, r);
+          const [a] = runs[which][k];
+          const p = a + r - (k ? from.cum[k - 1] : 0);
           start = p - seqLen;
           lo = a;
         } else {
@@ -671,11 +711,13 @@ function corpusText(opts) {
       }
       return { tokens, targets, starts };
     },
-    /** Every held-out character predicted exactly once (see above). */
-    heldOutWindows: () => copy(windows()),
+    /** Every held-out (test) character predicted exactly once (see above). */
+    heldOutWindows: () => copy(windows('heldout')),
+    /** Every validation character predicted exactly once, as heldOutWindows() does for the test chapters. */
+    validationWindows: () => copy(windows('validation')),
     /** EVAL_WINDOWS evenly spaced windows of heldOutWindows(): train()'s evaluation set. */
     evalWindows() {
-      const w = windows();
+      const w = windows('heldout');
       const n = w.starts.length;
       const k = Math.min(EVAL_WINDOWS, n);
       const tokens = new Int32Array(k * seqLen);
@@ -765,15 +807,23 @@ function verses(opts = {}) {
     return Object.freeze({ name: d.name, letter: d.letter, token });
   });
   const pad = idOf[NEWLINE];
-  const lists = { train: classes.map(() => []), heldout: classes.map(() => []) };
+  const lists = Object.fromEntries(SPLITS.map((split) => [split, classes.map(() => [])]));
   for (let v = 0; v < verseChapter.length; v++) {
     const ch = chapters[verseChapter[v]];
-    lists[ch.heldOut ? 'heldout' : 'train'][classOfBook[ch.book]].push(v);
+    lists[ch.split][classOfBook[ch.book]].push(v);
   }
-  for (const split of ['train', 'heldout']) {
+  for (const split of SPLITS) {
     for (const [k, list] of lists[split].entries()) if (!list.length) fail('verses', 'corpus', `has no ${split} verse of class ${classes[k].name}`);
   }
-  const pools = { train: lists.train.map((l) => Int32Array.from(l)), heldout: lists.heldout.map((l) => Int32Array.from(l)) };
+  const pools = Object.fromEntries(SPLITS.map((split) => [split, lists[split].map((l) => Int32Array.from(l))]));
+  const fill = (tokens, targets, s, v, k) => {
+    const start = verseStart[v];
+    const len = Math.min(verseStart[v + 1] - 1 - start, seqLen); // without its "\n"
+    const o = s * seqLen;
+    tokens.fill(pad, o, o + seqLen - len);
+    for (let i = 0; i < len; i++) tokens[o + seqLen - len + i] = ids[start + i];
+    targets[o + seqLen - 1] = classes[k].token;
+  };
   const show = (t) => (t >= 0 && t < vocab ? chars[t] : '\uFFFD');
 
   return {
@@ -787,7 +837,7 @@ function verses(opts = {}) {
     chance: 1 / classes.length,
     padding: pad,
     /** How many verses each class has in each split. */
-    counts: { train: pools.train.map((p) => p.length), heldout: pools.heldout.map((p) => p.length) },
+    counts: Object.fromEntries(SPLITS.map((split) => [split, pools[split].map((p) => p.length)])),
     defaults: { ...DEFAULTS.verses },
     sample(batch, seed, split = 'train') {
       const rnd = sampler('verses', batch, seed, split);
@@ -799,14 +849,32 @@ function verses(opts = {}) {
         const k = randInt(rnd, classes.length);
         const pool = pools[split][k];
         const v = pool[randInt(rnd, pool.length)];
-        const start = verseStart[v];
-        const len = Math.min(verseStart[v + 1] - 1 - start, seqLen); // without its "\n"
-        const o = s * seqLen;
-        tokens.fill(pad, o, o + seqLen - len);
-        for (let i = 0; i < len; i++) tokens[o + seqLen - len + i] = ids[start + i];
-        targets[o + seqLen - 1] = classes[k].token;
+        fill(tokens, targets, s, v, k);
         chosen[s] = v;
         labels[s] = k;
+      }
+      return { tokens, targets, verses: chosen, labels };
+    },
+    /**
+     * Every verse of a split once ('heldout' or 'validation'), class by class in canonical order:
+     * { tokens, targets, verses, labels }. Its classes are as unbalanced as the Bible is, so a
+     * study reports the mean of the per-class accuracies (balanced accuracy; chance 1 / classes).
+     */
+    allVerses(split = 'heldout') {
+      if (split !== 'heldout' && split !== 'validation') fail('verses', 'split', `of allVerses must be 'heldout' or 'validation', got ${String(split)}`);
+      const count = pools[split].reduce((n, p) => n + p.length, 0);
+      const tokens = new Int32Array(count * seqLen);
+      const targets = new Int32Array(count * seqLen).fill(-1);
+      const chosen = new Int32Array(count);
+      const labels = new Int32Array(count);
+      let s = 0;
+      for (const [k, pool] of pools[split].entries()) {
+        for (const v of pool) {
+          fill(tokens, targets, s, v, k);
+          chosen[s] = v;
+          labels[s] = k;
+          s++;
+        }
       }
       return { tokens, targets, verses: chosen, labels };
     },
@@ -819,7 +887,7 @@ function verses(opts = {}) {
       const b = books[ch.book];
       return {
         index: i, book: b.name, chapter: ch.number, verse: i - ch.first + 1, testament: b.testament,
-        text: c.text.slice(verseStart[i], verseStart[i + 1] - 1), label: classOfBook[ch.book], heldOut: ch.heldOut,
+        text: c.text.slice(verseStart[i], verseStart[i + 1] - 1), label: classOfBook[ch.book], heldOut: ch.heldOut, split: ch.split,
       };
     },
     describe(tokens, i) {

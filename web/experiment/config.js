@@ -8,12 +8,13 @@
 import { tasks, DEFAULT_TEXT } from '../../dist/tasks.js';
 // The one list of variants (name, lab variant, options, freezeParam), shared with `npm run
 // experiments` and bench/training.mjs.
-import { VARIANTS } from './variants.js';
+import { VARIANTS, modelConfig as sharedModelConfig } from './variants.js';
 
 /** The page's own words for a variant (the rest is the shared list's); a name missing here shows as itself. */
 const LABELS = {
   random: 'random (trained)',
-  'random-frozen': 'random (frozen)',
+  'random-frozen': 'random (frozen, std 1)',
+  'random-frozen-0.2': 'random (frozen, std 0.2)',
   mixture: 'mixture softmax+random',
   linear: 'linear (elu+1)',
   fixed: 'fixed patterns',
@@ -74,17 +75,9 @@ export function configForTask(name, base = {}) {
 
 export const defaultConfig = () => configForTask('copy');
 
-/** lab.model's config for one variant of the experiment (the experiments script's modelConfig). */
+/** lab.model's config for one variant of the experiment: the shared list's modelConfig. */
 export function modelConfig(cfg, task, specName) {
-  const spec = SPEC_BY_NAME[specName];
-  const m = cfg.model;
-  const config = { variant: spec.variant, vocab: task.vocab, seqLen: task.seqLen, dModel: m.dModel, heads: m.heads, layers: m.layers, dFF: m.dFF, causal: task.causal, seed: cfg.seed };
-  if (spec.options) config.options = spec.options;
-  if (spec.freezeParam) {
-    config.freeze = [];
-    for (let l = 0; l < m.layers; l++) for (let h = 0; h < m.heads; h++) config.freeze.push(`l${l}.h${h}.${spec.freezeParam}`);
-  }
-  return config;
+  return sharedModelConfig(task, SPEC_BY_NAME[specName], cfg.model, cfg.seed);
 }
 
 /** lab.train's options (without callbacks): the model seed also seeds the data, as in the experiments. */

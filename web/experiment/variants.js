@@ -5,14 +5,21 @@
 // working page on a static host; Node imports it from here. A plain ES module: no DOM, no Node APIs.
 //
 // An entry: { name (the table's), variant (a lab.variants id), options? (attention options),
-//             freezeParam? (a per-head parameter kept at its initial value in every head) }.
+//             freezeParam? (a per-head parameter kept at its initial value in every head),
+//             rStd? (the initial scale of r, r1, r2: docs/model.md) }.
+//
+// random-frozen is the Synthesizer paper's fixed Random: r drawn once and never trained. At rStd 1
+// (logits of unit variance) its rows are a random alignment (mean entropy 3.02 nats over 32
+// positions against 3.47 for uniform); random-frozen-0.2, the model's default scale, is kept as a
+// labelled contrast: its rows are within 1 % of uniform, a causal mean more than an alignment.
 
 export const VARIANTS = [
   { name: 'softmax', variant: 'softmax' },
   { name: 'dense', variant: 'dense' },
   { name: 'dense1', variant: 'dense1' },
   { name: 'random', variant: 'random' },
-  { name: 'random-frozen', variant: 'random', freezeParam: 'r' },
+  { name: 'random-frozen', variant: 'random', freezeParam: 'r', rStd: 1 },
+  { name: 'random-frozen-0.2', variant: 'random', freezeParam: 'r' },
   { name: 'factorized-dense', variant: 'factorized-dense' },
   { name: 'factorized-random', variant: 'factorized-random' },
   { name: 'mixture', variant: 'mixture', options: { components: ['softmax', 'random'] } },
@@ -29,6 +36,7 @@ export function modelConfig(task, v, s, seed) {
     layers: s.layers, dFF: s.dFF, causal: task.causal, seed,
   };
   if (v.options) config.options = v.options;
+  if (v.rStd !== undefined) config.rStd = v.rStd;
   if (v.freezeParam) {
     config.freeze = [];
     for (let l = 0; l < s.layers; l++) for (let h = 0; h < s.heads; h++) config.freeze.push(`l${l}.h${h}.${v.freezeParam}`);
