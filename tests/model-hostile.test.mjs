@@ -547,3 +547,30 @@ describe('evaluateHeldOut', () => {
     model.dispose();
   });
 });
+
+describe('fine-tuning a trained model', () => {
+  test('loadModel(saved, { resetOptimizer: true }) keeps the parameters, starts at step 0 with fresh moments', () => {
+    const copy = tasks.copy({ seqLen: 8, vocab: 6 }), reverse = tasks.reverse({ seqLen: 8, vocab: 6 });
+    const config = { ...SMALL, vocab: 6, freeze: ['l0.h0.wq'] };
+    const pre = lab.model(config);
+    for (let s = 0; s < 5; s++) { const b = copy.sample(4, s); pre.trainStep(b.tokens, b.targets, { lr: 1e-2 }); }
+    const tuned = lab.loadModel(pre.save(), { resetOptimizer: true });
+    assert.equal(tuned.step, 0);
+    assert.deepEqual(tuned.parameters(), pre.parameters(), 'the parameters are the trained ones');
+    assert.deepEqual(tuned.config, pre.config, 'the configuration (frozen list included)');
+    // A fresh model given these parameters through a file with zero moments and step 0 takes the same step.
+    const { header, start } = savedParts(pre.save());
+    const saved = pre.save();
+    const P = pre.parameterCount;
+    const floats = new Float32Array(saved.buffer.slice(start, start + 12 * P));
+    floats.fill(0, P);
+    const byHand = lab.loadModel(sealedModelFile({ ...header, step: 0 }, floats));
+    const b = reverse.sample(4, 9);
+    assert.equal(tuned.trainStep(b.tokens, b.targets, { lr: 3e-3 }).loss, byHand.trainStep(b.tokens, b.targets, { lr: 3e-3 }).loss);
+    assert.equal(state(tuned), state(byHand), 'resetOptimizer is: step 0 and zero moments');
+    assert.deepEqual(tuned.parameters()['l0.h0.wq'], pre.parameters()['l0.h0.wq'], 'a frozen parameter stays frozen');
+    assert.throws(() => lab.loadModel(pre.save(), { resetOptimiser: true }), isError('UNKNOWN', /"resetOptimiser"/));
+    assert.throws(() => lab.loadModel(pre.save(), { resetOptimizer: 'yes' }), isError('VALUE', /resetOptimizer/));
+    for (const m of [pre, tuned, byHand]) m.dispose();
+  });
+});

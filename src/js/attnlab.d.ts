@@ -232,8 +232,10 @@ export interface AttnLab {
    * is corrupted (its CRC-32 does not match), truncated, longer than its header says, holds
    * non-finite values or a step count AdamW cannot continue from is VALUE; one declaring a model
    * over WebAssembly's 4 GiB or more than 4096 heads in all (layers * heads) is MEMORY.
+   * resetOptimizer: keep the parameters only (step 0, fresh AdamW moments), to fine-tune a trained
+   * model on another task of the same vocabulary and sequence length.
    */
-  loadModel(bytes: Uint8Array | ArrayBuffer): Model;
+  loadModel(bytes: Uint8Array | ArrayBuffer, options?: { resetOptimizer?: boolean | null } | null): Model;
   /** Bytes of WebAssembly memory the instance holds now (grows to the largest call, never shrinks). */
   memoryBytes(): number;
   /**

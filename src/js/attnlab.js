@@ -481,10 +481,13 @@ class Instance {
     return train(model, task, options);
   }
 
-  /** A model from model.save()'s bytes: its configuration, parameters and optimizer state. */
-  loadModel(bytes) {
+  /**
+   * A model from model.save()'s bytes: its configuration, parameters and optimizer state
+   * ({ resetOptimizer: true }: the parameters only, step 0 and fresh AdamW moments, to fine-tune).
+   */
+  loadModel(bytes, options) {
     this.#alive();
-    return Model.load(this.#engine(), bytes);
+    return Model.load(this.#engine(), bytes, options);
   }
 
   // What src/js/model.js may use of this instance: memory, exports, option reading and errors.

@@ -233,8 +233,9 @@ export class Model {
   #saved; // the configuration save() writes: the model's own copy, which no caller can reach
 
   /**
-   * loaded: { step, version, body } from Model.load: body holds the saved floats (version 2:
-   * parameters and the two AdamW moments; version 1: also the gradients, which are not kept).
+   * loaded: { step, version, body, resetOptimizer } from Model.load: body holds the saved floats
+   * (version 2: parameters and the two AdamW moments; version 1: also the gradients, which are not
+   * kept); resetOptimizer keeps the parameters only (step 0, zero moments).
    */
   constructor(engine, config, loaded = null) {
     this.#engine = engine;
@@ -258,8 +259,12 @@ export class Model {
         const P = bytes / 16, at = this.#memory() >>> 2, f32 = engine.f32();
         f32.set(floats.parameters, at);
         f32.fill(0, at + P, at + 2 * P); // gradients are recomputed by every call that needs them
-        f32.set(floats.moments, at + 2 * P);
-        this.#step = loaded.step;
+        if (loaded.resetOptimizer) {
+          f32.fill(0, at + 2 * P, at + 4 * P); // fine-tuning: a fresh AdamW, from step 0
+        } else {
+          f32.set(floats.moments, at + 2 * P);
+          this.#step = loaded.step;
+        }
       } else {
         const st = e.attn_model_init(this.#block, this.#memory(), this.#bytes, engine.detailPtr());
         if (st !== 0) this.#fail(st, 'model init');
@@ -463,7 +468,9 @@ export class Model {
     return out;
   }
 
-  static load(engine, bytes) {
+  static load(engine, bytes, options) {
+    const { resetOptimizer = false } = readMethodOptions('loadModel', options, ['resetOptimizer']);
+    if (typeof resetOptimizer !== 'boolean') throw new AttnError('VALUE', `loadModel: resetOptimizer must be true or false, got ${describe(resetOptimizer)}`);
     const view = bytesOf(bytes);
     const length = view.length >= 4 ? new DataView(view.buffer, view.byteOffset).getUint32(0, true) : 0;
     if (view.length < 8 || length < 2 || 4 + length > view.length || length > MAX_HEADER_BYTES) {
@@ -496,7 +503,7 @@ export class Model {
     const start = 4 + align(length, 4);
     const end = header.version === 1 ? view.length : view.length - 4;
     try {
-      return new Model(engine, header.config, { step, version: header.version, body: view.subarray(Math.min(start, end), end) });
+      return new Model(engine, header.config, { step, version: header.version, body: view.subarray(Math.min(start, end), end), resetOptimizer });
     } catch (err) {
       if (err instanceof AttnError && !err.message.startsWith('loadModel')) err.message = `loadModel: ${err.message}`;
       throw err;
