@@ -1,44 +1,41 @@
-// "What a full run measured": the recorded experiment (experiments/results.json, written by
-// `npm run experiments`: every variant, five tasks, three seeds, the task defaults) for the chosen
-// task and variants, next to the user's own run, with the two questions answered in short. A
-// missing file (the page served without the repository) is said, not an error.
+// "What a full run measured": the recorded study (experiments/summary.json, written by
+// `npm run experiments`: every variant on the headline tasks, five seeds each at its own learning
+// rate) for the chosen task and variants, next to the user's own run, with the two questions
+// answered in short. A missing file (the page served without the repository) is said, not an error.
 
 import { el } from '../dom.js';
 import { SPEC_BY_NAME } from './config.js';
 import { variantColor } from './colors.js';
 
-const RESULTS_URL = new URL('../../experiments/results.json', import.meta.url);
+const SUMMARY_URL = new URL('../../experiments/summary.json', import.meta.url);
 
 // Our summary of README.md's "What the experiments say" (experiments/results.md has the detail).
 const SUMMARY = [
-  ['Is token-to-token attention necessary?', 'Not for copy and reverse: every Synthesizer variant that learns its attention reached 100 % on reverse, and all but trained random on copy (89.2 %: 100 % on 2 seeds of 3, 67.7 % on the third; it needed ~3× the steps); frozen random and the fixed patterns failed. sort separates nothing (even frozen random reached 99.6 %). Recall was learned by softmax only, on 1 seed of 3.'],
-  ['Is softmax necessary?', 'Not for the tasks that were learned: linear, efficient and taylor reached 98–100 % on copy, reverse and sort, with 1.3–4.3× softmax\'s steps on copy and reverse. None learned recall, but softmax missed it on 2 seeds of 3. On text no variant differs measurably.'],
+  ['Is token-to-token attention necessary?', 'See experiments/results.md: the recorded study gives, per task, how many of five seeds each variant learned, with intervals.'],
+  ['Is softmax necessary?', 'See experiments/results.md: recall (content lookup) and text (bits per character) separate the linear family from softmax.'],
 ];
 
 let recorded = null; // Promise of the parsed file, or of { missing: reason }
 
 function load() {
-  recorded ??= fetch(RESULTS_URL).then(async (r) => {
-    if (!r.ok) return { missing: `experiments/results.json is not served here (HTTP ${r.status}); run \`npm start\` from the repository to see it` };
+  recorded ??= fetch(SUMMARY_URL).then(async (r) => {
+    if (!r.ok) return { missing: `experiments/summary.json is not served here (HTTP ${r.status}); run \`npm start\` from the repository to see it` };
     return r.json();
-  }).catch((err) => ({ missing: `experiments/results.json could not be read (${err.message})` }));
+  }).catch((err) => ({ missing: `experiments/summary.json could not be read (${err.message})` }));
   return recorded;
 }
 
 const pct = (x) => (Number.isFinite(x) ? `${(x * 100).toFixed(1)} %` : '–');
-const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
-const firstStepAt = (history, level) => history.find((p) => p.evalAccuracy >= level)?.step;
 
-/** The recorded numbers of one task and variant: mean accuracy, per-seed accuracies, steps to 90 %, ms per step. */
+/** The recorded numbers of one task and variant: mean, per-seed values, seeds learned, steps to 90 %, ms per step. */
 export function recordedRow(data, task, name) {
-  const runs = data.runs.filter((r) => r.task === task && r.variant === name && r.final);
-  if (!runs.length) return null;
-  const reached = runs.map((r) => firstStepAt(r.history, 0.9)).filter((s) => s != null);
+  const e = data.headline?.[task]?.variants?.[name];
+  if (!e) return null;
+  const reached = (e.stepsTo ?? []).filter((x) => x != null);
   return {
-    accuracy: mean(runs.map((r) => r.final.evalAccuracy)),
-    seeds: runs.map((r) => r.final.evalAccuracy),
-    reached: reached.length, of: runs.length, stepsTo90: mean(reached),
-    msPerStep: mean(runs.map((r) => r.msPerStep).filter(Number.isFinite)),
+    accuracy: e.mean, seeds: e.values, reached: e.learned ?? reached.length, of: e.n,
+    stepsTo90: reached.length ? reached.reduce((a, b) => a + b, 0) / reached.length : NaN, msPerStep: e.msPerStep ?? NaN,
+    bits: task === 'text',
   };
 }
 
@@ -49,7 +46,7 @@ export async function renderAnswers(root, cfg, runs) {
     root.replaceChildren(el('p', { class: 'note', id: 'x-answers-missing', text: data.missing }), summary);
     return;
   }
-  const s = data.tasks[cfg.task]?.settings;
+  const s = data.headline?.[cfg.task]?.settings;
   const yours = `${cfg.model.dModel}/${cfg.model.heads}/${cfg.model.layers}, ${cfg.train.steps} steps, seed ${cfg.seed}`;
   const head = el('tr', {}, ...['variant', 'full run: held-out acc. (mean of seeds)', 'per seed', 'seeds ≥ 90 % (mean step)', 'ms/step', 'your run: held-out acc.'].map((t) => el('th', { scope: 'col', text: t })));
   const rows = cfg.variants.map((name) => {
@@ -60,14 +57,14 @@ export async function renderAnswers(root, cfg, runs) {
     sw.style.background = variantColor(name);
     return el('tr', { dataset: { variant: name } },
       el('th', { scope: 'row' }, sw, ` ${SPEC_BY_NAME[name]?.label ?? name}`),
-      el('td', { class: 'x-recorded', text: rec ? pct(rec.accuracy) : 'not recorded' }),
-      el('td', { text: rec ? rec.seeds.map((x) => (x * 100).toFixed(0)).join(' / ') : '' }),
+      el('td', { class: 'x-recorded', text: rec ? (rec.bits ? `${rec.accuracy.toFixed(3)} bits/char` : pct(rec.accuracy)) : 'not recorded' }),
+      el('td', { text: rec ? rec.seeds.map((x) => (rec.bits ? x.toFixed(2) : (x * 100).toFixed(0))).join(' / ') : '' }),
       el('td', { text: rec ? `${rec.reached} of ${rec.of}${rec.reached ? ` (${Math.round(rec.stepsTo90)})` : ''}` : '' }),
       el('td', { text: rec && Number.isFinite(rec.msPerStep) ? rec.msPerStep.toFixed(0) : '' }),
       el('td', { class: 'x-yours', text: run?.untrained ? 'not trained' : mine ? pct(mine.evalAccuracy) : '–' }));
   });
   const note = el('p', { class: 'note' },
-    `Recorded ${data.date.slice(0, 10)} on ${data.machine.cpu} (${data.machine.cores} cores), the ${data.build} build, ${data.args.seeds} seeds; `,
+    `Recorded ${String(data.date).slice(0, 10)} on ${data.machine?.cpu} (${data.machine?.cores} cores), the ${data.build} build, ${data.protocol?.reportSeeds?.length ?? '?'} seeds, each variant at the learning rate its own sweep chose; `,
     s ? `${cfg.task} at dModel/heads/layers ${s.dModel}/${s.heads}/${s.layers}, ${s.steps} steps. ` : '',
     `Your run: ${yours}. Different sizes or steps give different numbers; the same settings and seed give the same numbers (training is deterministic for a build). `,
     el('a', { href: '../experiments/results.md', text: 'All the numbers' }), '.');

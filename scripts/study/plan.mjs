@@ -1,0 +1,106 @@
+// plan.mjs — the study behind `npm run experiments` (experiments/notes.md has its reading): which
+// experiments, tasks, variants, seeds and learning rates, and the jobs they make. Everything here
+// was fixed before any variant but softmax was run on the settings it uses; nothing is chosen by
+// how a variant does, except each variant's own learning rate, which the protocol chooses the same
+// way for every variant (below).
+//
+// The protocol, per task and variant:
+//   1. a learning-rate sweep: one training per rate of LRS on the sweep seed (SWEEP_SEEDS, never
+//      reported), at the task's defaults otherwise;
+//   2. the rate chosen on the task's validation split (tasks.js: an independent stream for the
+//      synthetic tasks, validation chapters for the corpus): the highest validation accuracy,
+//      ties (within one sequence's worth) broken by the lower validation loss; for text, the
+//      lowest validation loss (bits per character);
+//   3. REPORT_SEEDS fresh seeds at that rate: the numbers reported, on the held-out (test) split.
+// A run's seed seeds both the model and its data, so every number is a pure function of the job.
+
+import { tasks } from '../../src/js/tasks.js';
+import { VARIANTS } from '../../web/experiment/variants.js';
+
+export const LRS = [3e-4, 1e-3, 3e-3, 1e-2];
+export const SWEEP_SEEDS = [1001];
+export const REPORT_SEEDS = [1, 2, 3, 4, 5];
+export const TRANSFER_SEEDS = [1, 2, 3];
+/** Evaluations per run: evalEvery = steps / EVAL_POINTS (recall, 2,000 steps: every 50). */
+export const EVAL_POINTS = 40;
+/** An accuracy task counts as learned by a run whose final held-out accuracy reaches this. */
+export const THRESHOLD = 0.9;
+/** Held-out sequences evaluated during training (train()'s evalBatch) and for validation. */
+export const EVAL_BATCH = 256;
+export const VALIDATION_BATCH = 512;
+
+export const HEADLINE_TASKS = ['copy', 'reverse', 'sort', 'recall', 'text'];
+export const ACCURACY_TASKS = ['copy', 'reverse', 'sort', 'recall', 'verses'];
+/** The capacity sweep's variants: softmax and the fixed-state linear family against the Synthesizers. */
+export const CAPACITY_VARIANTS = ['softmax', 'linear', 'efficient', 'taylor', 'dense', 'random', 'mixture'];
+export const CAPACITY_SEEDS = [1, 2];
+/**
+ * The transfer experiment's variants: the Synthesizer paper's finding is about Dense and Random
+ * (trained and fixed) against softmax and their mixture; the linear family is the other question.
+ * (A verses training costs ~1 min on one thread here: all thirteen would add an hour.)
+ */
+export const TRANSFER_VARIANTS = ['softmax', 'dense', 'random', 'random-frozen', 'mixture', 'linear', 'efficient', 'taylor'];
+/** The cost measurements: softmax against the O(n) family. */
+export const COST_VARIANTS = ['softmax', 'linear', 'efficient', 'taylor'];
+export const COST_SEQLENS = [64, 128, 256, 512, 1024, 2048];
+export const COST_TOKENS = 4096; // per training step: batch = COST_TOKENS / seqLen
+export const COST_MODEL = { dModel: 64, heads: 4, layers: 2, dFF: 256 };
+export const GENERATE_LENGTH = 2048;
+
+export const VARIANT_NAMES = VARIANTS.map((v) => v.name);
+export const variantSpec = (name) => {
+  const v = VARIANTS.find((x) => x.name === name);
+  if (!v) throw new Error(`unknown variant ${name}; known: ${VARIANT_NAMES.join(', ')}`);
+  return v;
+};
+
+/** Chance level of an accuracy task, and how it is reached (docs in each task). */
+export function chanceOf(taskName, task) {
+  switch (taskName) {
+    case 'copy': case 'reverse': case 'sort': return { value: 1 / (task.vocab - 1), why: `one of the ${task.vocab - 1} content tokens` };
+    case 'recall': return { value: 1 / task.options.pairs, why: `one of the ${task.options.pairs} values of the sequence (the plateau: loss ln ${task.options.pairs})` };
+    case 'verses': return { value: task.chance, why: `one of ${task.classes.length} classes (balanced accuracy)` };
+    case 'text': return { value: Math.log2(task.vocab), why: `bits per character of a uniform guess over ${task.vocab} characters` };
+    default: return null;
+  }
+}
+
+/** The training settings of a task at its defaults (evalEvery = steps / EVAL_POINTS). */
+export function settingsOf(taskName, task, overrides = {}) {
+  const d = task.defaults;
+  const s = { dModel: d.dModel, heads: d.heads, layers: d.layers, dFF: d.dFF, steps: d.steps, batch: d.batch, lr: d.lr, warmup: d.warmup, ...overrides };
+  s.evalEvery = Math.max(1, Math.round(s.steps / EVAL_POINTS));
+  s.evalBatch = EVAL_BATCH;
+  return s;
+}
+
+/** The capacity grid: recall at its defaults, then more pairs (and the sequence they need), then other widths. */
+export function capacityGrid() {
+  const base = tasks.recall();
+  const P = base.options.pairs;
+  const D = base.defaults.dModel;
+  const cells = [];
+  for (const pairs of [P, 2 * P, 4 * P]) cells.push({ pairs, dModel: D });
+  for (const dModel of [D / 4, D / 2, 2 * D]) if (Number.isInteger(dModel) && dModel >= 16) cells.push({ pairs: P, dModel });
+  return cells.map((c) => ({ ...c, taskOptions: recallOptionsFor(base, c.pairs) }));
+}
+
+// recall with `pairs` pairs, the rest of the layout scaled with them (tasks.recall's own rules
+// fill seqLen and queries; the vocabulary grows if the keys need it).
+function recallOptionsFor(base, pairs) {
+  const o = { ...base.options };
+  const scale = pairs / o.pairs;
+  const out = { pairs };
+  if (o.layout !== undefined) out.layout = o.layout;
+  if (o.vocab !== undefined) out.vocab = Math.max(o.vocab, 2 * pairs + 1 + (o.vocab - 2 * o.pairs - 1));
+  if (o.seqLen !== undefined) out.seqLen = Math.round(o.seqLen * scale);
+  if (o.queries !== undefined && o.layout !== 'dense') out.queries = Math.min(pairs, Math.round(o.queries * scale));
+  return out;
+}
+
+/** A stable key for a job: what it is, not where it sits in a list. */
+export function jobKey(j) {
+  const parts = [j.kind, j.experiment, j.task?.name, j.variant, j.seed, j.lr != null ? `lr${j.lr}` : null,
+    j.cell ? `P${j.cell.pairs}D${j.cell.dModel}` : null, j.seqLen != null ? `n${j.seqLen}` : null, j.pretrained ? 'pretrained' : null];
+  return parts.filter((x) => x != null && x !== undefined).join('|');
+}

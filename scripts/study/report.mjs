@@ -1,0 +1,471 @@
+// report.mjs — turns the study's experiments/results.json into summary.json (the numbers the page
+// and the README quote), results.md (every table) and the SVG plots, with the statistics of
+// scripts/lib/stats.mjs (Wilson intervals for counts, Student-t intervals for means) and the
+// charts of scripts/lib/svg.mjs. Also chooseLr, the protocol's choice of a learning rate.
+import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { wilson, meanCI, median, fisherExact } from '../lib/stats.mjs';
+import { lineChart, pointsChart, barChart, smallMultiples } from '../lib/svg.mjs';
+import {
+  LRS, SWEEP_SEEDS, THRESHOLD, HEADLINE_TASKS, CAPACITY_VARIANTS, COST_VARIANTS, VARIANT_NAMES,
+} from './plan.mjs';
+import { PAPERS } from './papers.mjs';
+
+const TIE = 0.002; // validation accuracies this close are a tie, broken by the validation loss
+
+const jobsOf = (result) => Object.values(result.jobs ?? {});
+const trainRuns = (result, experiment, task, variant) => jobsOf(result).filter((j) =>
+  j.kind === 'train' && j.experiment === experiment && j.task.name === task && (variant == null || j.variant === variant) && !j.pretrained);
+
+/**
+ * The learning rate the protocol chooses for (task, variant) from its sweep (scripts/study/plan.mjs):
+ * null until every rate of the sweep has a validation result. text: the lowest validation loss;
+ * the rest: the highest validation accuracy, ties broken by the lower validation loss. A run that
+ * failed (diverged) ranks last.
+ */
+export function chooseLr(result, task, variant) {
+  const experiment = task === 'verses' ? 'transfer-sweep' : 'sweep';
+  const runs = trainRuns(result, experiment, task, variant).filter((r) => r.validation || r.error);
+  const lrs = result.protocol?.lrs ?? LRS;
+  const seeds = result.protocol?.sweepSeeds ?? SWEEP_SEEDS;
+  const scores = [];
+  for (const lr of lrs) {
+    const rs = runs.filter((r) => r.lr === lr);
+    if (rs.length < seeds.length) return null;
+    const ok = rs.filter((r) => !r.error);
+    const loss = ok.length === rs.length ? ok.reduce((s, r) => s + r.validation.loss, 0) / ok.length : Infinity;
+    const acc = ok.length === rs.length ? ok.reduce((s, r) => s + r.validation.accuracy, 0) / ok.length : -Infinity;
+    scores.push({ lr, loss, acc });
+  }
+  scores.sort(task === 'text' ? (a, b) => a.loss - b.loss : (a, b) => (Math.abs(a.acc - b.acc) > TIE ? b.acc - a.acc : a.loss - b.loss));
+  return scores[0].lr;
+}
+
+// ---- numbers ----
+
+const stepTo = (run, level) => run.history?.find((h) => h[4] >= level)?.[0] ?? null;
+const metricOf = (task, run) => {
+  if (!run || run.error) return NaN;
+  if (task === 'text') return run.full?.bits ?? run.final.evalBits;
+  if (task === 'verses') return run.full?.accuracy ?? run.final.evalAccuracy;
+  return run.final.evalAccuracy;
+};
+
+// Per-head state of a causal head while decoding, in floats (docs/model.md, "Generation"): the
+// linear family's running sums, or the cached keys and values of every earlier position.
+function stateFloats(variant, seqLen, dh) {
+  switch (variant) {
+    case 'linear': return dh * dh + dh;
+    case 'taylor': return (dh + 1) * dh + (dh + 1);
+    case 'efficient': return dh * dh + 2 * dh;
+    case 'softmax': case 'mixture': return 2 * seqLen * dh;
+    default: return seqLen * dh; // Synthesizer heads: values only (their logits read no keys)
+  }
+}
+
+export function summarize(result) {
+  const s = {
+    date: result.updated ?? result.started, commit: result.commit, dirty: result.dirty, machine: result.machine, build: result.build,
+    stepsScale: result.stepsScale ?? 1, protocol: result.protocol, phaseMs: result.phaseMs, headline: {}, timing: {},
+  };
+  const jobs = jobsOf(result);
+  for (const j of jobs.filter((x) => x.kind === 'timing' && !x.error)) (s.timing[j.task.name] ??= {})[j.variant] = j.msPerStep;
+  for (const task of [...HEADLINE_TASKS]) {
+    const info = result.tasks?.[task];
+    const variants = {};
+    for (const v of result.variants ?? VARIANT_NAMES) {
+      const runs = trainRuns(result, 'report', task, v).sort((a, b) => a.seed - b.seed);
+      const sweep = trainRuns(result, 'sweep', task, v);
+      if (!runs.length && !sweep.length) continue;
+      const values = runs.map((r) => metricOf(task, r));
+      const ok = values.filter(Number.isFinite);
+      const ci = meanCI(ok);
+      const e = {
+        lr: runs[0]?.lr ?? chooseLr(result, task, v), params: runs[0]?.parameterCount ?? sweep[0]?.parameterCount,
+        seeds: runs.map((r) => r.seed), values, mean: ci.mean, lo: ci.lo, hi: ci.hi, n: runs.length,
+        failed: runs.filter((r) => r.error).map((r) => r.error),
+        sweep: Object.fromEntries(sweep.filter((r) => !r.error).map((r) => [r.lr, task === 'text' ? r.validation.bits : r.validation.accuracy])),
+        sweepLoss: Object.fromEntries(sweep.filter((r) => !r.error).map((r) => [r.lr, r.validation.loss])),
+        msPerStep: s.timing[task]?.[v] ?? null,
+      };
+      if (task !== 'text') {
+        const learned = values.filter((x) => x >= THRESHOLD).length;
+        e.learned = learned;
+        e.wilson = wilson(learned, runs.length);
+        e.stepsTo = runs.map((r) => stepTo(r, THRESHOLD));
+        const reached = e.stepsTo.filter((x) => x != null);
+        e.medianSteps = reached.length ? median(reached) : null;
+      }
+      const ent = runs.find((r) => r.rowEntropy)?.rowEntropy;
+      if (ent) e.rowEntropy = ent;
+      variants[v] = e;
+    }
+    if (!Object.keys(variants).length) continue;
+    const settings = info?.settings ?? {};
+    s.headline[task] = { chance: info?.chance, settings, evalEvery: settings.evalEvery, variants };
+    // Fisher's exact test of each variant's learned count against softmax's
+    if (task !== 'text' && variants.softmax) {
+      const sm = variants.softmax;
+      for (const e of Object.values(variants)) {
+        e.fisherVsSoftmax = fisherExact(e.learned, e.n - e.learned, sm.learned, sm.n - sm.learned);
+      }
+    }
+  }
+  // learning-rate sensitivity: how much of the best validation metric each variant keeps across the sweep
+  const spread = {};
+  for (const [task, t] of Object.entries(s.headline)) {
+    for (const [v, e] of Object.entries(t.variants)) {
+      const xs = Object.values(e.sweep);
+      if (xs.length < 2) continue;
+      (spread[v] ??= {})[task] = task === 'text' ? Math.max(...xs) - Math.min(...xs) : Math.max(...xs) - Math.min(...xs);
+    }
+  }
+  s.lrSensitivity = lrSensitivity(s, spread);
+  s.capacity = capacity(result);
+  s.transfer = transfer(result);
+  s.cost = cost(result);
+  return s;
+}
+
+function lrSensitivity(s, spread) {
+  // recall and copy/reverse: how many of the four rates reach the threshold on the validation split
+  const rows = {};
+  for (const [task, t] of Object.entries(s.headline)) {
+    if (task === 'text') continue;
+    for (const [v, e] of Object.entries(t.variants)) {
+      const xs = Object.values(e.sweep);
+      if (!xs.length) continue;
+      (rows[v] ??= {})[task] = { good: xs.filter((x) => x >= THRESHOLD).length, of: xs.length };
+    }
+  }
+  const sum = (v) => Object.values(rows[v] ?? {}).reduce((a, r) => [a[0] + r.good, a[1] + r.of], [0, 0]);
+  const attention = ['softmax'].map(sum)[0];
+  const linear = ['linear', 'efficient', 'taylor'].map(sum).reduce((a, b) => [a[0] + b[0], a[1] + b[1]], [0, 0]);
+  const summary = attention[1] && linear[1]
+    ? `validation runs of the sweep reaching ${100 * THRESHOLD} % (accuracy tasks, four rates each): softmax ${attention[0]} of ${attention[1]}, linear family ${linear[0]} of ${linear[1]}`
+    : 'n/a';
+  const fa = attention[1] ? attention[0] / attention[1] : NaN, fl = linear[1] ? linear[0] / linear[1] : NaN;
+  const verdict = !Number.isFinite(fa) || !Number.isFinite(fl) ? 'not comparable' : fl < fa ? 'agrees in direction' : 'disagrees in direction';
+  return { rows, spread, summary, verdict };
+}
+
+function capacity(result) {
+  const runs = jobsOf(result).filter((j) => j.kind === 'train' && j.experiment === 'capacity');
+  if (!runs.length) return null;
+  const cells = new Map();
+  for (const r of runs) {
+    const key = `${r.variant}|${r.cell.pairs}|${r.cell.dModel}`;
+    if (!cells.has(key)) {
+      const dh = r.cell.dModel / r.settings.heads;
+      cells.set(key, { variant: r.variant, pairs: r.cell.pairs, dModel: r.cell.dModel, heads: r.settings.heads, dh,
+        seqLen: r.taskSeqLen, state: stateFloats(r.variant, r.taskSeqLen, dh), values: [], seeds: [] });
+    }
+    const c = cells.get(key);
+    c.values.push(metricOf('recall', r));
+    c.seeds.push(r.seed);
+  }
+  const rows = [...cells.values()].map((c) => {
+    const ok = c.values.filter(Number.isFinite);
+    return { ...c, mean: ok.reduce((a, b) => a + b, 0) / ok.length, min: Math.min(...ok), max: Math.max(...ok) };
+  });
+  // Zoology's claim, checked: softmax learns every cell it was run on; and at the largest pair count
+  // each fixed-state variant learns only with the most width (or not at all)
+  const soft = rows.filter((r) => r.variant === 'softmax');
+  const softAll = soft.length && soft.every((r) => r.min >= THRESHOLD);
+  const fixedState = rows.filter((r) => ['linear', 'efficient', 'taylor'].includes(r.variant));
+  const fixedFail = fixedState.filter((r) => r.mean < THRESHOLD).length;
+  const summary = `softmax reached ${100 * THRESHOLD} % in ${soft.filter((r) => r.min >= THRESHOLD).length} of ${soft.length} cells (every seed); ` +
+    `the linear family (linear, efficient, taylor) in ${fixedState.length - fixedFail} of ${fixedState.length} cells (mean of seeds)`;
+  const verdict = !soft.length ? 'not comparable' : softAll && fixedFail > 0 ? 'agrees' : softAll ? 'agrees on attention; the fixed-state models did not fail here' : 'disagrees: softmax itself did not solve every cell';
+  return { rows, summary, verdict };
+}
+
+function transfer(result) {
+  const runs = jobsOf(result).filter((j) => j.kind === 'train' && j.experiment === 'transfer');
+  if (!runs.length) return null;
+  const variants = {};
+  for (const v of [...new Set(runs.map((r) => r.variant))]) {
+    const scratch = runs.filter((r) => r.variant === v && !r.pretrained).sort((a, b) => a.seed - b.seed);
+    const tuned = runs.filter((r) => r.variant === v && r.pretrained).sort((a, b) => a.seed - b.seed);
+    const a = scratch.map((r) => metricOf('verses', r)), b = tuned.map((r) => metricOf('verses', r));
+    const pairs = scratch.map((r, i) => [r.seed, a[i], b[tuned.findIndex((t) => t.seed === r.seed)]]).filter((p) => Number.isFinite(p[1]) && Number.isFinite(p[2]));
+    variants[v] = {
+      lr: scratch[0]?.lr, scratch: { values: a, ...meanCI(a.filter(Number.isFinite)) }, finetuned: { values: b, ...meanCI(b.filter(Number.isFinite)) },
+      gain: meanCI(pairs.map((p) => p[2] - p[1])), seeds: pairs.map((p) => p[0]),
+    };
+  }
+  return { variants, chance: result.tasks?.verses?.chance };
+}
+
+function cost(result) {
+  const jobs = jobsOf(result).filter((j) => j.experiment === 'cost' && !j.error);
+  if (!jobs.length) return null;
+  const train = {}, generate = {};
+  for (const j of jobs) {
+    if (j.kind === 'cost-train') (train[j.variant] ??= []).push({ seqLen: j.seqLen, tokensPerSecond: j.tokensPerSecond, msPerStep: j.msPerStep });
+    if (j.kind === 'cost-generate') generate[j.variant] = { windows: j.windows, totalMs: j.totalMs };
+  }
+  for (const xs of Object.values(train)) xs.sort((a, b) => a.seqLen - b.seqLen);
+  return { train, generate };
+}
+
+// ---- writing ----
+
+const pct = (x, d = 1) => (Number.isFinite(x) ? `${(100 * x).toFixed(d)}` : '–');
+const num = (x, d = 3) => (Number.isFinite(x) ? x.toFixed(d) : '–');
+const lrText = (x) => (x == null ? '–' : x >= 1e-3 ? String(x) : x.toExponential(0));
+const pval = (p) => (!Number.isFinite(p) ? '–' : p < 0.001 ? '< 0.001' : p.toFixed(3));
+const styleOf = (v) => Math.max(0, VARIANT_NAMES.indexOf(v));
+
+function headlineTable(task, t) {
+  const text = task === 'text';
+  const rows = [];
+  if (text) {
+    rows.push('| variant | parameters | lr | test bits/char, mean [95 % CI] | per seed | ms/step alone |', '|---|---:|---:|---|---|---:|');
+    for (const [v, e] of Object.entries(t.variants)) {
+      rows.push(`| ${v} | ${e.params ?? '–'} | ${lrText(e.lr)} | ${num(e.mean)} [${num(e.lo)}, ${num(e.hi)}] | ${e.values.map((x) => num(x)).join(', ')} | ${num(e.msPerStep, 1)} |`);
+    }
+  } else {
+    rows.push(`| variant | parameters | lr | learned (≥ ${100 * THRESHOLD} %), 95 % Wilson CI | vs softmax (Fisher p) | held-out accuracy %, mean [95 % CI] | per seed | steps to ${100 * THRESHOLD} % (per seed) | ms/step alone |`,
+      '|---|---:|---:|---|---:|---|---|---|---:|');
+    for (const [v, e] of Object.entries(t.variants)) {
+      rows.push(`| ${v} | ${e.params ?? '–'} | ${lrText(e.lr)} | ${e.learned} of ${e.n} (${pct(e.wilson.lo, 0)}–${pct(e.wilson.hi, 0)} %) | ${pval(e.fisherVsSoftmax)} | ` +
+        `${pct(e.mean)} [${pct(e.lo)}, ${pct(e.hi)}] | ${e.values.map((x) => pct(x, 0)).join(', ')} | ${e.stepsTo.map((x) => x ?? '–').join(', ')} | ${num(e.msPerStep, 1)} |`);
+    }
+  }
+  return rows.join('\n');
+}
+
+function sweepTable(task, t) {
+  const rows = [`| variant | ${LRS.map((lr) => `lr ${lrText(lr)}`).join(' | ')} | chosen |`, `|---|${LRS.map(() => '---:').join('|')}|---:|`];
+  for (const [v, e] of Object.entries(t.variants)) {
+    rows.push(`| ${v} | ${LRS.map((lr) => (task === 'text' ? num(e.sweep[lr]) : pct(e.sweep[lr]))).join(' | ')} | ${lrText(e.lr)} |`);
+  }
+  return rows.join('\n');
+}
+
+function curvesChart(task, t, result) {
+  const text = task === 'text';
+  const panels = [];
+  for (const v of Object.keys(t.variants)) {
+    const runs = trainRuns(result, 'report', task, v).filter((r) => !r.error);
+    if (!runs.length) continue;
+    const steps = runs[0].history.map((h) => h[0]);
+    const at = (i) => runs.map((r) => (text ? r.history[i]?.[3] / Math.LN2 : r.history[i]?.[4])).filter(Number.isFinite);
+    const points = steps.map((x, i) => [x, meanCI(at(i)).mean]);
+    const band = steps.map((x, i) => { const c = meanCI(at(i)); return [x, c.lo, c.hi]; });
+    panels.push({ title: v, series: [{ name: v, points, band, style: styleOf(v) }] });
+  }
+  const chance = t.chance?.value;
+  return smallMultiples({
+    title: `${task}: held-out ${text ? 'bits per character' : 'accuracy'} during training`,
+    subtitle: `mean of ${t.variants.softmax?.n ?? 5} seeds, band: 95 % interval; each variant at its own learning rate; evaluated every ${t.evalEvery} steps${text ? ' (on 128 test windows)' : ''}`,
+    kind: 'line', columns: 4, legend: 'none', panels,
+    x: { label: 'step', min: 0 }, y: text ? { label: 'bits/char' } : { label: 'held-out accuracy', min: 0, max: 1, format: (v) => `${Math.round(100 * v)} %` },
+    refs: Number.isFinite(chance) ? [{ y: chance, label: text ? 'uniform guess' : 'chance' }] : [],
+  });
+}
+
+function sweepCharts(s) {
+  const x = { label: 'learning rate', log: true, ticks: LRS, format: lrText };
+  const seriesOf = (t) => Object.entries(t.variants).map(([v, e]) => ({ name: v, style: styleOf(v), markers: true, points: LRS.map((lr) => [lr, e.sweep[lr] ?? NaN]) }));
+  const accuracy = Object.entries(s.headline).filter(([task]) => task !== 'text');
+  const out = {};
+  if (accuracy.length) {
+    out.accuracy = smallMultiples({
+      title: 'Learning-rate sensitivity: validation accuracy at each rate of the sweep',
+      subtitle: 'one training per rate, on the sweep seed; the chosen rate is each variant\'s best',
+      kind: 'line', columns: Math.min(2, accuracy.length), legend: 'bottom', x,
+      y: { label: 'validation accuracy', min: 0, max: 1, format: (v) => `${Math.round(100 * v)} %` },
+      panels: accuracy.map(([task, t]) => ({ title: task, series: seriesOf(t) })),
+      refs: [{ y: THRESHOLD, label: `${100 * THRESHOLD} %` }],
+    });
+  }
+  if (s.headline.text) {
+    out.text = lineChart({
+      title: 'Learning-rate sensitivity: text, validation bits per character at each rate',
+      subtitle: 'one training per rate, on the sweep seed; lower is better', x, y: { label: 'validation bits per character' },
+      series: seriesOf(s.headline.text),
+    });
+  }
+  return out;
+}
+
+function capacityChart(c) {
+  const series = CAPACITY_VARIANTS.map((v) => ({
+    name: v, style: styleOf(v), line: false,
+    points: c.rows.filter((r) => r.variant === v && r.state).map((r) => [r.state, r.mean, r.min, r.max]),
+  })).filter((x) => x.points.length);
+  return pointsChart({
+    title: 'Recall against the state a head keeps',
+    subtitle: 'every cell of the capacity sweep (pairs x width); marker: mean of seeds, bar: their range. State per head: dh² + dh (linear), 2·seqLen·dh (softmax\'s keys and values), seqLen·dh (Synthesizer values)',
+    x: { label: 'floats of state per head', log: 2 }, y: { label: 'held-out accuracy', min: 0, max: 1, format: (v) => `${Math.round(100 * v)} %` },
+    series, refs: [{ y: THRESHOLD, label: `${100 * THRESHOLD} %` }],
+  });
+}
+
+function transferChart(tr) {
+  const vs = Object.keys(tr.variants);
+  return barChart({
+    title: 'Transfer: which book group a verse is from, from scratch and after pretraining on the corpus',
+    subtitle: 'balanced accuracy on every test verse, mean of seeds with 95 % intervals; chance 12.5 %',
+    categories: vs, x: { label: 'variant' }, y: { label: 'balanced accuracy', format: (v) => `${Math.round(100 * v)} %` },
+    series: [
+      { name: 'from scratch', values: vs.map((v) => { const e = tr.variants[v].scratch; return [e.mean, e.lo, e.hi]; }) },
+      { name: 'pretrained, then fine-tuned', values: vs.map((v) => { const e = tr.variants[v].finetuned; return [e.mean, e.lo, e.hi]; }) },
+    ],
+    refs: Number.isFinite(tr.chance) ? [{ y: tr.chance, label: 'chance' }] : [],
+  });
+}
+
+/** The power of ten at or below the smallest value, so a log axis leaves room under the data. */
+const floorDecade = (xs) => 10 ** Math.floor(Math.log10(Math.min(...xs.filter((x) => x > 0))));
+
+function costCharts(c) {
+  const train = lineChart({
+    title: 'Training throughput against sequence length',
+    subtitle: 'tokens per second, 4,096 tokens a step (dModel 64, 2 layers, 4 heads), one thread, one training at a time',
+    x: { label: 'sequence length', log: 2 }, y: { label: 'training tokens per second', log: true },
+    series: COST_VARIANTS.filter((v) => c.train[v]).map((v) => ({ name: v, style: styleOf(v), markers: true, points: c.train[v].map((p) => [p.seqLen, p.tokensPerSecond]) })),
+  });
+  const gen = lineChart({
+    title: 'Generation: ms per token against position',
+    subtitle: 'one sequence of 2,048 tokens, median over each window of positions, one thread (an untrained model: the cost of a step does not depend on the weights)',
+    x: { label: 'position', log: 2 }, y: { label: 'ms per token', log: true, min: floorDecade(Object.values(c.generate).flatMap((g) => g.windows.map((w) => w.ms))) },
+    series: COST_VARIANTS.filter((v) => c.generate[v]).map((v) => ({ name: v, style: styleOf(v), markers: true, points: c.generate[v].windows.map((w) => [Math.sqrt(w.from * w.to), w.ms]) })),
+  });
+  return { train, gen };
+}
+
+function wallChart(s, result) {
+  const t = s.headline.text;
+  if (!t) return null;
+  const series = [];
+  for (const v of COST_VARIANTS) {
+    const runs = trainRuns(result, 'report', 'text', v).filter((r) => !r.error);
+    const ms = s.timing.text?.[v];
+    if (!runs.length || !Number.isFinite(ms)) continue;
+    const pts = runs[0].history.map((h, i) => [h[0] * ms / 1000, meanCI(runs.map((r) => r.history[i]?.[3] / Math.LN2).filter(Number.isFinite)).mean]);
+    series.push({ name: v, style: styleOf(v), points: pts });
+  }
+  if (!series.length) return null;
+  return lineChart({
+    title: 'Text: test bits per character against training time',
+    subtitle: 'seqLen 64; time = steps x ms/step measured alone (the timing pass), evaluations left out; mean of seeds',
+    x: { label: 'training time, seconds (one thread)' }, y: { label: 'bits per character' }, series,
+  });
+}
+
+function papersTable(s) {
+  const rows = ['| # | finding | published | where it was read | attnlab | verdict | why |', '|---|---|---|---|---|---|---|'];
+  for (const p of PAPERS) {
+    let ours = 'n/a', verdict = 'not comparable';
+    try { ours = p.ours(s); verdict = p.verdict(s); } catch { /* a part of the study not recorded */ }
+    rows.push(`| ${p.id} | **${p.paper}**: ${p.claim} (${p.setting}) | ${p.published} | ${p.source} | ${ours} | ${verdict} | ${p.why} |`);
+  }
+  return rows.join('\n');
+}
+
+function fmtMs(ms) {
+  if (!Number.isFinite(ms)) return '–';
+  const m = Math.round(ms / 60000);
+  return m >= 60 ? `${Math.floor(m / 60)} h ${m % 60} min` : `${m} min`;
+}
+
+export function writeReport(result, out, { quick = false, recorded = null } = {}) {
+  mkdirSync(out, { recursive: true });
+  const s = summarize(result);
+  writeFileSync(path.join(out, 'summary.json'), `${JSON.stringify(s, (k, v) => (typeof v === 'number' && !Number.isInteger(v) ? Number(v.toPrecision(6)) : v), 1)}\n`);
+  const md = [];
+  const plots = {};
+  md.push(`# ${quick ? 'Quick run' : 'The study'}: ${quick ? 'the headline rows at two seeds' : 'is token-to-token attention necessary, and is softmax?'}`, '');
+  if (s.stepsScale !== 1) md.push(`**Steps scaled by ${s.stepsScale}: a trial of the pipeline, not a result.**`, '');
+  md.push(`Generated by \`npm run experiments${quick ? ' -- --quick' : ''}\` (scripts/experiments.mjs; the plan: scripts/study/plan.mjs) from ${quick ? 'experiments/quick/results.json' : 'results.json'}, ` +
+    `last job ${String(s.date).slice(0, 16).replace('T', ' ')} UTC at commit ${String(s.commit).slice(0, 7)}${s.dirty ? ` (${s.dirty} files uncommitted)` : ''}, on ${s.machine?.cpu} (${s.machine?.cores} cores), ${s.machine?.node}, the ${s.build} build, one thread per training.` +
+    (s.phaseMs ? ` Time per phase: ${Object.entries(s.phaseMs).map(([p, ms]) => `${p} ${fmtMs(ms)}`).join(', ')}.` : ''), '');
+  if (!quick) {
+    md.push('## Protocol', '',
+      `- Every (task, variant): a learning-rate sweep over ${LRS.join(', ')} on sweep seed ${(s.protocol?.sweepSeeds ?? SWEEP_SEEDS).join(', ')} (never reported), the rate chosen on the **validation** split (an independent stream for the synthetic tasks; the validation chapters for text and verses): the highest validation accuracy, ties within ${100 * TIE} points broken by the lower validation loss; for text, the lowest validation bits per character. Then seeds ${(s.protocol?.reportSeeds ?? []).join(', ')} at that rate, reported on the **held-out** split (the test chapters for text and verses).`,
+      `- A run's seed seeds the model and its data. Every other setting is the task's default (src/js/tasks.js), chosen by pilots of softmax alone before any other variant ran on it (the pilots are recorded there and in experiments/notes.md).`,
+      `- Accuracy tasks: a run has **learned** the task when its final held-out accuracy is ≥ ${100 * THRESHOLD} %; counts with 95 % Wilson intervals and Fisher's exact test against softmax's count; mean accuracy with a 95 % Student-t interval over seeds; steps to ${100 * THRESHOLD} % = the first evaluation at or above it (evaluated every steps / ${s.protocol?.evalPoints ?? 40} steps, the resolution of that number).`,
+      '- Text: bits per character on every character of the test chapters (202,035), mean with a 95 % t interval.',
+      '- ms/step: measured in a pass of its own, one training at a time on an otherwise idle machine (10 warm-up steps, median of 5 blocks of 10). The trainings themselves ran two at a time, one per core.',
+      '');
+  }
+  for (const [task, t] of Object.entries(s.headline)) {
+    const chance = t.chance ? `chance: ${task === 'text' ? `${num(t.chance.value)} bits/char` : `${pct(t.chance.value)} %`} (${t.chance.why})` : '';
+    const st = t.settings ?? {};
+    md.push(`## ${task}`, '', `${chance}. Model: dModel ${st.dModel}, ${st.heads} heads, ${st.layers} layers, dFF ${st.dFF}; ${st.steps} steps of batch ${st.batch}, warmup ${st.warmup}.`, '', headlineTable(task, t), '');
+    if (!quick) {
+      md.push(`Learning-rate sweep (validation ${task === 'text' ? 'bits per character' : 'accuracy %'}, one seed):`, '', sweepTable(task, t), '');
+      plots[`curves-${task}.svg`] = curvesChart(task, t, result);
+      md.push(`![${task}: learning curves](curves-${task}.svg)`, '');
+    }
+    const ent = Object.entries(t.variants).filter(([, e]) => e.rowEntropy);
+    if (ent.length && task === 'copy') {
+      md.push('Random heads\' rows (softmax of a causal row of r): mean entropy at the start → the end of training, against a uniform row\'s:', '',
+        ...ent.map(([v, e]) => `- ${v}: ${num(e.rowEntropy.start.entropy)} → ${num(e.rowEntropy.end.entropy)} nats (uniform ${num(e.rowEntropy.start.uniform)}); mean largest weight ${num(e.rowEntropy.start.maxWeight)} → ${num(e.rowEntropy.end.maxWeight)}`), '');
+    }
+  }
+  if (quick && recorded) {
+    const r = summarize(recorded);
+    md.push('## Against the recorded study', '', '| task | variant | quick: learned / mean | recorded: learned / mean |', '|---|---|---|---|');
+    for (const [task, t] of Object.entries(s.headline)) {
+      for (const [v, e] of Object.entries(t.variants)) {
+        const o = r.headline[task]?.variants?.[v];
+        const f = (x) => (task === 'text' ? num(x.mean) : `${x.learned}/${x.n}, ${pct(x.mean)} %`);
+        md.push(`| ${task} | ${v} | ${f(e)} | ${o ? f(o) : '–'} |`);
+      }
+    }
+    md.push('');
+  }
+  if (!quick && Object.keys(s.headline).length) {
+    const sw = sweepCharts(s);
+    plots['lr-sensitivity.svg'] = sw.accuracy;
+    plots['lr-sensitivity-text.svg'] = sw.text;
+    md.push('## Learning-rate sensitivity', '', s.lrSensitivity.summary + '.', '',
+      ...(sw.accuracy ? ['![validation accuracy against learning rate](lr-sensitivity.svg)', ''] : []),
+      ...(sw.text ? ['![validation bits per character against learning rate](lr-sensitivity-text.svg)', ''] : []));
+  }
+  if (s.capacity) {
+    const rows = ['| variant | pairs | dModel | seqLen | state floats / head | held-out accuracy % (seeds) |', '|---|---:|---:|---:|---:|---|'];
+    for (const r of s.capacity.rows.sort((a, b) => a.variant.localeCompare(b.variant) || a.pairs - b.pairs || a.dModel - b.dModel)) {
+      rows.push(`| ${r.variant} | ${r.pairs} | ${r.dModel} | ${r.seqLen ?? '–'} | ${r.state ?? '–'} | ${r.values.map((x) => pct(x, 0)).join(', ')} |`);
+    }
+    plots['capacity.svg'] = capacityChart(s.capacity);
+    md.push('## Capacity: recall against pairs, width and state', '', `${s.capacity.summary}.`, '', rows.join('\n'), '', '![recall against state size](capacity.svg)', '');
+  }
+  if (s.transfer) {
+    const rows = ['| variant | lr | from scratch, balanced accuracy % [95 % CI] | fine-tuned after pretraining on text | gain (paired by seed), points [95 % CI] |', '|---|---:|---|---|---|'];
+    for (const [v, e] of Object.entries(s.transfer.variants)) {
+      rows.push(`| ${v} | ${lrText(e.lr)} | ${pct(e.scratch.mean)} [${pct(e.scratch.lo)}, ${pct(e.scratch.hi)}] (${e.scratch.values.map((x) => pct(x, 0)).join(', ')}) | ` +
+        `${pct(e.finetuned.mean)} [${pct(e.finetuned.lo)}, ${pct(e.finetuned.hi)}] (${e.finetuned.values.map((x) => pct(x, 0)).join(', ')}) | ${pct(e.gain.mean)} [${pct(e.gain.lo)}, ${pct(e.gain.hi)}] |`);
+    }
+    plots['transfer.svg'] = transferChart(s.transfer);
+    md.push('## Transfer: pretraining on the corpus, then which book group a verse is from', '',
+      'Pretrained = the text run of the same variant and seed (its final model), loaded with `resetOptimizer` and fine-tuned with the same steps and learning rate as from scratch (the rate the verses sweep chose from scratch).', '',
+      rows.join('\n'), '', '![transfer](transfer.svg)', '');
+  }
+  if (s.cost) {
+    const c = costCharts(s.cost);
+    plots['cost-train.svg'] = c.train;
+    plots['cost-generate.svg'] = c.gen;
+    const wall = wallChart(s, result);
+    if (wall) plots['text-wall-time.svg'] = wall;
+    const lens = [...new Set(Object.values(s.cost.train).flat().map((p) => p.seqLen))].sort((a, b) => a - b);
+    const rows = [`| variant | ${lens.map((n) => `n = ${n}`).join(' | ')} |`, `|---|${lens.map(() => '---:').join('|')}|`];
+    for (const [v, xs] of Object.entries(s.cost.train)) rows.push(`| ${v} | ${lens.map((n) => { const p = xs.find((x) => x.seqLen === n); return p ? `${(p.tokensPerSecond / 1000).toFixed(1)} k` : '–'; }).join(' | ')} |`);
+    const gens = Object.entries(s.cost.generate);
+    const grow = gens.length ? ['| variant | ' + gens[0][1].windows.map((w) => `positions ${w.from}–${w.to}`).join(' | ') + ' | 2,047 tokens |', `|---|${gens[0][1].windows.map(() => '---:').join('|')}|---:|`,
+      ...gens.map(([v, g]) => `| ${v} | ${g.windows.map((w) => w.ms.toFixed(3)).join(' | ')} | ${(g.totalMs / 1000).toFixed(2)} s |`)] : [];
+    md.push('## The cost side of "is softmax necessary?"', '', 'Training tokens per second (4,096 tokens a step, one thread, alone):', '', rows.join('\n'), '', '![training throughput](cost-train.svg)', '',
+      'Generation, ms per token (median over each window of positions):', '', grow.join('\n'), '', '![generation time per token](cost-generate.svg)', '');
+    if (wall) md.push('![text: bits per character against training time](text-wall-time.svg)', '');
+  }
+  if (!quick) md.push('## Against the papers', '', 'Each row: the published finding, where its number was read, attnlab\'s numbers from this study, and whether they agree. The published side was checked against the papers\' own tables where they could be read; where only secondary copies could be, the row says so.', '', papersTable(s), '');
+  const notes = path.join(out, 'notes.md');
+  if (!quick && existsSync(notes)) md.push('## Reading', '', readFileSync(notes, 'utf8').trim(), '');
+  writeFileSync(path.join(out, 'results.md'), `${md.join('\n')}\n`);
+  for (const [file, svg] of Object.entries(plots)) if (svg) writeFileSync(path.join(out, file), svg);
+  return s;
+}
