@@ -1,0 +1,104 @@
+// The study's machinery (scripts/experiments.mjs, scripts/study/): the protocol's choice of a
+// learning rate, the transfer path (a text model fine-tuned on verses through loadModel's
+// resetOptimizer), and the whole pipeline end to end on a scaled-down run: every phase writes
+// its records, a second run resumes with nothing left to do, and the report holds the tables.
+//
+//   node --experimental-wasm-relaxed-simd --test tests/study.test.mjs
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chooseLr, summarize } from '../scripts/study/report.mjs';
+import { LRS, jobKey } from '../scripts/study/plan.mjs';
+import { binding } from './helpers.mjs';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+// A recorded sweep of one (task, variant): validation accuracy and loss per learning rate.
+function sweep(task, variant, rows) {
+  const jobs = {};
+  for (const [lr, accuracy, loss, error] of rows) {
+    const j = { kind: 'train', experiment: task === 'verses' ? 'transfer-sweep' : 'sweep', task: { name: task }, variant, seed: 1001, lr };
+    j.key = jobKey(j);
+    jobs[j.key] = error ? { ...j, error } : { ...j, validation: { accuracy, loss, bits: loss / Math.LN2 } };
+  }
+  return { jobs, protocol: { lrs: LRS, sweepSeeds: [1001] } };
+}
+
+describe('the learning rate the protocol chooses', () => {
+  test('the highest validation accuracy; ties within 0.2 points go to the lower loss', () => {
+    assert.equal(chooseLr(sweep('copy', 'softmax', [[3e-4, 0.5, 1], [1e-3, 0.9, 0.4], [3e-3, 0.95, 0.3], [1e-2, 0.2, 2]]), 'copy', 'softmax'), 3e-3);
+    assert.equal(chooseLr(sweep('copy', 'softmax', [[3e-4, 1, 0.01], [1e-3, 1, 0.002], [3e-3, 0.999, 0.001], [1e-2, 0.2, 2]]), 'copy', 'softmax'), 3e-3,
+      'a tie at 100 % (0.1 point apart) is broken by the loss');
+    assert.equal(chooseLr(sweep('copy', 'softmax', [[3e-4, 1, 0.01], [1e-3, 0.99, 0.002], [3e-3, 0.1, 0.001], [1e-2, 0.2, 2]]), 'copy', 'softmax'), 3e-4,
+      'one point apart is no tie');
+  });
+  test('text: the lowest validation loss; a failed run ranks last; an unfinished sweep chooses nothing', () => {
+    assert.equal(chooseLr(sweep('text', 'linear', [[3e-4, 0, 1.9], [1e-3, 0, 1.6], [3e-3, 0, 1.5], [1e-2, 0, 1.7]]), 'text', 'linear'), 3e-3);
+    assert.equal(chooseLr(sweep('recall', 'taylor', [[3e-4, 0.1, 2], [1e-3, 0.1, 2.1], [3e-3, 0, 0, 'AttnError VALUE: diverged'], [1e-2, 0.1, 2.2]]), 'recall', 'taylor'), 3e-4);
+    assert.equal(chooseLr(sweep('copy', 'dense', [[3e-4, 0.5, 1], [1e-3, 0.9, 0.4], [3e-3, 0.95, 0.3]]), 'copy', 'dense'), null);
+    assert.equal(chooseLr(sweep('verses', 'dense', [[3e-4, 0.2, 1], [1e-3, 0.3, 0.4], [3e-3, 0.25, 0.3], [1e-2, 0.1, 2]]), 'verses', 'dense'), 1e-3,
+      'verses reads the transfer sweep');
+  });
+});
+
+describe('the transfer path', () => {
+  test('a model trained on text fine-tunes on verses unchanged: same vocabulary and length, fresh optimizer', async () => {
+    const { init, tasks } = await binding();
+    const lab = await init({ threads: 1, simd: true });
+    const text = tasks.text(), verses = tasks.verses();
+    assert.equal(verses.vocab, text.vocab);
+    assert.equal(verses.seqLen, text.seqLen);
+    const config = { variant: 'random', vocab: text.vocab, seqLen: text.seqLen, dModel: 16, heads: 2, layers: 1, dFF: 16, causal: true, seed: 3 };
+    const pre = lab.model(config);
+    await lab.train(pre, text, { steps: 4, batch: 2, evalBatch: 2, seed: 1 });
+    const tuned = lab.loadModel(pre.save(), { resetOptimizer: true });
+    assert.equal(tuned.step, 0);
+    const r = await lab.train(tuned, verses, { steps: 3, batch: 4, evalBatch: 8, seed: 1 });
+    assert.equal(r.steps, 3);
+    assert.ok(Number.isFinite(r.final.evalLoss));
+    const all = verses.allVerses('heldout');
+    assert.equal(tuned.forward(all.tokens.subarray(0, 4 * verses.seqLen)).length, 4 * verses.seqLen * verses.vocab);
+    for (const m of [pre, tuned]) m.dispose();
+  });
+});
+
+describe('the pipeline, end to end at a fiftieth of the steps', () => {
+  test('every phase records its jobs, a second run resumes with nothing to do, the report has its tables', { timeout: 900_000 }, () => {
+    const out = mkdtempSync(path.join(tmpdir(), 'attnlab-study-'));
+    try {
+      const run = (...extra) => spawnSync(process.execPath, [path.join(ROOT, 'scripts/experiments.mjs'), '--out', out, '--steps-scale', '0.02',
+        '--variants', 'softmax,random-frozen', '--tasks', 'copy,text', '--workers', '2', ...extra], { encoding: 'utf8', cwd: ROOT });
+      const first = run('--phases', 'sweep,report,transfer,timing');
+      assert.equal(first.status, 0, `${first.stdout}\n${first.stderr}`);
+      const result = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8'));
+      const jobs = Object.values(result.jobs);
+      const count = (f) => jobs.filter(f).length;
+      assert.equal(count((j) => j.experiment === 'sweep'), 2 * 2 * LRS.length, 'sweep: 2 tasks x 2 variants x 4 rates');
+      assert.equal(count((j) => j.experiment === 'report'), 2 * 2 * 5, 'report: 5 seeds each');
+      assert.equal(count((j) => j.experiment === 'transfer' && j.pretrained), 2 * 3, 'fine-tuned: 2 variants x 3 seeds');
+      assert.equal(count((j) => j.experiment === 'timing'), 3 * 2, 'timing: copy, text and verses');
+      assert.deepEqual(jobs.filter((j) => j.error).map((j) => j.error), [], 'no job failed');
+      for (const j of jobs.filter((x) => x.experiment === 'sweep')) assert.ok(Number.isFinite(j.validation.loss), `${j.key}: a validation loss`);
+      for (const j of jobs.filter((x) => x.experiment === 'report' && x.task.name === 'text')) assert.ok(j.full.counted > 200_000, `${j.key}: every test character`);
+      const again = run('--phases', 'sweep,report,transfer,timing');
+      assert.equal(again.status, 0, again.stderr);
+      assert.match(again.stdout, /phase sweep: nothing left to run/);
+      assert.match(again.stdout, /phase report: nothing left to run/);
+      const md = readFileSync(path.join(out, 'results.md'), 'utf8');
+      assert.match(md, /Steps scaled by 0\.02/);
+      for (const heading of ['## Protocol', '## copy', '## text', '## Transfer', '## Against the papers']) assert.ok(md.includes(heading), `results.md has ${heading}`);
+      for (const f of ['summary.json', 'curves-copy.svg', 'curves-text.svg', 'lr-sensitivity.svg', 'transfer.svg']) assert.ok(existsSync(path.join(out, f)), f);
+      const summary = summarize(result);
+      const copy = summary.headline.copy.variants.softmax;
+      assert.equal(copy.n, 5);
+      assert.ok(copy.wilson.lo <= copy.learned / 5 && copy.learned / 5 <= copy.wilson.hi);
+      assert.equal(copy.lr, chooseLr(result, 'copy', 'softmax'));
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  });
+});
