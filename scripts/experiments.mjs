@@ -29,11 +29,11 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { tasks } from '../src/js/tasks.js';
 import {
-  LRS, SWEEP_SEEDS, REPORT_SEEDS, TRANSFER_SEEDS, CAPACITY_SEEDS, HEADLINE_TASKS, CAPACITY_VARIANTS, TRANSFER_VARIANTS,
+  LRS, LR_LADDER, SWEEP_SEEDS, REPORT_SEEDS, TRANSFER_SEEDS, CAPACITY_SEEDS, HEADLINE_TASKS, CAPACITY_VARIANTS, TRANSFER_VARIANTS,
   COST_VARIANTS, COST_SEQLENS, VARIANT_NAMES, capacityGrid, jobKey, settingsOf, chanceOf, EVAL_POINTS,
   THRESHOLD, VALIDATION_BATCH, EVAL_BATCH,
 } from './study/plan.mjs';
-import { chooseLr, writeReport } from './study/report.mjs';
+import { chooseLr, sweepState, writeReport } from './study/report.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PHASES = ['sweep', 'report', 'capacity', 'transfer', 'timing', 'cost'];
@@ -92,10 +92,18 @@ function phaseJobs(phase, result, a) {
   const jobs = [];
   const headline = a.tasks ?? HEADLINE_TASKS;
   const lrOf = (t, v) => chooseLr(result, t, v);
-  if (phase === 'sweep') {
-    for (const t of headline) for (const v of a.variants) for (const lr of LRS) for (const seed of SWEEP_SEEDS) {
-      jobs.push(trainJob({ experiment: 'sweep', task: taskSpec(t), variant: v, seed, lr, settings: settings(t, task(t)), wantValidation: true }));
+  // the sweep of (task, variant): the base rates, then one rate outward while the best is at an edge
+  const sweepJobs = (experiment, t, v) => {
+    const rates = [...LRS];
+    const st = sweepState(result, t, v);
+    if (st.next != null && !rates.includes(st.next)) rates.push(st.next);
+    for (const lr of LR_LADDER.filter((x) => result.jobs && Object.values(result.jobs).some((j) => j.experiment === experiment && j.task?.name === t && j.variant === v && j.lr === x))) {
+      if (!rates.includes(lr)) rates.push(lr);
     }
+    return rates.flatMap((lr) => SWEEP_SEEDS.map((seed) => trainJob({ experiment, task: taskSpec(t), variant: v, seed, lr, settings: settings(t, task(t)), wantValidation: true })));
+  };
+  if (phase === 'sweep') {
+    for (const t of headline) for (const v of a.variants) jobs.push(...sweepJobs('sweep', t, v));
   } else if (phase === 'report') {
     for (const t of headline) for (const v of a.variants) {
       const lr = lrOf(t, v);
@@ -118,9 +126,7 @@ function phaseJobs(phase, result, a) {
   } else if (phase === 'transfer') {
     const verses = task('verses');
     for (const v of TRANSFER_VARIANTS.filter((x) => a.variants.includes(x))) {
-      for (const lr of LRS) for (const seed of SWEEP_SEEDS) {
-        jobs.push(trainJob({ experiment: 'transfer-sweep', task: taskSpec('verses'), variant: v, seed, lr, settings: settings('verses', verses), wantValidation: true }));
-      }
+      jobs.push(...sweepJobs('transfer-sweep', 'verses', v));
       const lr = lrOf('verses', v), textLr = lrOf('text', v);
       if (lr == null || textLr == null) continue;
       for (const seed of TRANSFER_SEEDS) {
@@ -235,7 +241,7 @@ function header(a, result) {
     dirty: (sh('git status --porcelain -- src scripts web/experiment') ?? '').split('\n').filter(Boolean).length,
     machine: { cpu: os.cpus()[0]?.model, cores: os.cpus().length, os: `${os.type()} ${os.release()} ${os.arch()}`, node: process.version },
     stepsScale: scale,
-    protocol: { lrs: LRS, sweepSeeds: SWEEP_SEEDS, reportSeeds: REPORT_SEEDS, transferSeeds: TRANSFER_SEEDS, capacitySeeds: CAPACITY_SEEDS,
+    protocol: { lrs: LRS, lrLadder: LR_LADDER, sweepSeeds: SWEEP_SEEDS, reportSeeds: REPORT_SEEDS, transferSeeds: TRANSFER_SEEDS, capacitySeeds: CAPACITY_SEEDS,
       evalPoints: EVAL_POINTS, evalBatch: EVAL_BATCH, validationBatch: VALIDATION_BATCH, threshold: THRESHOLD, capacity: capacityGrid(),
       capacityVariants: CAPACITY_VARIANTS, transferVariants: TRANSFER_VARIANTS, costVariants: COST_VARIANTS, costSeqLens: COST_SEQLENS },
     tasks: info,

@@ -11,8 +11,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chooseLr, summarize } from '../scripts/study/report.mjs';
-import { LRS, jobKey } from '../scripts/study/plan.mjs';
+import { chooseLr, sweepState, summarize } from '../scripts/study/report.mjs';
+import { LRS, LR_LADDER, jobKey } from '../scripts/study/plan.mjs';
 import { binding } from './helpers.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -33,12 +33,24 @@ describe('the learning rate the protocol chooses', () => {
     assert.equal(chooseLr(sweep('copy', 'softmax', [[3e-4, 0.5, 1], [1e-3, 0.9, 0.4], [3e-3, 0.95, 0.3], [1e-2, 0.2, 2]]), 'copy', 'softmax'), 3e-3);
     assert.equal(chooseLr(sweep('copy', 'softmax', [[3e-4, 1, 0.01], [1e-3, 1, 0.002], [3e-3, 0.999, 0.001], [1e-2, 0.2, 2]]), 'copy', 'softmax'), 3e-3,
       'a tie at 100 % (0.1 point apart) is broken by the loss');
-    assert.equal(chooseLr(sweep('copy', 'softmax', [[3e-4, 1, 0.01], [1e-3, 0.99, 0.002], [3e-3, 0.1, 0.001], [1e-2, 0.2, 2]]), 'copy', 'softmax'), 3e-4,
-      'one point apart is no tie');
+    const edge = sweep('copy', 'softmax', [[3e-4, 1, 0.01], [1e-3, 0.99, 0.002], [3e-3, 0.1, 0.001], [1e-2, 0.2, 2]]);
+    assert.equal(sweepState(edge, 'copy', 'softmax').best, 3e-4, 'one point apart is no tie');
+  });
+  test('a best rate at an edge of the sweep extends it outward before anything is chosen', () => {
+    const low = sweep('copy', 'softmax', [[3e-4, 1, 0.01], [1e-3, 0.99, 0.002], [3e-3, 0.1, 0.001], [1e-2, 0.2, 2]]);
+    assert.equal(chooseLr(low, 'copy', 'softmax'), null, 'the best, 3e-4, is the smallest rate swept');
+    assert.equal(sweepState(low, 'copy', 'softmax').next, 1e-4);
+    const lower = sweep('copy', 'softmax', [[1e-4, 0.5, 0.9], [3e-4, 1, 0.01], [1e-3, 0.99, 0.002], [3e-3, 0.1, 0.001], [1e-2, 0.2, 2]]);
+    assert.equal(chooseLr(lower, 'copy', 'softmax'), 3e-4, 'inside the rates swept: chosen');
+    const high = sweep('text', 'softmax', [[3e-4, 0, 1.9], [1e-3, 0, 1.6], [3e-3, 0, 1.5], [1e-2, 0, 1.45]]);
+    assert.equal(sweepState(high, 'text', 'softmax').next, 3e-2);
+    const top = sweep('text', 'softmax', [[3e-4, 0, 1.9], [1e-3, 0, 1.6], [3e-3, 0, 1.5], [1e-2, 0, 1.45], [3e-2, 0, 1.44], [1e-1, 0, 1.43]]);
+    assert.equal(chooseLr(top, 'text', 'softmax'), 1e-1, 'the end of the ladder: chosen even at the edge');
+    assert.deepEqual(LR_LADDER.slice(2, 6), LRS);
   });
   test('text: the lowest validation loss; a failed run ranks last; an unfinished sweep chooses nothing', () => {
     assert.equal(chooseLr(sweep('text', 'linear', [[3e-4, 0, 1.9], [1e-3, 0, 1.6], [3e-3, 0, 1.5], [1e-2, 0, 1.7]]), 'text', 'linear'), 3e-3);
-    assert.equal(chooseLr(sweep('recall', 'taylor', [[3e-4, 0.1, 2], [1e-3, 0.1, 2.1], [3e-3, 0, 0, 'AttnError VALUE: diverged'], [1e-2, 0.1, 2.2]]), 'recall', 'taylor'), 3e-4);
+    assert.equal(sweepState(sweep('recall', 'taylor', [[3e-4, 0.1, 2], [1e-3, 0.1, 2.1], [3e-3, 0, 0, 'AttnError VALUE: diverged'], [1e-2, 0.1, 2.2]]), 'recall', 'taylor').best, 3e-4);
     assert.equal(chooseLr(sweep('copy', 'dense', [[3e-4, 0.5, 1], [1e-3, 0.9, 0.4], [3e-3, 0.95, 0.3]]), 'copy', 'dense'), null);
     assert.equal(chooseLr(sweep('verses', 'dense', [[3e-4, 0.2, 1], [1e-3, 0.3, 0.4], [3e-3, 0.25, 0.3], [1e-2, 0.1, 2]]), 'verses', 'dense'), 1e-3,
       'verses reads the transfer sweep');
@@ -77,7 +89,8 @@ describe('the pipeline, end to end at a fiftieth of the steps', () => {
       const result = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8'));
       const jobs = Object.values(result.jobs);
       const count = (f) => jobs.filter(f).length;
-      assert.equal(count((j) => j.experiment === 'sweep'), 2 * 2 * LRS.length, 'sweep: 2 tasks x 2 variants x 4 rates');
+      assert.ok(count((j) => j.experiment === 'sweep') >= 2 * 2 * LRS.length, 'sweep: 2 tasks x 2 variants x 4 rates, and more where an edge was best');
+      for (const t of ['copy', 'text']) for (const v of ['softmax', 'random-frozen']) assert.notEqual(chooseLr(result, t, v), null, `${t} ${v}: the sweep completed`);
       assert.equal(count((j) => j.experiment === 'report'), 2 * 2 * 5, 'report: 5 seeds each');
       assert.equal(count((j) => j.experiment === 'transfer' && j.pretrained), 2 * 3, 'fine-tuned: 2 variants x 3 seeds');
       assert.equal(count((j) => j.experiment === 'timing'), 3 * 2, 'timing: copy, text and verses');

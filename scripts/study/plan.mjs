@@ -6,7 +6,8 @@
 //
 // The protocol, per task and variant:
 //   1. a learning-rate sweep: one training per rate of LRS on the sweep seed (SWEEP_SEEDS, never
-//      reported), at the task's defaults otherwise;
+//      reported), at the task's defaults otherwise, extended outward along LR_LADDER while the best
+//      rate is at an edge of those swept;
 //   2. the rate chosen on the task's validation split (tasks.js: an independent stream for the
 //      synthetic tasks, validation chapters for the corpus): the highest validation accuracy,
 //      ties (within one sequence's worth) broken by the lower validation loss; for text, the
@@ -18,6 +19,12 @@ import { tasks } from '../../src/js/tasks.js';
 import { VARIANTS } from '../../web/experiment/variants.js';
 
 export const LRS = [3e-4, 1e-3, 3e-3, 1e-2];
+/**
+ * The rates a sweep may extend to: when the best of the rates swept so far is the largest (or
+ * smallest) of them, the next rate outward on this ladder is swept too, until the best is inside
+ * or the ladder ends, so that no variant's rate is cut off at the edge of the grid.
+ */
+export const LR_LADDER = [3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1];
 export const SWEEP_SEEDS = [1001];
 export const REPORT_SEEDS = [1, 2, 3, 4, 5];
 export const TRANSFER_SEEDS = [1, 2, 3];

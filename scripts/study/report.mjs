@@ -7,7 +7,7 @@ import path from 'node:path';
 import { wilson, meanCI, median, fisherExact } from '../lib/stats.mjs';
 import { lineChart, pointsChart, barChart, smallMultiples } from '../lib/svg.mjs';
 import {
-  LRS, SWEEP_SEEDS, THRESHOLD, HEADLINE_TASKS, CAPACITY_VARIANTS, COST_VARIANTS, VARIANT_NAMES,
+  LRS, LR_LADDER, SWEEP_SEEDS, THRESHOLD, HEADLINE_TASKS, CAPACITY_VARIANTS, COST_VARIANTS, VARIANT_NAMES,
 } from './plan.mjs';
 import { PAPERS } from './papers.mjs';
 
@@ -18,27 +18,44 @@ const trainRuns = (result, experiment, task, variant) => jobsOf(result).filter((
   j.kind === 'train' && j.experiment === experiment && j.task.name === task && (variant == null || j.variant === variant) && !j.pretrained);
 
 /**
- * The learning rate the protocol chooses for (task, variant) from its sweep (scripts/study/plan.mjs):
- * null until every rate of the sweep has a validation result. text: the lowest validation loss;
- * the rest: the highest validation accuracy, ties broken by the lower validation loss. A run that
- * failed (diverged) ranks last.
+ * Where the sweep of (task, variant) stands (scripts/study/plan.mjs): the rates swept, each one's
+ * score, the best, and `next`, the rate still to sweep (null when the sweep is complete: the base
+ * rates are done and the best is inside the rates swept or at an end of LR_LADDER). Scores: text,
+ * the lowest validation loss; the rest, the highest validation accuracy, ties within TIE broken by
+ * the lower validation loss; a run that failed (diverged) ranks last.
  */
-export function chooseLr(result, task, variant) {
+export function sweepState(result, task, variant) {
   const experiment = task === 'verses' ? 'transfer-sweep' : 'sweep';
   const runs = trainRuns(result, experiment, task, variant).filter((r) => r.validation || r.error);
-  const lrs = result.protocol?.lrs ?? LRS;
+  const base = result.protocol?.lrs ?? LRS;
+  const ladder = result.protocol?.lrLadder ?? LR_LADDER;
   const seeds = result.protocol?.sweepSeeds ?? SWEEP_SEEDS;
-  const scores = [];
-  for (const lr of lrs) {
+  const done = (lr) => runs.filter((r) => r.lr === lr).length >= seeds.length;
+  const missing = base.filter((lr) => !done(lr));
+  if (missing.length) return { complete: false, next: missing[0], best: null, scores: [] };
+  const swept = ladder.filter(done);
+  const scores = swept.map((lr) => {
     const rs = runs.filter((r) => r.lr === lr);
-    if (rs.length < seeds.length) return null;
     const ok = rs.filter((r) => !r.error);
-    const loss = ok.length === rs.length ? ok.reduce((s, r) => s + r.validation.loss, 0) / ok.length : Infinity;
-    const acc = ok.length === rs.length ? ok.reduce((s, r) => s + r.validation.accuracy, 0) / ok.length : -Infinity;
-    scores.push({ lr, loss, acc });
-  }
-  scores.sort(task === 'text' ? (a, b) => a.loss - b.loss : (a, b) => (Math.abs(a.acc - b.acc) > TIE ? b.acc - a.acc : a.loss - b.loss));
-  return scores[0].lr;
+    const all = ok.length === rs.length;
+    return { lr, loss: all ? ok.reduce((x, r) => x + r.validation.loss, 0) / ok.length : Infinity,
+      acc: all ? ok.reduce((x, r) => x + r.validation.accuracy, 0) / ok.length : -Infinity };
+  });
+  const ranked = scores.slice().sort(task === 'text'
+    ? (a, b) => a.loss - b.loss
+    : (a, b) => (Math.abs(a.acc - b.acc) > TIE ? b.acc - a.acc : a.loss - b.loss));
+  const best = ranked[0].lr;
+  const i = ladder.indexOf(best);
+  let next = null;
+  if (best === Math.max(...swept) && i + 1 < ladder.length) next = ladder[i + 1];
+  else if (best === Math.min(...swept) && i > 0) next = ladder[i - 1];
+  return { complete: next === null, next, best, scores };
+}
+
+/** The learning rate the protocol chooses for (task, variant), or null while its sweep is not complete. */
+export function chooseLr(result, task, variant) {
+  const st = sweepState(result, task, variant);
+  return st.complete ? st.best : null;
 }
 
 // ---- numbers ----
@@ -236,10 +253,15 @@ function headlineTable(task, t) {
   return rows.join('\n');
 }
 
+function sweptRates(t) {
+  return LR_LADDER.filter((lr) => Object.values(t.variants).some((e) => e.sweep[lr] !== undefined));
+}
+
 function sweepTable(task, t) {
-  const rows = [`| variant | ${LRS.map((lr) => `lr ${lrText(lr)}`).join(' | ')} | chosen |`, `|---|${LRS.map(() => '---:').join('|')}|---:|`];
+  const lrs = sweptRates(t);
+  const rows = [`| variant | ${lrs.map((lr) => `lr ${lrText(lr)}`).join(' | ')} | chosen |`, `|---|${lrs.map(() => '---:').join('|')}|---:|`];
   for (const [v, e] of Object.entries(t.variants)) {
-    rows.push(`| ${v} | ${LRS.map((lr) => (task === 'text' ? num(e.sweep[lr]) : pct(e.sweep[lr]))).join(' | ')} | ${lrText(e.lr)} |`);
+    rows.push(`| ${v} | ${lrs.map((lr) => (e.sweep[lr] === undefined ? '' : task === 'text' ? num(e.sweep[lr]) : pct(e.sweep[lr]))).join(' | ')} | ${lrText(e.lr)} |`);
   }
   return rows.join('\n');
 }
@@ -267,8 +289,10 @@ function curvesChart(task, t, result) {
 }
 
 function sweepCharts(s) {
-  const x = { label: 'learning rate', log: true, ticks: LRS, format: lrText };
-  const seriesOf = (t) => Object.entries(t.variants).map(([v, e]) => ({ name: v, style: styleOf(v), markers: true, points: LRS.map((lr) => [lr, e.sweep[lr] ?? NaN]) }));
+  const all = LR_LADDER.filter((lr) => Object.values(s.headline).some((t) => Object.values(t.variants).some((e) => e.sweep[lr] !== undefined)));
+  const x = { label: 'learning rate', log: true, ticks: all, format: lrText };
+  const seriesOf = (t) => Object.entries(t.variants).map(([v, e]) => ({ name: v, style: styleOf(v), markers: true,
+    points: all.filter((lr) => e.sweep[lr] !== undefined).map((lr) => [lr, e.sweep[lr]]) }));
   const accuracy = Object.entries(s.headline).filter(([task]) => task !== 'text');
   const out = {};
   if (accuracy.length) {
@@ -385,7 +409,7 @@ export function writeReport(result, out, { quick = false, recorded = null } = {}
     (s.phaseMs ? ` Time per phase: ${Object.entries(s.phaseMs).map(([p, ms]) => `${p} ${fmtMs(ms)}`).join(', ')}.` : ''), '');
   if (!quick) {
     md.push('## Protocol', '',
-      `- Every (task, variant): a learning-rate sweep over ${LRS.join(', ')} on sweep seed ${(s.protocol?.sweepSeeds ?? SWEEP_SEEDS).join(', ')} (never reported), the rate chosen on the **validation** split (an independent stream for the synthetic tasks; the validation chapters for text and verses): the highest validation accuracy, ties within ${100 * TIE} points broken by the lower validation loss; for text, the lowest validation bits per character. Then seeds ${(s.protocol?.reportSeeds ?? []).join(', ')} at that rate, reported on the **held-out** split (the test chapters for text and verses).`,
+      `- Every (task, variant): a learning-rate sweep over ${LRS.join(', ')} (extended outward along ${LR_LADDER.join(', ')} while the best rate is at an edge of those swept) on sweep seed ${(s.protocol?.sweepSeeds ?? SWEEP_SEEDS).join(', ')} (never reported), the rate chosen on the **validation** split (an independent stream for the synthetic tasks; the validation chapters for text and verses): the highest validation accuracy, ties within ${100 * TIE} points broken by the lower validation loss; for text, the lowest validation bits per character. Then seeds ${(s.protocol?.reportSeeds ?? []).join(', ')} at that rate, reported on the **held-out** split (the test chapters for text and verses).`,
       `- A run's seed seeds the model and its data. Every other setting is the task's default (src/js/tasks.js), chosen by pilots of softmax alone before any other variant ran on it (the pilots are recorded there and in experiments/notes.md).`,
       `- Accuracy tasks: a run has **learned** the task when its final held-out accuracy is ≥ ${100 * THRESHOLD} %; counts with 95 % Wilson intervals and Fisher's exact test against softmax's count; mean accuracy with a 95 % Student-t interval over seeds; steps to ${100 * THRESHOLD} % = the first evaluation at or above it (evaluated every steps / ${s.protocol?.evalPoints ?? 40} steps, the resolution of that number).`,
       '- Text: bits per character on every character of the test chapters (202,035), mean with a 95 % t interval.',
