@@ -18,8 +18,8 @@
 //   experiment/      the Experiment view: train variants side by side (experiment/index.js)
 //   load-check.js    (a classic script) what to do when the page cannot start, e.g. from file://
 
-import { $, el } from './dom.js';
-import { store, setLab, loadHash, writeHash, renderAll, subscribe } from './store.js';
+import { $, el, toast } from './dom.js';
+import { store, setLab, loadHash, writeHash, renderAll, subscribe, onEditsDropped } from './store.js';
 import { clearTooltip } from './tooltip.js';
 import { WorkerClient } from './worker-client.js';
 import { initTheme } from './theme.js';
@@ -74,6 +74,7 @@ async function boot() {
     if (what.all || what.variant || what.arrays || what.options || what.causal) clearTooltip();
   });
   $('#hash-warning-close').addEventListener('click', () => ($('#hash-warning').hidden = true));
+  onEditsDropped((names) => toast(`Edited cells of ${names.join(', ')} were dropped: ${names.length > 1 ? 'those arrays' : 'that array'} changed size`));
   initViews(experimentHash);
   initExperiment(store.lab, { writeHash });
   window.addEventListener('hashchange', () => {
