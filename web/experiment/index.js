@@ -285,6 +285,15 @@ async function play() {
   } catch (err) {
     return form.showProblem({ field: null, message: err.message });
   }
+  // the estimate was for before the start: stop a measurement still going (it would share the
+  // cores with the training) and say nothing more until the config changes
+  clearTimeout(probeTimer);
+  probeSeq++;
+  if (probeClient?.pending?.size) {
+    probeClient.terminate();
+    probeClient = null;
+  }
+  $('#x-estimate').textContent = '';
   runner.start(run, task);
   wasActive = true;
   inspect.clear('Training… the maps appear when every variant has finished.');
