@@ -16,7 +16,7 @@ const INIT_ARGS = { simd: '{ simd: true, threads: 1 }', relaxed: "{ simd: 'relax
 export function runJson(cfg, runs) {
   return {
     attnlab: 'experiment',
-    config: cfg && { ...cfg, text: cfg.text?.length > 100000 ? `${cfg.text.slice(0, 100000)}…` : cfg.text },
+    config: cfg,
     runs: runs.map((r) => ({
       variant: r.name, seed: r.seed, lr: r.lr, status: r.status, trained: !r.untrained && r.history.length > 0, build: r.build, parameterCount: r.parameterCount, error: r.error,
       history: r.history, final: r.history.at(-1) ?? null, steps: r.result?.steps ?? r.history.at(-1)?.step ?? 0,
