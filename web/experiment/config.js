@@ -296,7 +296,16 @@ export function textProblem(text, seqLen) {
  * share of held-out characters whose preceding `k` characters and itself appear in the first
  * 90 %. Near 1, "held-out" accuracy measures memorisation, not generalisation.
  */
+let repeatsMemo = { text: null, k: 0, result: null }; // the last text's answer: the verdicts ask on every frame
+
 export function heldOutRepeats(text, k = 12) {
+  if (repeatsMemo.text === text && repeatsMemo.k === k) return repeatsMemo.result;
+  const result = countRepeats(text, k);
+  repeatsMemo = { text, k, result };
+  return result;
+}
+
+function countRepeats(text, k) {
   const n = text.length;
   const split = n - Math.max(1, Math.floor(n / 10));
   if (split <= k) return { share: 0, checked: 0, split };

@@ -305,7 +305,10 @@ async function play() {
 /** Applies a hash's config (a link); returns what it could not use ({ key, text, why }). */
 export function loadExperimentHash(hash) {
   const ignored = [];
-  if (runner.active) runner.reset(); // a link typed over a running experiment: its config replaces the run's
+  if (runner.active) {
+    // a link typed over a running experiment would drop its models: it waits, and says so
+    return [{ key: 'x.*', text: 'all of it', why: 'a run is training: Cancel or Reset it, then open the link again' }];
+  }
   cfg = decodeConfig(hash, ignored);
   form.render(cfg);
   form.read();
