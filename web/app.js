@@ -18,8 +18,8 @@
 //   experiment/      the Experiment view: train variants side by side (experiment/index.js)
 //   load-check.js    (a classic script) what to do when the page cannot start, e.g. from file://
 
-import { $, el } from './dom.js';
-import { store, setLab, loadHash, writeHash, renderAll, subscribe } from './store.js';
+import { $, el, toast } from './dom.js';
+import { store, setLab, loadHash, writeHash, renderAll, subscribe, onEditsDropped } from './store.js';
 import { clearTooltip } from './tooltip.js';
 import { WorkerClient } from './worker-client.js';
 import { initTheme } from './theme.js';
@@ -33,12 +33,17 @@ import { initScaling } from './scaling.js';
 import { initExport } from './export.js';
 import { installTestHook } from './test-hook.js';
 import { initViews, showView } from './view.js';
-import { initExperiment, experimentHash, loadExperimentHash } from './experiment/index.js';
+import { initExperiment, experimentHash, loadExperimentHash, experimentShown } from './experiment/index.js';
 import { viewOfHash } from './experiment/config.js';
+import { decodeHash } from './state.js';
 
-/** Says what the link had that the page could not use (it took the defaults instead). */
-function showHashNotes() {
-  const list = store.ui.hashIgnored ?? [];
+/**
+ * Says what the link had that the page could not use (it took the defaults instead): one banner
+ * for both views. more: what the Experiment view could not use of it.
+ */
+function showHashNotes(more = []) {
+  const list = [...(store.ui.hashIgnored ?? []), ...more];
+  store.ui.hashIgnored = list;
   $('#hash-warning').hidden = !list.length;
   $('#hash-warning-text').textContent = list.length
     ? `Parts of the link were ignored and use their defaults: ${list.map((x) => `${x.key}=${x.text || '(empty)'} (${x.why})`).join('; ')}.`
@@ -47,6 +52,7 @@ function showHashNotes() {
 
 async function boot() {
   const hook = installTestHook();
+  const linked = location.hash; // the link the page was opened with (nothing below may rewrite it first)
   initTheme();
   initExport();
   initOutputs();
@@ -74,13 +80,18 @@ async function boot() {
     if (what.all || what.variant || what.arrays || what.options || what.causal) clearTooltip();
   });
   $('#hash-warning-close').addEventListener('click', () => ($('#hash-warning').hidden = true));
-  initViews(experimentHash);
+  onEditsDropped((names) => toast(`Edited cells of ${names.join(', ')} were dropped: ${names.length > 1 ? 'those arrays' : 'that array'} changed size`));
+  initViews(experimentHash, (view) => view === 'experiment' && experimentShown());
   initExperiment(store.lab, { writeHash });
   window.addEventListener('hashchange', () => {
     if (location.hash.replace(/^#/, '') === store.ui.lastHash) return;
     if (viewOfHash(location.hash) === 'experiment') {
+      // its keys that are not the Experiment view's are named too (Explore keeps its own state)
+      const ignored = [];
+      decodeHash(location.hash, ignored);
+      store.ui.hashIgnored = ignored;
+      showHashNotes(loadExperimentHash(location.hash));
       showView('experiment');
-      loadExperimentHash(location.hash);
       writeHash();
       return;
     }
@@ -92,11 +103,13 @@ async function boot() {
     scheduleRun(0);
   });
   loadHash();
-  showHashNotes();
-  if (viewOfHash(location.hash) === 'experiment') {
+  if (viewOfHash(linked) === 'experiment') {
+    showHashNotes(loadExperimentHash(linked));
     showView('experiment');
-    loadExperimentHash(location.hash);
-  } else showView('explore');
+  } else {
+    showHashNotes();
+    showView('explore');
+  }
   renderAll();
   writeHash();
   hook.ready = true;

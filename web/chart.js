@@ -15,10 +15,52 @@ export function fmtMs(ms) {
   return `${(ms / 1000).toPrecision(3)} s`;
 }
 
-/** Least-squares slope of log t against log n over the last `k` points. */
-export function slope(points, k = 3) {
+/** A time's repeats agree when their middle half spans at most this share of their median. */
+export const SPREAD_MAX = 0.3;
+/** Times that fall by more than this share when n doubles are noise, not a trend. */
+const FALL_MAX = 0.05;
+/** Local slopes (per doubling of n) that differ by more than this do not make one slope. */
+const SLOPE_AGREE = 0.6;
+
+/**
+ * Whether the repeats of one timing agree: at least three whose middle half (q1..q3) spans at
+ * most SPREAD_MAX of the median, or a single long call (the worker times a call over 200 ms once).
+ */
+export function steady(p) {
+  const t = p.point?.timing ?? p.timing;
+  if (!t) return true; // a plain { n, ms } (no repeats known): taken as it is
+  if (t.samples === 1) return t.median >= 200;
+  const lo = t.q1 ?? t.min, hi = t.q3 ?? t.max;
+  return t.samples >= 3 && (hi - lo) <= SPREAD_MAX * t.median;
+}
+
+/**
+ * Whether a run of points is a consistent trend: every time steady and none falling as n grows
+ * (beyond FALL_MAX); returns null, or why not (for the page to say).
+ */
+export function trendProblem(points) {
+  const p = points.filter((x) => x.ms > 0);
+  const shaky = p.filter((x) => !steady(x));
+  if (shaky.length) return `the repeats at n = ${shaky.map((x) => x.n).join(', ')} disagree`;
+  for (let i = 1; i < p.length; i++) {
+    if (p[i].ms < p[i - 1].ms * (1 - FALL_MAX)) return `the time falls from n = ${p[i - 1].n} to ${p[i].n}`;
+  }
+  return null;
+}
+
+/**
+ * The slope of log t against log n over the last `k` points and whether it can be stated:
+ * { slope, why } — slope NaN with the reason when the points are noisy, fall, or their local
+ * slopes disagree (a fixed overhead bending the curve is no O(n^k) either).
+ */
+export function slopeOf(points, k = 3) {
   const p = points.filter((x) => x.ms > 0).slice(-k);
-  if (p.length < 2) return NaN;
+  if (p.length < 2) return { slope: NaN, why: 'too few points' };
+  const why = trendProblem(p);
+  if (why) return { slope: NaN, why };
+  const local = [];
+  for (let i = 1; i < p.length; i++) local.push(Math.log(p[i].ms / p[i - 1].ms) / Math.log(p[i].n / p[i - 1].n));
+  if (Math.max(...local) - Math.min(...local) > SLOPE_AGREE) return { slope: NaN, why: `its local slopes disagree (${local.map((x) => x.toFixed(2)).join(', ')})` };
   const xs = p.map((x) => Math.log(x.n)), ys = p.map((x) => Math.log(x.ms));
   const mx = xs.reduce((a, b) => a + b, 0) / xs.length, my = ys.reduce((a, b) => a + b, 0) / ys.length;
   let num = 0, den = 0;
@@ -26,12 +68,24 @@ export function slope(points, k = 3) {
     num += (xs[i] - mx) * (ys[i] - my);
     den += (xs[i] - mx) ** 2;
   }
-  return den > 0 ? num / den : NaN;
+  return den > 0 ? { slope: num / den, why: null } : { slope: NaN, why: 'one size only' };
 }
 
-/** Where two series cross (log-linear interpolation between consecutive common sizes). */
+/** Least-squares slope of log t against log n over the last `k` points; NaN when it cannot be stated (slopeOf says why). */
+export function slope(points, k = 3) {
+  return slopeOf(points, k).slope;
+}
+
+/**
+ * Where two series cross (log-linear interpolation between consecutive common sizes), stated
+ * only when the timings support it: both series a consistent trend (trendProblem), their order
+ * changing once only, and staying so at every larger size. The array holds those crossings; its
+ * `noisy` property lists the pairs whose order changes but whose timings cannot place a crossing,
+ * with why: { a, b, why }.
+ */
 export function crossings(series) {
   const out = [];
+  out.noisy = [];
   for (let a = 0; a < series.length; a++) {
     for (let b = a + 1; b < series.length; b++) {
       const A = series[a], B = series[b];
@@ -39,8 +93,9 @@ export function crossings(series) {
       // Only curves of different families (e.g. O(n²) softmax against O(n) linear): two O(n)
       // variants run neck and neck, and their "crossings" are timing noise.
       if (A.family && A.family === B.family) continue;
-      const mb = new Map(B.points.map((p) => [p.n, p.ms]));
-      const common = A.points.filter((p) => mb.has(p.n)).map((p) => ({ n: p.n, a: p.ms, b: mb.get(p.n) }));
+      const mb = new Map(B.points.map((p) => [p.n, p]));
+      const common = A.points.filter((p) => mb.has(p.n) && p.ms > 0 && mb.get(p.n).ms > 0).map((p) => ({ n: p.n, a: p.ms, b: mb.get(p.n).ms }));
+      const found = [];
       for (let i = 1; i < common.length; i++) {
         const p = common[i - 1], q = common[i];
         const f0 = Math.log(p.a) - Math.log(p.b), f1 = Math.log(q.a) - Math.log(q.b);
@@ -48,8 +103,14 @@ export function crossings(series) {
         const t = f0 / (f0 - f1);
         const ln = Math.log(p.n) + t * (Math.log(q.n) - Math.log(p.n));
         const lt = Math.log(p.a) + t * (Math.log(q.a) - Math.log(p.a));
-        out.push({ n: Math.exp(ln), ms: Math.exp(lt), a: A, b: B, faster: f1 < 0 ? A.label : B.label });
+        found.push({ n: Math.exp(ln), ms: Math.exp(lt), a: A, b: B, faster: f1 < 0 ? A.label : B.label });
       }
+      if (!found.length) continue;
+      const why = found.length > 1 ? `their order changes ${found.length} times`
+        : trendProblem(A.points) ? `${A.label}: ${trendProblem(A.points)}`
+          : trendProblem(B.points) ? `${B.label}: ${trendProblem(B.points)}` : null;
+      if (why) out.noisy.push({ a: A, b: B, why });
+      else out.push(found[0]);
     }
   }
   return out;

@@ -131,16 +131,23 @@ function renderTable() {
     }
     const f = flopCount(id, r.dims, r.options);
     tb.append(el('tr', { dataset: { variant: id, maxAbs: String(r.maxAbs ?? ''), nmse: String(r.nmse ?? '') } },
-      el('th', { scope: 'row', text: r.info.label }),
-      el('td', { text: r.info.family }),
+      el('th', { scope: 'row', text: `${r.info.label}${UNTRAINED_FAMILIES.has(r.info.family) ? ' *' : ''}` }),
+      el('td', { text: UNTRAINED_FAMILIES.has(r.info.family) ? `${r.info.family} (random, untrained parameters)` : r.info.family }),
       el('td', { text: id === baseId ? '— (baseline)' : fmt(r.maxAbs) }),
       el('td', { text: id === baseId ? '—' : fmt(r.nmse) }),
       el('td', { text: `${fmtMs(r.timing.median)} (${r.build})` }),
       el('td', { text: fmt(gflops(f.flops, r.timing.median), 3) })));
   }
   table.append(tb);
-  $('#compare-summary').replaceChildren(table);
+  const untrained = ids.filter((id) => UNTRAINED_FAMILIES.has(store.byId[id]?.family) && results[id] && !results[id].error);
+  const caveat = untrained.length
+    ? el('p', { class: 'note', id: 'compare-caveat', text: `* ${untrained.map((id) => store.byId[id].label).join(', ')}: ${untrained.length > 1 ? 'their' : 'its'} attention comes from parameters drawn at random from the seed (a Synthesizer learns them in training: the Experiment view trains them), not from q and k, so the difference from softmax here measures two unrelated maps, not how well ${untrained.length > 1 ? 'they approximate' : 'it approximates'} softmax.` })
+    : null;
+  $('#compare-summary').replaceChildren(table, ...(caveat ? [caveat] : []));
 }
+
+/** Families whose attention here comes from random, untrained parameters rather than from the inputs. */
+const UNTRAINED_FAMILIES = new Set(['synthesizer']);
 
 function dropMaps(set) {
   for (const k of ['A', 'y', 'diff']) {
@@ -158,8 +165,9 @@ function buildCard(set, id, r, baseId) {
   const hostA = el('div', { class: 'map-host' });
   const hostY = el('div', { class: 'map-host' });
   const hostD = el('div', { class: 'map-host' });
+  const aCaption = el('figcaption', { text: 'A' });
   const row = el('div', { class: 'cmp-maps' },
-    el('figure', { class: 'mini' }, el('figcaption', { text: 'A' }), hostA),
+    el('figure', { class: 'mini cmp-a' }, aCaption, hostA),
     el('figure', { class: 'mini' }, el('figcaption', { text: 'y' }), hostY),
     el('figure', { class: 'mini diff-fig' }, el('figcaption', { text: `y − y_${baseId}` }), hostD));
   card.append(head, stat, row);
@@ -167,9 +175,10 @@ function buildCard(set, id, r, baseId) {
   const small = { maxHeight: 170, cellMax: 12 };
   set.stat = stat;
   set.hostA = hostA;
+  set.aCaption = aCaption;
   set.diffFig = row.querySelector('.diff-fig');
   const tok = { rowName: 'token i', colName: 'channel c', rowAxis: 'tokens', colAxis: 'ch →' };
-  set.A = new Heatmap(hostA, { ...small, name: `cmp-A-${id}`, title: `A(${id})`, kind: 'sequential', maxWidth: 140, legendWidth: 130, describe: (i, j) => (getR().weights ? describeWeight(getR(), i, j) : { lines: [] }), rowName: 'query i', colName: 'key j', rowAxis: 'queries', colAxis: 'keys →' });
+  set.A = new Heatmap(hostA, { maxHeight: 300, cellMax: 20, name: `cmp-A-${id}`, title: `A(${id})`, kind: 'sequential', maxWidth: 300, legendWidth: 160, describe: (i, j) => (getR().weights ? describeWeight(getR(), i, j) : { lines: [] }), rowName: 'query i', colName: 'key j', rowAxis: 'queries', colAxis: 'keys →' });
   set.y = new Heatmap(hostY, { ...small, ...tok, name: `cmp-y-${id}`, title: `y(${id})`, kind: 'diverging', maxWidth: 96, legendWidth: 96, describe: (i, c) => describeOutput(getR(), i, c) });
   set.diff = new Heatmap(hostD, {
     ...small, ...tok, name: `cmp-diff-${id}`, title: `Δy(${id})`, kind: 'diverging', maxWidth: 96, legendWidth: 96, legendLabel: 'difference',
@@ -183,19 +192,33 @@ function buildCard(set, id, r, baseId) {
   });
 }
 
-/** With the shared scale on: one range for every A, one for every y, one for every Δy. */
+/** Families whose A is a fixed pattern of 0s and 1s: on their own scale, so they do not wash out the others. */
+const OWN_SCALE_FAMILIES = new Set(['fixed']);
+
+/**
+ * With the shared scale on: one range for every A, one for every y, one for every Δy. A map
+ * whose weights reach far above the rest (fixed: one-hot rows of weight 1) would wash every
+ * other A out to the bottom of the scale, so it keeps its own range and says so (ownA).
+ */
 function sharedRanges(ids, results, baseId) {
   if (!store.ui.sharedScale) return null;
-  let a = 0, y = 0, d = 0;
+  let y = 0, d = 0;
+  const amax = new Map();
   for (const id of ids) {
     const r = results[id];
     if (!r || r.error) continue;
     const n = r.dims.n;
+    let a = 0;
     if (r.weights) for (let t = 0; t < r.weights.length; t++) if (!(r.options.causal && t % n > Math.floor(t / n)) && r.weights[t] > a) a = r.weights[t];
+    if (r.weights) amax.set(id, a);
     for (const x of r.output) y = Math.max(y, Math.abs(x));
     if (r.diff && id !== baseId) for (const x of r.diff) d = Math.max(d, Math.abs(x));
   }
-  return { A: { vmin: 0, vmax: a || 1, shared: true }, y: { vmin: -(y || 1), vmax: y || 1, shared: true }, diff: { vmin: -(d || 1e-12), vmax: d || 1e-12, shared: true } };
+  // fixed patterns put all of a row's weight on one key (or spread it evenly over a window): a
+  // pattern, not a distribution over the keys, whose 1s would set everyone's scale
+  const ownA = new Set([...amax.keys()].filter((id) => amax.size > 1 && OWN_SCALE_FAMILIES.has(store.byId[id]?.family)));
+  const a = Math.max(0, ...[...amax].filter(([id]) => !ownA.has(id)).map(([, x]) => x));
+  return { A: { vmin: 0, vmax: a || 1, shared: true }, ownA, y: { vmin: -(y || 1), vmax: y || 1, shared: true }, diff: { vmin: -(d || 1e-12), vmax: d || 1e-12, shared: true } };
 }
 
 function renderCompare() {
@@ -231,7 +254,9 @@ function renderCompare() {
     set.stat.textContent = id === baseId ? `baseline · ${fmtMs(r.timing.median)}` : `max |Δy| ${fmt(r.maxAbs)} · NMSE ${fmt(r.nmse)} · ${fmtMs(r.timing.median)}`;
     if (r.weights) {
       set.hostA.closest('figure').hidden = false;
-      set.A.set({ rows: n, cols: n, data: r.weights, mask: r.options.causal ? (i, j) => j > i : null, vmin: 0, ...shared?.A, rowNorm: store.ui.rowNorm });
+      const own = shared?.ownA.has(id);
+      set.aCaption.textContent = own ? 'A (its own colour scale: a fixed pattern\'s weights of 1 would wash out the other maps)' : 'A';
+      set.A.set({ rows: n, cols: n, data: r.weights, mask: r.options.causal ? (i, j) => j > i : null, vmin: 0, ...(own ? {} : shared?.A), rowNorm: store.ui.rowNorm });
     } else {
       set.A.release();
       set.hostA.closest('figure').hidden = true;

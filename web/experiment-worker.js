@@ -16,6 +16,12 @@
 //            once and disposes of the model (and of the instance, if this request loaded it).
 //            Speed only. The page's "Time generation to 2048 positions" (long-generate.js) sends it
 //            to a worker of its own, so Cancel can end that worker mid-call and keep the trained ones.
+//   probe    { build, task: { vocab, seqLen }, batch, runs: [{ name, config }], steps } -> { results: [{ name, error } |
+//            { name, msPerStep, parameterCount }] }: builds each model as lab.model would for
+//            training (so a config the binding refuses is caught before any training worker
+//            starts) and times `steps` training steps of it on random tokens at lr 0 (the time of
+//            a step does not depend on the data), then disposes of it. The page's estimate of how
+//            long a run takes here. Keeps its instance for the next probe.
 //   dispose  {} -> frees the model
 // Control messages, handled at once (training yields to the event loop every ~25 ms, so they
 // arrive mid-run), no reply: pause, resume, step (run to the next evaluation, then pause), abort.
@@ -179,6 +185,41 @@ function timeGeneration(msg, post) {
   })();
 }
 
+const probeLabs = {}; // build -> its instance, kept for the next probe
+const PROBE_BUDGET_MS = 1500;
+
+async function probe(msg) {
+  const probeLab = (probeLabs[msg.build] ??= await getLab(msg.build));
+  const { vocab, seqLen } = msg.task;
+  const n = msg.batch * seqLen;
+  // a fixed pseudo-random batch: the tokens only need to be valid
+  let x = 12345;
+  const tokens = Int32Array.from({ length: n }, () => (x = (x * 1103515245 + 12345) >>> 0) % vocab);
+  const targets = Int32Array.from(tokens, (t, i) => tokens[(i + 1) % n]);
+  const results = [];
+  for (const { name, config } of msg.runs) {
+    let m = null;
+    try {
+      m = probeLab.model(config);
+      const times = [];
+      const t0 = performance.now();
+      // the first step warms up (allocations); the rest are timed, within a small budget
+      for (let i = 0; i <= msg.steps && (i < 2 || performance.now() - t0 < PROBE_BUDGET_MS); i++) {
+        const t = performance.now();
+        m.trainStep(tokens, targets, { lr: 0 });
+        if (i > 0) times.push(performance.now() - t);
+      }
+      const msPerStep = times.length ? times.reduce((a, b) => a + b, 0) / times.length : performance.now() - t0;
+      results.push({ name, msPerStep, parameterCount: m.parameterCount });
+    } catch (err) {
+      results.push({ name, error: errorOf(err) });
+    } finally {
+      m?.dispose();
+    }
+  }
+  return { reply: { results, build: probeLab.build }, transfer: [] };
+}
+
 function dispose() {
   model?.dispose();
   model = null;
@@ -187,7 +228,7 @@ function dispose() {
   return { reply: {}, transfer: [] };
 }
 
-const HANDLERS = { train, inspect, generate, timeGeneration, dispose };
+const HANDLERS = { train, inspect, generate, timeGeneration, probe, dispose };
 const CONTROL = {
   pause: () => { paused = true; },
   resume: () => { paused = false; stepping = false; releasePause(); },

@@ -21,6 +21,7 @@ function currentArrays() {
 function selectArray(name) {
   store.ui.activeArray = name;
   store.ui.editorRow = 0;
+  store.ui.editorCell = null;
   renderArrays();
   $(`#tab-${name}`)?.focus();
 }
@@ -103,13 +104,17 @@ function renderMatrixEditor(panel, spec, values, dims) {
   const table = el('table', { class: 'matrix', 'aria-label': `${name} values (${rows}×${cols})`, style: `--cell-ch:${chars}` });
   const thead = el('thead', {}, el('tr', {}, el('th', { scope: 'col', class: 'corner', text: 'i \\ j' }), Array.from({ length: cols }, (_, j) => el('th', { scope: 'col', text: String(j) }))));
   const tbody = el('tbody');
+  // the grid's one Tab stop: the cell last focused, if it is on this page of rows
+  const last = ui.editorCell;
+  const current = last && last.row >= start && last.row < end && last.col < cols ? last : { row: start, col: 0 };
   for (let i = start; i < end; i++) {
     const tr = el('tr', {}, el('th', { scope: 'row', text: String(i) }));
-    for (let j = 0; j < cols; j++) tr.append(el('td', {}, cellInput(name, values, gen, editedCells, i, j, cols)));
+    for (let j = 0; j < cols; j++) tr.append(el('td', {}, cellInput(name, values, gen, editedCells, i, j, cols, current)));
     tbody.append(tr);
   }
   table.append(thead, tbody);
-  frag.push(el('div', { class: 'table-scroll matrix-scroll' }, table));
+  frag.push(el('p', { id: 'matrix-keys', class: 'visually-hidden', text: 'One Tab stop for the whole grid: the arrow keys move between cells, Enter applies a value and moves down.' }),
+    el('div', { class: 'table-scroll matrix-scroll' }, table));
   // paste box
   const pid = `paste-${name}`;
   const ta = el('textarea', { id: pid, rows: '4', spellcheck: false, placeholder: `${rows} rows × ${cols} columns, e.g.\n0.1, -0.2, ...\nor JSON: [[0.1, -0.2, ...], ...]` });
@@ -125,23 +130,41 @@ function renderMatrixEditor(panel, spec, values, dims) {
   renderBadCells(name, cols);
 }
 
-function cellInput(name, values, gen, editedCells, i, j, cols) {
+/**
+ * One cell of the editor. The grid is one Tab stop (the cell last focused; the first at first):
+ * Tab leaves the grid, the arrow keys move inside it — ↑ ↓ and Enter always, ← → once the caret
+ * is at the text's start or end (or the whole text is selected, as after moving in), so they
+ * still move the caret while editing.
+ */
+function cellInput(name, values, gen, editedCells, i, j, cols, current) {
   const idx = i * cols + j;
   const x = values[idx];
   const inp = el('input', {
     type: 'text', inputmode: 'decimal', class: `cell${idx in editedCells ? ' edited' : ''}`, value: fmtCell(x), title: f32str(x),
     'aria-label': `${name}[${i}, ${j}]`, dataset: { index: String(idx), array: name, row: String(i), col: String(j) }, spellcheck: false, autocomplete: 'off',
+    tabindex: i === current.row && j === current.col ? '0' : '-1', 'aria-describedby': 'matrix-keys',
   });
   if (!Number.isFinite(x)) inp.setAttribute('aria-invalid', 'true');
   // (not when the text is what the last edit left: Enter applied it, and clearing shows the generated value)
   inp.addEventListener('change', () => inp.value !== inp.defaultValue && editCell(name, values.length, idx, inp, gen[idx], cols));
+  inp.addEventListener('focus', () => {
+    for (const c of document.querySelectorAll('#array-panel input.cell[tabindex="0"]')) if (c !== inp) c.tabIndex = -1;
+    inp.tabIndex = 0;
+    store.ui.editorCell = { row: i, col: j };
+  });
   inp.addEventListener('keydown', (e) => {
-    if (e.key !== 'Enter' && e.key !== 'ArrowDown' && e.key !== 'ArrowUp') return;
+    const all = inp.selectionStart === 0 && inp.selectionEnd === inp.value.length;
+    const caret = inp.selectionStart === inp.selectionEnd ? inp.selectionStart : null;
+    let ni = i, nj = j;
+    if (e.key === 'Enter' || e.key === 'ArrowDown') ni = i + 1;
+    else if (e.key === 'ArrowUp') ni = i - 1;
+    else if (e.key === 'ArrowLeft' && (all || caret === 0)) nj = j - 1;
+    else if (e.key === 'ArrowRight' && (all || caret === inp.value.length)) nj = j + 1;
+    else return;
     e.preventDefault();
-    const ni = i + (e.key === 'ArrowUp' ? -1 : 1);
-    // Apply the edit, then move to the cell below / above (Enter and ↓ move down).
+    // Apply the edit, then move to the neighbouring cell (Enter and ↓ move down).
     if (inp.value !== inp.defaultValue) editCell(name, values.length, idx, inp, gen[idx], cols);
-    const next = $(`#array-panel input.cell[data-row="${ni}"][data-col="${j}"]`);
+    const next = $(`#array-panel input.cell[data-row="${ni}"][data-col="${nj}"]`);
     if (next) {
       next.focus();
       next.select();

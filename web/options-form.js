@@ -111,20 +111,29 @@ function showAlpha(fs, raw) {
   note.textContent = norm?.uniform ? `Every α is 0, so the mixture uses equal weights (1/${raw.length} each).` : '';
 }
 
-/** The mixture's weights: one slider per chosen component, shown normalised to sum 1. */
+/**
+ * The mixture's weights: one slider per chosen component, each at its share of the sum (0.5 /
+ * 0.5 sit in the middle, not both at the end). Moving one rescales the others so the shares
+ * still sum to 1 (all the rest at 0: they share what is left equally).
+ */
 function alphaSliders(v, name, m, o) {
   const comps = o.components ?? [];
   const raw = o.alpha ?? comps.map(() => 1);
-  const fs = el('fieldset', { class: 'sub', dataset: { option: name } }, el('legend', { text: `α (${m.description || name}; the sliders are normalised to sum 1, all 0 = equal)` }));
+  const shares = normaliseAlpha(raw)?.alpha ?? comps.map(() => 1 / comps.length);
+  const fs = el('fieldset', { class: 'sub', dataset: { option: name } }, el('legend', { text: `α (${m.description || name}; the shares sum to 1: moving one slider moves the others)` }));
   comps.forEach((c, i) => {
     const id = `opt-alpha-${c}`;
     const out = el('output', { for: id });
-    const r = el('input', { type: 'range', id, min: '0', max: '1', step: '0.01', value: String(raw[i] ?? 1), 'aria-label': `α for ${c}` });
+    const r = el('input', { type: 'range', id, min: '0', max: '1', step: '0.01', value: String(shares[i] ?? 0), 'aria-label': `α for ${c}` });
     r.addEventListener('input', () => {
       const cur = effectiveOpts(v.id);
-      const a = (cur.alpha ?? cur.components.map(() => 1)).slice();
-      a[i] = Number(r.value);
+      const before = normaliseAlpha(cur.alpha ?? cur.components.map(() => 1))?.alpha ?? cur.components.map(() => 1 / cur.components.length);
+      const x = Math.min(1, Math.max(0, Number(r.value)));
+      const rest = before.reduce((sum, t, k) => (k === i ? sum : sum + t), 0);
+      const others = before.length - 1;
+      const a = before.map((t, k) => (k === i ? x : rest > 0 ? (t / rest) * (1 - x) : others ? (1 - x) / others : 0));
       setOption('alpha', a);
+      fs.querySelectorAll('input[type=range]').forEach((s, k) => { if (k !== i) s.value = String(a[k]); });
       showAlpha(fs, a);
       commit({ light: true });
     });

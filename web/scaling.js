@@ -6,7 +6,7 @@ import { fmt } from './explain.js';
 import { flopCount, gflops } from '../dist/reference.js';
 import { MAX_WIDTH } from './gen.js';
 import { showTooltip, hideTooltip } from './tooltip.js';
-import { drawChart, crossings, slope, PALETTE, fmtMs, fmtN } from './chart.js';
+import { drawChart, crossings, slopeOf, PALETTE, fmtMs, fmtN } from './chart.js';
 import { store, effectiveOpts, on } from './store.js';
 import { WorkerClient } from './worker-client.js';
 
@@ -18,6 +18,7 @@ export function scalingReport() {
     running: scaling.running, done: scaling.done, cancelled: scaling.cancelled, error: scaling.error?.message ?? null,
     points: scaling.points.map((p) => ({ n: p.n, variant: p.variant, build: p.actualBuild ?? p.build, median: p.timing?.median ?? null, skipped: p.skipped ?? null, error: p.error ?? null })),
     crossings: scaling.crossings.map((c) => ({ n: c.n, a: c.a.key, b: c.b.key })),
+    noisy: (scaling.noisy ?? []).map((c) => ({ a: c.a.key, b: c.b.key, why: c.why })),
     layout: scaling.layout,
   };
 }
@@ -190,21 +191,26 @@ function drawScaling() {
   // crossings between different variants on the same build
   const byBuild = {};
   for (const s of series) (byBuild[s.build] ??= []).push(s);
-  const cross = Object.values(byBuild).flatMap((list) => crossings(list));
+  const found = Object.values(byBuild).map((list) => crossings(list));
+  const cross = found.flat();
+  const noisy = found.flatMap((f) => f.noisy);
   scaling.crossings = cross;
+  scaling.noisy = noisy;
   ({ hits: scaling.hits, layout: scaling.layout } = drawChart(canvas, series, range, { crossList: cross }));
   canvas.setAttribute('aria-label', series.length ? `Scaling chart: ${series.map((s) => `${s.label} ${s.points.length} points`).join('; ')}` : 'Scaling chart: no data yet');
   const lg = $('#scale-legend');
   lg.replaceChildren();
   for (const s of series) {
-    const sl = slope(s.points);
-    lg.append(el('li', {}, el('span', { class: `line-swatch${s.dashed ? ' dashed' : ''}`, style: `--c:${s.color}` }), ` ${s.label}`,
-      el('span', { class: 'muted', text: Number.isFinite(sl) ? ` — slope ${sl.toFixed(2)} (last sizes; 1 = O(n), 2 = O(n²))` : '' })));
+    const { slope: sl, why } = slopeOf(s.points);
+    lg.append(el('li', { dataset: { series: s.key } }, el('span', { class: `line-swatch${s.dashed ? ' dashed' : ''}`, style: `--c:${s.color}` }), ` ${s.label}`,
+      el('span', { class: 'muted', text: Number.isFinite(sl) ? ` — slope ${sl.toFixed(2)} (last sizes; 1 = O(n), 2 = O(n²))`
+        : s.points.length >= 2 && why ? ` — no slope: the timings are too noisy (${why})` : '' })));
   }
   if (series.length) lg.append(el('li', { class: 'muted' }, el('span', { class: 'line-swatch dotted', style: '--c:var(--muted)' }), ' reference slopes ∝ n and ∝ n²'));
+  const noisyText = noisy.length ? ` No crossing is stated for ${noisy.map((x) => `${x.a.label} and ${x.b.label}`).join('; ')}: the timings are too noisy (${noisy.map((x) => x.why).join('; ')}); run again, or to a larger n.` : '';
   $('#scale-crossings').textContent = cross.length
-    ? 'Crossings: ' + cross.map((c) => `${c.a.label} and ${c.b.label} cross near n ≈ ${Math.round(c.n)} (${fmtMs(c.ms)}); above it ${c.faster} is faster`).join('; ') + '.'
-    : series.some((s) => s.points.length > 1) ? 'No crossings between different variants in this range.' : '';
+    ? 'Crossings: ' + cross.map((c) => `${c.a.label} and ${c.b.label} cross near n ≈ ${Math.round(c.n)} (${fmtMs(c.ms)}); above it ${c.faster} is faster`).join('; ') + '.' + noisyText
+    : noisy.length ? noisyText.trim() : series.some((s) => s.points.length > 1) ? 'No crossings between different variants in this range.' : '';
   renderTable();
 }
 
@@ -232,6 +238,15 @@ function renderTable() {
   }
   table.append(tb);
   box.replaceChildren(table);
+}
+
+/**
+ * Shows given points as if a run had measured them (the test hook's replay: a run's real
+ * timings cannot be made noisy on purpose). plan: { variants: [{ id }], builds, ns }.
+ */
+export function replayScaling(plan, points) {
+  Object.assign(scaling, { plan, points, done: true, cancelled: false, error: null });
+  drawScaling();
 }
 
 export function initScaling() {

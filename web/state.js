@@ -108,6 +108,9 @@ export function decodeHash(hash, ignored = []) {
     const eq = part.indexOf('=');
     const rawK = eq < 0 ? part : part.slice(0, eq);
     const rawV = eq < 0 ? '' : part.slice(eq + 1);
+    // the view switch and the Experiment view's own keys (web/experiment/config.js) are not
+    // ours: that view reads (and names what it cannot use of) them
+    if (rawK === 'view' || rawK.startsWith('x.')) continue;
     const k = safeDecode(rawK);
     const v = safeDecode(rawV);
     if (k == null || v == null) {

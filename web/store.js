@@ -157,7 +157,39 @@ export function subscribe(fn) {
   subscribers.push(fn);
 }
 
+/**
+ * Edits of an array whose size the last change altered (n 16 → 20) no longer fit it: they are
+ * dropped, so the tab, the editor and the link agree (a toast says which). Arrays the current
+ * variant does not use keep their edits. Returns the names dropped.
+ */
+function pruneEdits() {
+  const s = store.state;
+  if (!Object.keys(s.edits).length || validateDims()) return [];
+  const dims = resolveDims(dimsState());
+  const dropped = [];
+  for (const a of requirements(s.variant, store.byId, effectiveOpts(s.variant)).inputs) {
+    const e = s.edits[a.name];
+    if (!e) continue;
+    const len = a.shape.reduce((p, x) => p * dims[x], 1);
+    if (e.len !== len) {
+      delete s.edits[a.name];
+      dropped.push(a.name);
+    }
+  }
+  return dropped;
+}
+
+let onDropped = () => {};
+/** fn(names) when edits are dropped because their array changed size (the page's toast). */
+export function onEditsDropped(fn) {
+  onDropped = fn;
+}
+
 export function commit(what = {}) {
+  if (what.dims || what.arrays || what.variant || what.options) {
+    const dropped = pruneEdits();
+    if (dropped.length) onDropped(dropped);
+  }
   writeHash();
   for (const fn of subscribers) fn(what);
 }

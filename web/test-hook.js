@@ -5,7 +5,7 @@ import { store } from './store.js';
 import { busy } from './run.js';
 import { compareBusy } from './compare.js';
 import { describeWeight, describeOutput } from './explain.js';
-import { scalingReport } from './scaling.js';
+import { scalingReport, replayScaling } from './scaling.js';
 import { codeSnippet } from './export.js';
 import { fmtFull } from './heatmap.js';
 import { tooltipState, unlockTooltip } from './tooltip.js';
@@ -63,6 +63,8 @@ export function installTestHook() {
       return { baseId: c.baseId, ids: c.ids, results: out };
     },
     scaling: scalingReport,
+    /** Draws the scaling chart from given points ({ n, variant, build, timing }), as if measured. */
+    scalingReplay: replayScaling,
     /** Small facts about the last result (no arrays: cheap at any n). */
     status: () => ({ variant: store.last?.id ?? null, dims: store.last?.dims ?? null, samples: store.last?.timing?.samples ?? null, compareBusy: compareBusy(), error: store.lastError }),
     /** Page-side state the browser tests check: ignored parts of the link, cancelled comparisons, toggles. */

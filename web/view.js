@@ -8,6 +8,7 @@ import { setViewHash, writeHash } from './store.js';
 
 let current = 'explore';
 let experimentHash = () => null;
+let onShow = () => {};
 
 export const currentView = () => current;
 
@@ -26,11 +27,28 @@ export function showView(view) {
   $('#x-build-badge').hidden = current !== 'experiment';
   document.body.dataset.currentView = current; // (not data-view: that marks the Explore view's parts)
   setViewHash(current === 'experiment' ? experimentHash : null);
+  // the skip link goes to this view's own main part
+  const skip = $('#skip-link');
+  skip.textContent = current === 'experiment' ? 'Skip to Train' : 'Skip to the outputs';
+  skip.setAttribute('href', current === 'experiment' ? '#x-run' : '#outputs');
+  onShow(current);
 }
 
-/** hashOf(): the Experiment view's hash (its module knows its config). */
-export function initViews(hashOf) {
+/**
+ * hashOf(): the Experiment view's hash (its module knows its config); shown(view): after a view
+ * is shown (the Experiment view fetches what it needs the first time).
+ */
+export function initViews(hashOf, shown = () => {}) {
   experimentHash = hashOf;
+  onShow = shown;
+  // "Skip to …" moves the focus only: through the URL hash it would load a link of its own
+  // (#outputs: Explore at its defaults, every edit gone)
+  $('#skip-link').addEventListener('click', (e) => {
+    e.preventDefault();
+    const target = $(current === 'experiment' ? '#x-run' : '#outputs');
+    target.focus({ preventScroll: true });
+    target.scrollIntoView({ block: 'start' });
+  });
   for (const tab of document.querySelectorAll('.view-tab')) {
     tab.addEventListener('click', () => {
       showView(tab.dataset.target);

@@ -14,10 +14,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ROOT, BINDING, ARTIFACTS, startEnv, stopEnv, newPage, assertNoProblems, assertClose } from './harness.mjs';
+import { ROOT, BINDING, ARTIFACTS, SUMMARY_FIXTURE, startEnv, stopEnv, newPage, assertNoProblems, assertClose } from './harness.mjs';
 import { DEFAULT_TEXT } from '../../src/js/tasks.js'; // the page's text when its box is empty
 
 let binding, simdLab;
+const fixture = JSON.parse(fs.readFileSync(SUMMARY_FIXTURE, 'utf8'));
 
 /** A hash for the Experiment view: tiny copy-task models unless overridden. */
 function hashOf(over = {}) {
@@ -117,10 +118,12 @@ describe('attnlab page: the Experiment view', () => {
     assert.match(await page.textContent('#x-map-dialog .x-dialog-title'), /linear/);
     await page.click('#x-map-dialog-close');
 
-    // the recorded run next to this one
+    // the recorded study (the test's stand-in, fixtures/summary.json) next to this run; the two
+    // questions at the top of the view
     assert.equal(await page.locator('#x-answers-table tbody tr').count(), 3);
-    assert.match(await page.textContent('#x-answers-table tr[data-variant="softmax"] .x-recorded'), /100\.0 %/);
-    assert.match(await page.textContent('#x-answers'), /Is softmax necessary\?/);
+    assert.equal(await page.textContent('#x-answers-table tr[data-variant="softmax"] .x-recorded'), `${(100 * fixture.headline.copy.variants.softmax.mean).toFixed(1)} %`);
+    assert.match(await page.textContent('#x-study'), /Is token-to-token attention necessary\?[\s\S]*Is softmax necessary\?/);
+    assert.ok(await page.evaluate(() => document.querySelector('#x-study').getBoundingClientRect().top < document.querySelector('#x-setup').getBoundingClientRect().top), 'the answers come first');
     await page.screenshot({ path: path.join(ARTIFACTS, 'experiment-desktop.png'), fullPage: true });
     assertNoProblems(page);
   });
@@ -164,11 +167,10 @@ describe('attnlab page: the Experiment view', () => {
       model.dispose();
     }
     assert.ok(runs.some((r) => r.history.length), 'something trained');
-    // the status counts the steps the cancelled runs took, not their full length
-    const [, shownSteps, shownTotal] = (await page.textContent('#x-status')).match(/^(\d+) \/ (\d+) steps/);
-    assert.equal(Number(shownSteps), runs.reduce((sum, r) => sum + r.steps, 0), 'the steps taken');
-    assert.equal(Number(shownTotal), cfg.train.steps * runs.length);
-    assert.match(await page.textContent('#x-status'), /3 cancelled/);
+    // the status gives each run's length and where each cancelled run stopped (never a sum of runs)
+    const status = await page.textContent('#x-status');
+    assert.match(status, new RegExp(`^3 runs × ${cfg.train.steps} steps each · 3 cancelled`));
+    assert.ok(status.includes(`cancelled at step ${runs.map((r) => r.steps).join(', ')}`), `the steps taken: ${status}`);
     await page.click('#x-reset');
     assert.deepEqual(await runsOf(page), []);
     // the buttons follow the runner on the next animation frame: wait for it, do not race it
@@ -233,7 +235,7 @@ describe('attnlab page: the Experiment view', () => {
     assert.match(await early.textContent('#x-inspect [role=status]'), /No model finished training/);
     assert.deepEqual(await early.$$eval('#x-answers-table td.x-yours', (tds) => tds.map((td) => td.textContent)), ['not trained', 'not trained']);
     assert.match(await early.textContent('#x-legend'), /not trained/);
-    assert.match(await early.textContent('#x-status'), /^0 \/ 60 steps/);
+    assert.match(await early.textContent('#x-status'), /^2 runs × 30 steps each · 2 cancelled · .* cancelled at step 0, 0$/);
     assertNoProblems(early);
   });
 
@@ -268,25 +270,32 @@ describe('attnlab page: the Experiment view', () => {
     const cfg2 = await X(again, (x) => x.config());
     assert.deepEqual(cfg2, { ...cfg, seed: 12, variants: ['dense', 'taylor', 'fixed'] });
 
-    // a preset sets the task and the variants
-    await page.click('button[data-preset="softmax-text"]');
+    // a preset sets the task, the variants and the study's settings; the text task reads the corpus
+    await page.click('button[data-preset="language"]');
+    await page.waitForFunction(() => window.__attnlab.experiment.config().task === 'text');
     const cfg3 = await X(page, (x) => x.config());
-    assert.equal(cfg3.task, 'text');
-    assert.deepEqual(cfg3.variants, ['softmax', 'linear', 'efficient', 'taylor']);
+    assert.deepEqual(cfg3.variants, ['softmax', 'dense', 'random', 'linear']);
+    assert.equal(cfg3.source, 'corpus');
+    // your own text: a box for it; presets, the task select and "Task defaults" keep what was typed
+    await page.click('#x-source-own');
     assert.equal(await page.isVisible('#x-text'), true, 'the box for the user\'s own text');
-    // presets, the task select and "Task defaults" keep the user's text; only "Use the default text" empties it
     await page.fill('#x-text', 'my own words, typed here');
-    await page.click('button[data-preset="softmax-text"]');
-    assert.equal(await page.inputValue('#x-text'), 'my own words, typed here', 'a preset keeps the text');
+    await page.click('button[data-preset="language"]');
+    await page.waitForFunction(() => window.__attnlab.experiment.config().source === 'corpus');
+    assert.equal((await X(page, (x) => x.config())).text, 'my own words, typed here', 'a preset keeps the text');
+    await page.click('#x-source-own');
+    assert.equal(await page.inputValue('#x-text'), 'my own words, typed here');
     await page.click('#x-defaults');
     assert.equal(await page.inputValue('#x-text'), 'my own words, typed here', 'Task defaults keeps the text');
     await page.selectOption('#x-task', 'copy');
     await page.selectOption('#x-task', 'text');
     assert.equal(await page.inputValue('#x-text'), 'my own words, typed here', 'another task and back keeps the text');
     assert.equal((await X(page, (x) => x.config())).text, 'my own words, typed here');
-    await page.click('#x-text-default');
-    assert.equal(await page.inputValue('#x-text'), '');
-    assert.equal((await X(page, (x) => x.config())).text, '');
+    // the short paragraph instead: the text is kept for later, and not trained on
+    await page.click('#x-source-paragraph');
+    assert.equal(await page.isVisible('#x-text'), false);
+    assert.equal(await X(page, (x) => x.text()), DEFAULT_TEXT);
+    assert.equal((await X(page, (x) => x.config())).text, 'my own words, typed here');
     // the seed field's bound is decodeConfig's (and lab.train's): 2^32 − 1
     assert.equal(await page.getAttribute('#x-seed', 'max'), '4294967295');
     await page.fill('#x-seed', '4294967296');
@@ -300,8 +309,9 @@ describe('attnlab page: the Experiment view', () => {
 
     // a link with parts the page cannot use says so and keeps the rest
     const bad = await newPage(t, { hash: hashOf({ vars: 'softmax,nosuch', dModel: 'big' }) });
-    assert.equal(await bad.isVisible('#x-hash-warning'), true);
-    assert.match(await bad.textContent('#x-hash-warning'), /nosuch/);
+    assert.equal(await bad.isVisible('#hash-warning'), true);
+    assert.match(await bad.textContent('#hash-warning'), /nosuch/);
+    assert.match(await bad.textContent('#hash-warning'), /x\.dModel=big/);
     assert.deepEqual((await X(bad, (x) => x.config())).variants, ['softmax']);
 
     // an Explore link (no view) opens Explore as before; the tabs switch, and the hash follows
@@ -321,27 +331,39 @@ describe('attnlab page: the Experiment view', () => {
     for (const p of [page, again, bad, explore]) assertNoProblems(p);
   });
 
-  test('a bad config shows its AttnError in the view and loses nothing; bad knobs are named', async (t) => {
+  test('a config the binding would refuse is caught before anything starts; bad knobs are named; a run that fails shows its AttnError once', async (t) => {
     const page = await newPage(t, { hash: hashOf({ dModel: 18, heads: 4, vars: 'softmax' }) });
-    await page.click('#x-play');
-    await idle(page);
-    const [run] = await runsOf(page);
-    assert.equal(run.status, 'error');
-    assert.equal(run.error.code, 'SHAPE');
-    assert.match(await page.textContent('#x-legend'), /heads/);
-    assert.equal(await page.isVisible('#x-run-error'), true);
-    assert.ok((await page.textContent('#x-run-error')).includes(`softmax: SHAPE ${run.error.message}`), 'the AttnError, in the view');
+    // the binding's rule (model.c: heads must divide dModel), next to Train, before any worker starts
+    await page.waitForFunction(() => !document.querySelector('#x-config-error').hidden);
+    assert.match(await page.textContent('#x-config-error'), /heads must divide dModel: 18 is not a multiple of 4/);
+    assert.equal(await page.getAttribute('#x-heads', 'aria-invalid'), 'true');
+    assert.equal(await page.isDisabled('#x-play'), true);
+    await page.evaluate(() => document.querySelector('#x-play').click());
+    assert.deepEqual(await runsOf(page), [], 'nothing started');
     assert.equal(await page.inputValue('#x-dModel'), '18', 'the form keeps what was typed');
     // knobs that do not fit together: tasks.js's message, and no run starts
     await page.selectOption('#x-task', 'recall');
     await page.fill('#x-knob-pairs', '20');
     await page.fill('#x-knob-vocab', '8');
-    await page.click('#x-play');
-    assert.match(await page.textContent('#x-config-error'), /pairs/);
+    assert.match(await page.textContent('#x-config-error'), /pairs = 20 is too many for vocab 8/);
     await page.fill('#x-steps', '');
     assert.equal(await page.getAttribute('#x-steps', 'aria-invalid'), 'true');
     await page.waitForFunction(() => document.querySelector('#x-play').disabled, null, { timeout: 5000 });
     assertNoProblems(page);
+
+    // a run that fails in its worker (here: the scalar build cannot be loaded): its AttnError in
+    // the view, once for every run that failed the same way, and the form keeps every value
+    const broken = await newPage(t, { hash: hashOf({ build: 'scalar' }) });
+    await broken.route('**/dist/attnlab-scalar.wasm', (r) => r.fulfill({ status: 404, body: 'missing' }));
+    await broken.click('#x-play');
+    await idle(broken);
+    const runs = await runsOf(broken);
+    assert.deepEqual(runs.map((r) => [r.variant, r.status]), [['softmax', 'error'], ['linear', 'error']]);
+    const shown = await broken.textContent('#x-run-error');
+    assert.equal(shown.split('\n').length, 1, `one line for one error: ${shown}`);
+    assert.ok(shown.startsWith(`softmax, linear (elu+1): ${runs[0].error.code} `), shown);
+    assert.equal(await broken.inputValue('#x-steps'), '30');
+    assert.deepEqual(broken.problems.filter((p) => !/404|scalar/.test(p)), [], 'no other problem');
   });
 
   test('text: generate with each trained model, ms per token plotted; export JSON and copy as code reproduce the run in Node', async (t) => {

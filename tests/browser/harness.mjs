@@ -1,5 +1,11 @@
 // What the browser tests of the page share: the server, Chromium, the binding in Node, a fresh
-// page per test and the checks of what it shows. Used by page.test.mjs and page-fixes.test.mjs.
+// page per test, the checks of what it shows, and the accessibility check (axe-core). Used by
+// every test file of tests/browser/.
+//
+// The recorded study: every page is served tests/browser/fixtures/summary.json as
+// experiments/summary.json (a small study run at 2 % of the steps, its settings those it really
+// ran; fixtures/make-summary.mjs wrote it), so the tests do not depend on the study in the repository, which is
+// rerun from time to time. newPage(t, { summary: null }) serves the repository's own file.
 // Env: CHROMIUM (default /usr/bin/chromium); ATTNLAB_ROOT serves another tree that has web/ and
 // dist/ (for developing the page against a stand-in binding).
 
@@ -16,6 +22,8 @@ export const ROOT = process.env.ATTNLAB_ROOT ? path.resolve(process.env.ATTNLAB_
 export const ARTIFACTS = path.join(REPO, 'test-artifacts');
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 export const BINDING = path.join(ROOT, 'dist', 'attnlab.js');
+export const SUMMARY_FIXTURE = path.join(REPO, 'tests', 'browser', 'fixtures', 'summary.json');
+const AXE = path.join(REPO, 'node_modules', 'axe-core', 'axe.min.js');
 const LAUNCH_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 
 const haveChromium = fs.existsSync(CHROMIUM);
@@ -62,9 +70,12 @@ export function toF32Inputs(inputs) {
   return out;
 }
 
-export async function newPage(t, { hash = '', viewport = { width: 1280, height: 900 }, colorScheme = 'light' } = {}) {
+export async function newPage(t, { hash = '', viewport = { width: 1280, height: 900 }, colorScheme = 'light', summary = SUMMARY_FIXTURE } = {}) {
   const context = await browser.newContext({ viewport, colorScheme, acceptDownloads: true });
   const page = await context.newPage();
+  if (summary) await page.route('**/experiments/summary.json', (route) => route.fulfill({ path: summary, contentType: 'application/json' }));
+  page.requests = [];
+  page.on('request', (r) => page.requests.push(r.url()));
   const problems = [];
   page.on('console', (m) => {
     if (m.type() === 'error') problems.push(`console.error: ${m.text()}`);
@@ -131,3 +142,15 @@ export async function cellColour(page, canvasSelector, i, j) {
   }, [canvasSelector, i, j]);
 }
 
+
+/**
+ * The accessibility violations axe-core finds on the page as it is now, of impact serious or
+ * critical: [{ id, impact, help, nodes: [selector: why] }].
+ */
+export async function axeViolations(page) {
+  if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.addScriptTag({ path: AXE });
+  const found = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ['violations'] })).violations);
+  return found.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => ({
+    id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 5).map((n) => `${n.target.join(' ')}: ${(n.failureSummary ?? '').split('\n').slice(1).join(' ').trim()}`),
+  }));
+}

@@ -275,25 +275,34 @@ describe('attnlab page: edge cases', () => {
     });
   }
 
-  test('mixture: all-zero α means equal weights, and component options show only for a component that takes them', async (t) => {
-    const page = await newPage(t);
+  test('mixture: the α sliders are shares that sum to 1, all-zero α means equal weights, and component options show only for a component that takes them', async (t) => {
     const mix = env.nodeLab.variants.find((v) => v.options.includes('components'));
     assert.ok(mix, 'the registry has a mixture');
+    // all-zero α (from a link: the sliders themselves always sum to 1) means equal weights
+    const zero = await newPage(t, { hash: `#v=${mix.id}&n=16&d=8&dv=8&seed=1&preset=random&o.${mix.id}.components=softmax,random&o.${mix.id}.alpha=0,0` });
+    let snap = await snapshot(zero);
+    assert.equal(snap.error, null, `no error for all-zero α: ${JSON.stringify(snap.error)}`);
+    assert.deepEqual(snap.options.alpha, [0.5, 0.5]);
+    assert.match(await zero.textContent('#variant-options .alpha-note'), /equal weights/);
+    assert.deepEqual(await zero.$$eval('#variant-options input[type=range]', (rs) => rs.map((r) => Number(r.value))), [0.5, 0.5], 'the sliders show the shares used');
+    checkAgainstBinding(snap, 'mixture, α all zero');
+    assertNoProblems(zero);
+    const page = await newPage(t);
     await chooseVariant(page, mix.id);
     const comps = await page.$$eval('#variant-options [data-option="components"] input:checked', (cs) => cs.map((c) => c.dataset.value));
     assert.ok(comps.length >= 2);
-    for (const c of comps) {
-      await page.$eval(`#opt-alpha-${c}`, (r) => {
-        r.value = '0';
-        r.dispatchEvent(new Event('input', { bubbles: true }));
-      });
-    }
+    // moving one slider moves the others: the shares still sum to 1
+    await page.$eval(`#opt-alpha-${comps[0]}`, (r) => {
+      r.value = '0.8';
+      r.dispatchEvent(new Event('input', { bubbles: true }));
+    });
     await idle(page);
-    const snap = await snapshot(page);
-    assert.equal(snap.error, null, `no error for all-zero α: ${JSON.stringify(snap.error)}`);
-    assert.deepEqual(snap.options.alpha, comps.map(() => 1 / comps.length));
-    assert.match(await page.textContent('#variant-options .alpha-note'), /equal weights/);
-    checkAgainstBinding(snap, 'mixture, α all zero');
+    snap = await snapshot(page);
+    assert.ok(Math.abs(snap.options.alpha[0] - 0.8) < 1e-9, `the moved share: ${snap.options.alpha}`);
+    assert.ok(Math.abs(snap.options.alpha.reduce((a, b) => a + b, 0) - 1) < 1e-9, `the shares sum to 1: ${snap.options.alpha}`);
+    const shown = await page.$$eval('#variant-options input[type=range]', (rs) => rs.map((r) => Number(r.value)));
+    assert.ok(shown.every((x, i) => Math.abs(x - snap.options.alpha[i]) < 0.011), `each slider sits at its share: ${shown}`);
+    checkAgainstBinding(snap, 'mixture, α moved');
     // options of components: tiling (factorized-dense), scale (softmax), from lab.options.appliesTo
     const meta = env.nodeLab.options;
     const owned = mix.options.filter((o) => (meta[o].appliesTo ?? []).some((id) => id !== mix.id && env.nodeLab.variants.find((v) => v.id === id)?.mixable));

@@ -1,6 +1,7 @@
 // Saves the README screenshots of the page (light mode):
 //   web/screenshot.png             the Explore view (1200×800)
-//   web/screenshot-experiment.png  the Experiment view after a real run (1200×1000)
+//   web/screenshot-experiment.png  the Experiment view after a real run (1200×1000, from its
+//                                  presets and Train down to the curves)
 //
 //   node tests/browser/screenshot.mjs [out.png] [#hash]
 //   node tests/browser/screenshot.mjs --experiment [out.png] [#hash]
@@ -39,6 +40,8 @@ try {
   if (experiment) {
     await page.click('#x-play');
     await page.evaluate(() => window.__attnlab.experiment.idle(600000));
+    // from the presets and Train down: the curves and the legend table
+    await page.evaluate(() => window.scrollTo(0, document.querySelector('#x-run').getBoundingClientRect().top + window.scrollY - 8));
   } else {
     // show a tooltip on A, as a user hovering would see it
     const box = await page.locator('#weights-map canvas.hm-canvas').boundingBox();

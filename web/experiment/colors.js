@@ -6,12 +6,16 @@
 import { cssVar } from '../colormap.js';
 import { VARIANT_SPECS } from './config.js';
 
-// In VARIANT_SPECS order (random-frozen-0.2, the contrast, in a lighter brown than random-frozen). The presets' sets (softmax, linear, efficient, taylor; softmax, dense,
-// random, fixed), the default one (softmax, random, linear, mixture) and the long-generation
-// chart's (softmax, mixture, linear, efficient, taylor, fixed) each get hues far apart
-// (no two blues or two greens in one set), so their lines stay apart on a chart.
-const LIGHT = ['#0072b2', '#d55e00', '#999933', '#cc79a7', '#8c510a', '#bf812d', '#56b4e9', '#882255', '#7f3c8d', '#009e73', '#c0143c', '#e69f00', '#666666'];
-const DARK = ['#4da3ff', '#ff8c42', '#c8c85a', '#f08ccb', '#c9955c', '#dfc27d', '#7fe0e0', '#d98fd0', '#b48cff', '#2fd1a0', '#ff6b6b', '#f0c040', '#bbbbbb'];
+// In VARIANT_SPECS order. Every light colour has at least 3:1 contrast on the light panel and every
+// dark one on the dark panel (WCAG's bar for lines), and no two are the same hue family: softmax
+// blue, dense vermillion, dense1 olive, random magenta, the frozen randoms brown and (the
+// contrast) a lighter brown, factorized-dense near-black (near-white in the dark theme),
+// factorized-random wine, the mixture violet, linear green, efficient crimson, taylor teal, fixed
+// grey. The presets' sets (softmax, dense, random, random-frozen, fixed; softmax, linear,
+// efficient, taylor; softmax, dense, random, linear) and the long-generation chart's (softmax,
+// mixture, linear, efficient, taylor, fixed) get hues far apart, so their lines stay apart.
+export const LIGHT = ['#0072b2', '#d55e00', '#8a8a00', '#cc3d91', '#8c510a', '#b8863b', '#1f1f1f', '#882255', '#7b4fb8', '#008c5a', '#c0143c', '#00838f', '#737373'];
+export const DARK = ['#4da3ff', '#ff8c42', '#c8c85a', '#f08ccb', '#c9955c', '#dfc27d', '#f2f2f2', '#ff9eb5', '#b48cff', '#2fd1a0', '#ff6b6b', '#3fd0e0', '#9a9a9a'];
 
 const dark = () => document.documentElement.dataset.scheme === 'dark';
 

@@ -1,50 +1,79 @@
-// The Experiment view: set up an experiment, train every variant live in workers of their own,
-// see what each model learned, generate text, compare with the recorded full run, share and
-// export. This module wires the panels together; each panel is its own module:
+// The Experiment view: presets (the recorded study's experiments), set up an experiment, train
+// every run live in workers of its own, verdicts beside the recorded study's, see what each
+// model learned, generate text, share and export. This module wires the panels together; each
+// panel is its own module:
 //
-//   config.js     the config, its URL-hash form, lab.model / lab.train arguments
-//   setup.js      the form        runner.js   workers, queue, play / pause / step / cancel / reset
+//   config.js     the config, its URL-hash form, the presets, lab.model / lab.train arguments
+//   setup.js      the form and the presets      runner.js   workers, queue, play / pause / step / cancel / reset
 //   curves.js     learning curves (svg-chart.js draws; colors.js picks colours per theme)
+//   verdicts.js   learned / not yet, beside the recorded study (study.js reads experiments/summary.json)
 //   inspect.js    predictions and attention maps (token-map.js)   alpha.js   mixture α over training
 //   generate.js   text generation and ms per token (long-generate.js: to 2048 positions)
-//   answers.js    the recorded run
+//   answers.js    the two short answers, the recorded numbers, all the numbers (markdown.js)
+//   corpus.js     the text task's corpus, fetched when it is chosen
 //   share.js      export JSON / SVG / PNG, copy as code
 
 import { $, copyText, toast } from '../dom.js';
 import { on } from '../store.js';
-import { encodeConfig, decodeConfig, defaultConfig, SPEC_BY_NAME, BUILD_LABELS } from './config.js';
+import {
+  encodeConfig, decodeConfig, defaultConfig, labelOf, BUILD_LABELS, presetConfig, makeTask, configProblem, runList, textLeftOut, textOf, modelConfig, PRESET_BY_ID,
+} from './config.js';
 import { SetupForm } from './setup.js';
-import { ExperimentRunner, maxParallel } from './runner.js';
+import { ExperimentRunner, TrainClient, maxParallel } from './runner.js';
 import { CurvesPanel } from './curves.js';
 import { InspectPanel } from './inspect.js';
 import { renderAlpha } from './alpha.js';
 import { GeneratePanel } from './generate.js';
-import { renderAnswers } from './answers.js';
+import { renderAnswers, renderStudyAnswers } from './answers.js';
+import { renderVerdicts } from './verdicts.js';
+import { loadSummary, headlineOf, chanceOf, recordedMsPerStep } from './study.js';
+import { ensureCorpus, loadedCorpus, onCorpus, corpusStatus } from './corpus.js';
 import { exportJson, exportCurves, codeSnippet, runJson } from './share.js';
 
 let cfg = defaultConfig();
-let cfgError = null;
+let problem = null; // what is wrong with cfg ({ field, message }), or null
+let probeProblem = null; // what the binding said of cfg's models (the probe), or null
 let form, runner, curves, inspect, generate;
 let renderQueued = false;
 let wasActive = false;
 let inspected = Promise.resolve();
 let onHashChange = () => {};
+let shown = false;
+let starting = false; // Train pressed: the corpus is on its way
 
-const fmtTime = (ms) => (!Number.isFinite(ms) ? '–' : ms < 60000 ? `${Math.ceil(ms / 1000)} s` : `${Math.floor(ms / 60000)} min ${Math.round((ms % 60000) / 1000)} s`);
+const fmtTime = (ms) => (!Number.isFinite(ms) ? '–' : ms < 60000 ? `${Math.max(1, Math.ceil(ms / 1000))} s` : `${Math.floor(ms / 60000)} min ${Math.round((ms % 60000) / 1000)} s`);
 
-/** The x.* part of the hash for the current config. */
-export const experimentHash = () => `view=experiment&${encodeConfig(cfg)}`;
+/** The x.* part of the hash: the running config while runs train (the form is locked then). */
+export const experimentHash = () => `view=experiment&${encodeConfig(runner?.active ? runner.cfg : cfg)}`;
+
+/** The task of the form's config, when it can be made now (not a corpus still on its way). */
+function formTask() {
+  try {
+    return makeTask(cfg, loadedCorpus());
+  } catch {
+    return null;
+  }
+}
 
 function updateButtons() {
   const active = runner.active;
   const paused = runner.paused && active;
-  $('#x-play').textContent = paused ? '▶ Resume' : '▶ Train';
-  $('#x-play').disabled = (active && !paused) || (!active && !!cfgError);
+  const focused = document.activeElement;
+  $('#x-play').textContent = paused ? '▶ Resume' : starting ? 'Fetching the corpus…' : '▶ Train';
+  $('#x-play').disabled = starting || (active && !paused) || (!active && !!(problem || probeProblem));
   $('#x-pause').disabled = !active || paused;
   $('#x-step').disabled = !active;
   $('#x-cancel').disabled = !active;
   $('#x-reset').disabled = !runner.runs.length;
   for (const id of ['#x-export-json', '#x-export-svg', '#x-export-png']) $(id).disabled = !runner.runs.some((r) => r.history.length);
+  // a button pressed from the keyboard must not drop the focus to the page when it disables itself
+  if (focused?.disabled && focused.closest('.x-actions')) {
+    const next = ['#x-pause', '#x-play', '#x-cancel', '#x-reset'].map((s) => $(s)).find((b) => !b.disabled);
+    (next ?? $('#x-run')).focus();
+  }
+  form.setLocked(active || starting);
+  $('#x-lock-note').hidden = !(active || starting);
+  onHashChange();
 }
 
 /**
@@ -59,31 +88,49 @@ function renderBadge() {
   badge.dataset.build = chosen;
 }
 
+const plural = (n, w) => `${n} ${w}${n === 1 ? '' : 's'}`;
+
 function renderProgress() {
   const p = runner.progress();
   const bar = $('#x-progress');
   bar.max = Math.max(1, p.total);
   bar.value = p.done;
+  if (!runner.runs.length) {
+    $('#x-status').textContent = `Up to ${maxParallel()} runs train at once (one worker each, as many as this machine has cores); the rest wait their turn.`;
+    return;
+  }
   const counts = {};
   const word = (r) => (r.status === 'error' ? 'failed' : r.status);
   for (const r of runner.runs) counts[word(r)] = (counts[word(r)] ?? 0) + 1;
   const parts = Object.entries(counts).map(([s, n]) => `${n} ${s}`);
-  // p.done: the steps the runs took (a cancelled or failed run counts the steps it trained, not
-  // its total); the parts say how many runs were cancelled or failed
-  const steps = `${p.done} / ${p.total} steps`;
-  const state = !runner.active ? `ended after ${fmtTime((runner.finishedAt || performance.now()) - runner.startedAt)}`
-    : runner.paused ? 'paused' : `${p.stepsPerSec ? `${p.stepsPerSec.toFixed(0)} steps/s` : 'starting'} · about ${fmtTime(p.etaMs)} left`;
-  $('#x-status').textContent = runner.runs.length
-    ? `${steps} · ${state} · ${parts.join(', ')}`
-    : `Up to ${maxParallel()} variants train at once (one worker each, as many as this machine has cores); the rest wait their turn.`;
+  // each run trains its own steps: say so, never their sum as if it were one run's
+  const head = `${plural(p.runs, 'run')} × ${p.steps} steps each`;
+  const stopped = runner.runs.map((r, i) => (r.status === 'cancelled' ? p.taken[i] : null)).filter((x) => x != null);
+  const state = !runner.active
+    ? `ended after ${fmtTime((runner.finishedAt || performance.now()) - runner.startedAt)}${stopped.length ? ` · cancelled at step ${stopped.join(', ')}` : ''}`
+    : runner.paused ? `paused · the slowest run at step ${p.slowest}`
+      : `the slowest run at step ${p.slowest} · ${p.stepsPerSec ? `${p.stepsPerSec.toFixed(0)} steps/s in all` : 'starting'} · about ${fmtTime(p.etaMs)} left`;
+  $('#x-status').textContent = `${head} · ${parts.join(', ')} · ${state}`;
 }
 
-/** A run that could not start (a config the binding refuses): its AttnError, by variant. */
+/** Runs that could not start or failed: their AttnError, once per distinct error. */
 function renderErrors() {
   const failed = runner.runs.filter((r) => r.error);
+  const groups = new Map();
+  for (const r of failed) {
+    const k = `${r.error.code} ${r.error.message}`;
+    if (!groups.has(k)) groups.set(k, []);
+    groups.get(k).push(runner.cfg.seeds > 1 ? `${labelOf(r.name)} (seed ${r.seed})` : labelOf(r.name));
+  }
   const box = $('#x-run-error');
   box.hidden = !failed.length;
-  box.textContent = failed.map((r) => `${SPEC_BY_NAME[r.name]?.label ?? r.name}: ${r.error.code} ${r.error.message}`).join('\n');
+  box.textContent = [...groups].map(([k, who]) => `${who.join(', ')}: ${k}`).join('\n');
+}
+
+/** The chance level of the runs' task (or the form's, before any run). */
+function chanceNow() {
+  const task = runner.task ?? formTask();
+  return task ? chanceOf(task) : null;
 }
 
 function render() {
@@ -92,7 +139,9 @@ function render() {
   renderBadge();
   renderProgress();
   renderErrors();
-  curves.render(runner.runs, runner.cfg ?? cfg);
+  const chance = chanceNow();
+  curves.render(runner.runs, runner.runs.length ? runner.cfg : cfg, chance);
+  renderVerdicts($('#x-verdicts'), runner.cfg, runner.task, runner.runs, chance);
   renderAlpha($('#x-alpha'), runner.runs);
   const active = runner.active;
   if (wasActive && !active) afterTraining();
@@ -105,61 +154,204 @@ function scheduleRender() {
   requestAnimationFrame(render);
 }
 
-/** Once every run has ended: read the trained models, offer generation, compare with the record. */
+/** Once every run has ended: read the trained models (each variant's first seed), offer generation, compare with the record. */
 function afterTraining() {
-  const trained = runner.trained;
+  const trained = runner.trained.filter((r) => r.first);
   generate.setRuns(trained, runner.task, runner.cfg);
   inspected = trained.length ? inspect.load(trained, runner.task) : Promise.resolve(inspect.clear('No model finished training.'));
   renderAnswers($('#x-answers'), runner.cfg, runner.runs);
 }
 
-function configChanged(next, error) {
-  cfgError = error;
-  if (next) cfg = next;
-  $('#x-copy-link').disabled = !!error;
-  if (!error) onHashChange();
-  updateButtons();
-  renderBadge();
-  if (!runner.runs.length) renderAnswers($('#x-answers'), cfg, []);
+// ---- the estimate: how long the config takes here, measured before it starts
+
+let probeClient = null;
+let probeTimer = null;
+let probeSeq = 0;
+const probeCache = new Map(); // a model's shape -> { msPerStep } | { error }
+
+function probeKey(name, task) {
+  return JSON.stringify([name, cfg.model, cfg.train.batch, cfg.build, task.vocab, task.seqLen]);
 }
 
-function play() {
-  if (runner.active && runner.paused) return runner.play();
-  try {
-    runner.start(cfg);
-  } catch (err) {
-    // a task's knobs that do not fit together (tasks.js says why); the form keeps every value
-    form.showError(err.message);
+/** Measures (in a worker) a few training steps of each variant of the form's config, then says how long the whole run takes here. */
+function scheduleEstimate() {
+  clearTimeout(probeTimer);
+  probeTimer = setTimeout(estimate, 350);
+}
+
+async function estimate() {
+  if (!shown || runner.active) return;
+  const box = $('#x-estimate');
+  if (problem) {
+    box.textContent = '';
     return;
   }
+  const seq = ++probeSeq;
+  const task = formTask();
+  // the corpus on its way: its shape is known (seqLen; 63 characters give the vocabulary's size)
+  const shape = task ?? { vocab: 64, seqLen: cfg.knobs.seqLen, options: {} };
+  const runs = runList(cfg);
+  const names = [...new Set(runs.map((r) => r.name))];
+  const todo = names.filter((n) => !probeCache.has(probeKey(n, shape)));
+  if (todo.length) {
+    const recorded = names.map((n) => recordedMsPerStep(cfg.task, n));
+    box.textContent = recorded.every((x) => x != null) ? `${describeEstimate(runs, Object.fromEntries(names.map((n, i) => [n, recorded[i]])), 'from the recorded study\'s ms per step, on its machine')}; measuring here…` : 'Estimating how long this takes here: timing a few training steps of each variant…';
+    probeClient ??= new TrainClient(() => {});
+    try {
+      const probeRuns = todo.map((name) => ({ name, config: modelConfig(cfg, { vocab: shape.vocab, seqLen: shape.seqLen, causal: true }, name) }));
+      const { results } = await probeClient.call('probe', { build: cfg.build, task: { vocab: shape.vocab, seqLen: shape.seqLen }, batch: cfg.train.batch, runs: probeRuns, steps: 3 });
+      for (const r of results) probeCache.set(probeKey(r.name, shape), r.error ? { error: r.error } : { msPerStep: r.msPerStep });
+    } catch (err) {
+      if (seq === probeSeq) box.textContent = `Could not time a training step here (${err.message}).`;
+      probeClient?.terminate();
+      probeClient = null;
+      return;
+    }
+  }
+  if (seq !== probeSeq || runner.active) return;
+  const measured = Object.fromEntries(names.map((n) => [n, probeCache.get(probeKey(n, shape))]));
+  const bad = names.filter((n) => measured[n]?.error);
+  probeProblem = bad.length ? { field: null, message: bad.map((n) => `${labelOf(n)}: the binding refuses this model: ${measured[n].error.code} ${measured[n].error.message}`).join('; ') } : null;
+  if (probeProblem) {
+    $('#x-config-error').hidden = false;
+    $('#x-config-error').textContent = probeProblem.message;
+    box.textContent = '';
+  } else {
+    box.textContent = `${describeEstimate(runs, Object.fromEntries(names.map((n) => [n, measured[n].msPerStep])), 'measured: a few training steps of each variant on this machine')}.`;
+  }
+  updateButtons();
+}
+
+/**
+ * "5 runs × 400 steps, 2 at a time: about 45 s here": each run's steps at its variant's ms per
+ * step plus its evaluations (a forward pass of the held-out sequences, about a third of a
+ * training step per sequence), run as the runner does (the queue in order, maxParallel at once).
+ */
+function describeEstimate(runs, msPerStep, how) {
+  const P = maxParallel();
+  const t = cfg.train;
+  const evals = Math.ceil(t.steps / t.evalEvery);
+  const evalMs = (name) => msPerStep[name] * (Math.min(t.evalBatch, 128 * 4) / t.batch) * 0.35;
+  const lanes = new Array(Math.min(P, runs.length)).fill(0);
+  for (const r of runs) {
+    const i = lanes.indexOf(Math.min(...lanes));
+    lanes[i] += 400 + msPerStep[r.name] * t.steps + evals * evalMs(r.name);
+  }
+  const total = Math.max(...lanes);
+  return `Before you start: ${plural(runs.length, 'run')} × ${t.steps} steps, ${Math.min(P, runs.length)} at a time: about ${fmtTime(total)} here (${how})`;
+}
+
+// ---- the form, the runs
+
+function configChanged(next, p) {
+  cfg = next;
+  problem = p;
+  probeProblem = null;
+  $('#x-copy-link').disabled = !!p;
+  updateButtons(); // (writes the link too)
+  renderBadge();
+  if (!runner.runs.length) {
+    curves.render([], cfg, chanceNow());
+    if (shown) renderAnswers($('#x-answers'), cfg, []);
+  }
+  if (shown) scheduleEstimate();
+}
+
+async function play() {
+  if (runner.active && runner.paused) return runner.play();
+  if (problem || probeProblem) return;
+  const run = structuredClone(cfg);
+  let corpus = null;
+  if (run.task === 'text' && run.source === 'corpus') {
+    starting = true;
+    updateButtons();
+    try {
+      corpus = await ensureCorpus();
+    } catch {
+      starting = false;
+      updateButtons();
+      $('#x-config-error').hidden = false;
+      $('#x-config-error').textContent = `${corpusStatus().message}. Train again to retry, or choose the paragraph or your own text.`;
+      return;
+    } finally {
+      starting = false;
+    }
+    const p = configProblem(run, corpus);
+    if (p) return form.showProblem(p);
+  }
+  let task;
+  try {
+    task = makeTask(run, corpus);
+  } catch (err) {
+    return form.showProblem({ field: null, message: err.message });
+  }
+  // the estimate was for before the start: stop a measurement still going (it would share the
+  // cores with the training) and say nothing more until the config changes
+  clearTimeout(probeTimer);
+  probeSeq++;
+  if (probeClient?.pending?.size) {
+    probeClient.terminate();
+    probeClient = null;
+  }
+  $('#x-estimate').textContent = '';
+  runner.start(run, task);
   wasActive = true;
   inspect.clear('Training… the maps appear when every variant has finished.');
   generate.setRuns([], runner.task);
   $('#x-results').hidden = false;
+  updateButtons();
 }
 
-/** Applies a hash's config (a link); returns what it could not use. */
+/** Applies a hash's config (a link); returns what it could not use ({ key, text, why }). */
 export function loadExperimentHash(hash) {
   const ignored = [];
+  if (runner.active) {
+    // a link typed over a running experiment would drop its models: it waits, and says so
+    return [{ key: 'x.*', text: 'all of it', why: 'a run is training: Cancel or Reset it, then open the link again' }];
+  }
   cfg = decodeConfig(hash, ignored);
   form.render(cfg);
   form.read();
-  const warn = $('#x-hash-warning');
-  warn.hidden = !ignored.length;
-  warn.textContent = ignored.length ? `Parts of the link were ignored: ${ignored.map((x) => `${x.key}=${x.text} (${x.why})`).join('; ')}.` : '';
   return ignored;
+}
+
+/** The view was shown: fetch what it needs the first time (the recorded study; the corpus if chosen). */
+export function experimentShown() {
+  if (!shown) {
+    shown = true;
+    loadSummary().then(() => {
+      renderAnswers($('#x-answers'), runner.runs.length ? runner.cfg : cfg, runner.runs);
+      scheduleRender();
+      scheduleEstimate();
+    });
+  }
+  if (cfg.task === 'text' && cfg.source === 'corpus') ensureCorpus().catch(() => {});
+  scheduleRender();
+  scheduleEstimate();
 }
 
 /** Builds the view. lab: what the explore worker's hello said (variants); writeHash: the store's. */
 export function initExperiment(lab, { writeHash }) {
-  onHashChange = writeHash;
-  form = new SetupForm($('#x-setup'), { available: lab.variants.map((v) => v.id), onChange: configChanged });
+  // the link follows this view's config only while it is the view shown
+  onHashChange = () => document.body.dataset.currentView === 'experiment' && writeHash();
   runner = new ExperimentRunner(scheduleRender);
+  form = new SetupForm($('#x-setup'), {
+    presetsRoot: $('#x-presets-box'), errorBox: $('#x-config-error'), available: lab.variants.map((v) => v.id), onChange: configChanged,
+    presetConfig: async (id, keep) => {
+      await loadSummary(); // its settings and learning rates
+      return presetConfig(id, headlineOf(PRESET_BY_ID[id].task), keep);
+    },
+  });
   curves = new CurvesPanel($('#x-curves'));
   inspect = new InspectPanel($('#x-inspect'), { dialog: $('#x-map-dialog') });
   generate = new GeneratePanel($('#x-generate'));
   generate.setRuns([], null);
+  renderStudyAnswers($('#x-study-answers'), $('#x-results-dialog'));
   form.render(cfg);
+  onCorpus((s) => {
+    if (s.state === 'ready' && cfg.task === 'text') form.read();
+    scheduleRender();
+  });
   $('#x-play').addEventListener('click', play);
   $('#x-pause').addEventListener('click', () => runner.pause());
   $('#x-step').addEventListener('click', () => runner.step());
@@ -170,29 +362,41 @@ export function initExperiment(lab, { writeHash }) {
     inspect.clear('Reset: train again to see the maps.');
     generate.setRuns([], null);
     $('#x-results').hidden = true;
+    renderAnswers($('#x-answers'), cfg, []);
+    scheduleEstimate();
   });
-  $('#x-copy-link').addEventListener('click', () => copyText(location.href, 'Link copied'));
+  $('#x-copy-link').addEventListener('click', () => {
+    const running = runner.active ? runner.cfg : cfg;
+    copyText(location.href, textLeftOut(running) ? `Link copied — without your text (${running.text.length.toLocaleString('en')} characters, too long for a link): share it too` : 'Link copied');
+  });
   $('#x-export-json').addEventListener('click', () => exportJson(runner.cfg, runner.runs));
-  $('#x-export-svg').addEventListener('click', () => exportCurves(runner.cfg, runner.runs, curves.xAxis, 'svg'));
-  $('#x-export-png').addEventListener('click', () => exportCurves(runner.cfg, runner.runs, curves.xAxis, 'png'));
+  $('#x-export-svg').addEventListener('click', () => exportCurves(runner.cfg, runner.runs, curves.xAxis, 'svg', chanceNow()));
+  $('#x-export-png').addEventListener('click', () => exportCurves(runner.cfg, runner.runs, curves.xAxis, 'png', chanceNow()));
   $('#x-copy-code').addEventListener('click', () => {
-    if (cfgError) return toast(cfgError);
+    const which = runner.runs.length ? runner.cfg : cfg;
+    if (!runner.runs.length && problem) return toast(problem.message);
     try {
-      $('#code-text').value = codeSnippet(runner.runs.length ? runner.cfg : cfg);
+      $('#code-text').value = codeSnippet(which, runner.runs.length ? runner.task : formTask());
     } catch (err) {
-      return form.showError(err.message);
+      return form.showProblem({ field: null, message: err.code === 'CORPUS' ? 'the corpus is still on its way: copy the code once it is here' : err.message });
     }
     $('#code-dialog').showModal();
     $('#code-copy').focus();
   });
   $('#x-map-dialog-close').addEventListener('click', () => $('#x-map-dialog').close());
+  $('#x-results-dialog-close').addEventListener('click', () => $('#x-results-dialog').close());
+  // trained models live only in this tab: leaving it (a reload, another page) asks first
+  window.addEventListener('beforeunload', (e) => {
+    if (!runner.runs.some((r) => r.history.length)) return;
+    e.preventDefault();
+    e.returnValue = '';
+  });
   on('theme', () => {
     scheduleRender();
     generate.redraw();
-    if (runner.trained.length && !runner.active) inspected = inspect.load(runner.trained, runner.task);
+    if (runner.trained.length && !runner.active) inspected = inspect.load(runner.trained.filter((r) => r.first), runner.task);
   });
   render();
-  renderAnswers($('#x-answers'), cfg, []);
   installHook();
 }
 
@@ -200,7 +404,7 @@ export function initExperiment(lab, { writeHash }) {
 function installHook() {
   window.__attnlab.experiment = {
     config: () => structuredClone(cfg),
-    configError: () => cfgError,
+    configError: () => problem?.message ?? probeProblem?.message ?? null,
     /** The runs as plain data (exact numbers). */
     runs: () => runJson(runner.cfg ?? cfg, runner.runs).runs,
     active: () => runner.active,
@@ -210,7 +414,7 @@ function installHook() {
     /** Resolves once no run is training or queued and the maps of the trained models are drawn. */
     async idle(timeoutMs = 120000) {
       const t0 = performance.now();
-      while (runner.active || renderQueued) {
+      while (starting || runner.active || renderQueued) {
         if (performance.now() - t0 > timeoutMs) throw new Error('the experiment did not finish');
         await new Promise((r) => setTimeout(r, 50));
       }
@@ -220,8 +424,12 @@ function installHook() {
       index: m.index, tokens: Array.from(m.tokens), targets: Array.from(m.targets), predictions: Array.from(m.predictions),
       maps: m.maps.map((layer) => layer.map((A) => Array.from(A))),
     }])),
-    codeSnippet: () => codeSnippet(cfg),
-    label: (name) => SPEC_BY_NAME[name]?.label,
+    codeSnippet: () => codeSnippet(cfg, formTask()),
+    label: (name) => labelOf(name),
+    /** The estimate shown before a run starts (the text), once measured. */
+    estimate: () => $('#x-estimate').textContent,
+    corpus: () => corpusStatus(),
+    text: () => textOf(cfg),
     /** The "Time generation to 2048 positions" length; tests lower it to stay fast (applies at once, clearing a timing shown). */
     setLongGenerationLength(n) {
       generate.long.positions = n;

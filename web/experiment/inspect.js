@@ -45,7 +45,10 @@ export class InspectPanel {
       el('label', { for: 'x-sample', text: 'Held-out sequence #' }), this.indexInput,
       el('button', { type: 'button', class: 'small', text: '◀', 'aria-label': 'Previous sequence', onclick: () => this.setIndex(this.index - 1) }),
       el('button', { type: 'button', class: 'small', text: '▶', 'aria-label': 'Next sequence', onclick: () => this.setIndex(this.index + 1) }));
-    this.predictions = el('div', { class: 'table-scroll', id: 'x-predictions' });
+    this.predictions = el('div', { class: 'table-scroll', id: 'x-predictions', tabindex: '0', role: 'region', 'aria-label': 'Predictions on the held-out sequence' });
+    this.narrow = matchMedia('(max-width: 600px)');
+    this.narrow.addEventListener('change', () => this.renderPredictions());
+    this.last = null;
     this.legend = el('div', { class: 'legend' });
     this.maps = el('div', { id: 'x-maps', class: 'x-maps' });
     root.append(nav, this.status, this.predictions, this.legend, this.maps);
@@ -58,6 +61,7 @@ export class InspectPanel {
     this.task = null;
     this.results.clear();
     this.generation++;
+    this.last = null;
     this.predictions.replaceChildren();
     this.maps.replaceChildren();
     this.legend.replaceChildren();
@@ -98,32 +102,8 @@ export class InspectPanel {
     const marks = recallMarks(task, first.tokens, first.targets);
     this.status.textContent = `Sequence ${first.index} of the ${first.count} held out${task.name === 'recall' ? '. Outlined: each query\'s key (dashed) and value (solid) in the pairs.' : ''}`;
 
-    // predictions: one row of tokens, one of targets, one per variant
-    const positions = [...Array(n).keys()];
-    const cells = (f) => positions.map((t) => f(t));
-    const rows = [
-      el('tr', {}, el('th', { scope: 'row', text: 'input' }), ...cells((t) => el('td', { class: 'tok', text: names[t] }))),
-      el('tr', {}, el('th', { scope: 'row', text: 'answer' }), ...cells((t) => el('td', { class: 'tok', text: first.targets[t] >= 0 ? task.tokenName(first.targets[t]) : '' }))),
-    ];
-    for (const [r, m] of replies) {
-      if (m.error) {
-        rows.push(el('tr', {}, el('th', { scope: 'row', text: r.name }), el('td', { class: 'error-text', colspan: String(n), text: m.error.message })));
-        continue;
-      }
-      let right = 0, asked = 0;
-      const tds = cells((t) => {
-        if (m.targets[t] < 0) return el('td', { class: 'tok' });
-        asked++;
-        const good = m.predictions[t] === m.targets[t];
-        if (good) right++;
-        return el('td', { class: `tok ${good ? 'right' : 'wrong'}`, title: good ? 'right' : `wrong: the answer is ${task.tokenName(m.targets[t])}`, text: `${task.tokenName(m.predictions[t])}${good ? '✓' : '✗'}` });
-      });
-      const sw = el('i', { class: 'swatch' });
-      sw.style.background = variantColor(r.name);
-      rows.push(el('tr', { dataset: { variant: r.name, right: String(right), asked: String(asked) } },
-        el('th', { scope: 'row' }, sw, ` ${SPEC_BY_NAME[r.name]?.label ?? r.name} `, el('span', { class: 'muted', text: `${right}/${asked}` })), ...tds));
-    }
-    this.predictions.replaceChildren(el('table', { class: 'x-tokens' }, el('tbody', {}, ...rows)));
+    this.last = { replies, task, first, names };
+    this.renderPredictions();
 
     // one colour scale for every map of every variant
     let vmax = 0;
@@ -131,6 +111,60 @@ export class InspectPanel {
     vmax = vmax || 1;
     drawLegend(this.legend, { lut: SEQUENTIAL, width: 160, vmin: 0, vmax, label: 'attention weight, every map', shared: true });
     this.maps.replaceChildren(...ok.map(([r, m]) => this.variantGrid(r, m, n, names, marks, vmax)));
+  }
+
+  /**
+   * The predictions: on a wide screen one row of tokens, one of answers and one per model; on a
+   * narrow one (a phone) the same table turned: a row per position, a column per model, so every
+   * ✓ and ✗ is on screen without scrolling sideways.
+   */
+  renderPredictions() {
+    if (!this.last) return;
+    const { replies, task, first, names } = this.last;
+    const n = first.tokens.length;
+    const positions = [...Array(n).keys()];
+    const ok = replies.filter(([, m]) => !m.error);
+    const cell = (m, t) => {
+      if (m.targets[t] < 0) return el('td', { class: 'tok' });
+      const good = m.predictions[t] === m.targets[t];
+      return el('td', { class: `tok ${good ? 'right' : 'wrong'}`, title: good ? 'right' : `wrong: the answer is ${task.tokenName(m.targets[t])}`, text: `${task.tokenName(m.predictions[t])}${good ? '✓' : '✗'}` });
+    };
+    const score = (m) => {
+      let right = 0, asked = 0;
+      for (const t of positions) if (m.targets[t] >= 0) { asked++; if (m.predictions[t] === m.targets[t]) right++; }
+      return { right, asked };
+    };
+    const head = (r, m) => {
+      const sw = el('i', { class: 'swatch', 'aria-hidden': 'true' });
+      sw.style.background = variantColor(r.name);
+      const { right, asked } = score(m);
+      return [sw, ` ${SPEC_BY_NAME[r.name]?.label ?? r.name} `, el('span', { class: 'muted', text: `${right}/${asked}` })];
+    };
+    let table;
+    if (this.narrow.matches) {
+      const cols = el('tr', {}, el('th', { scope: 'col', text: '#' }), el('th', { scope: 'col', text: 'input' }), el('th', { scope: 'col', text: 'answer' }),
+        ...ok.map(([r, m]) => el('th', { scope: 'col', dataset: { variant: r.name } }, ...head(r, m))));
+      // positions with nothing to answer are kept (the input is what the model reads)
+      const rows = positions.map((t) => el('tr', {}, el('th', { scope: 'row', class: 'muted', text: String(t) }), el('td', { class: 'tok', text: names[t] }),
+        el('td', { class: 'tok', text: first.targets[t] >= 0 ? task.tokenName(first.targets[t]) : '' }), ...ok.map(([, m]) => cell(m, t))));
+      table = el('table', { class: 'x-tokens x-tokens-narrow' }, el('thead', {}, cols), el('tbody', {}, ...rows));
+    } else {
+      const rows = [
+        el('tr', {}, el('th', { scope: 'row', text: 'input' }), ...positions.map((t) => el('td', { class: 'tok', text: names[t] }))),
+        el('tr', {}, el('th', { scope: 'row', text: 'answer' }), ...positions.map((t) => el('td', { class: 'tok', text: first.targets[t] >= 0 ? task.tokenName(first.targets[t]) : '' }))),
+      ];
+      for (const [r, m] of replies) {
+        if (m.error) {
+          rows.push(el('tr', {}, el('th', { scope: 'row', text: r.name }), el('td', { class: 'error-text', colspan: String(n), text: m.error.message })));
+          continue;
+        }
+        const { right, asked } = score(m);
+        rows.push(el('tr', { dataset: { variant: r.name, right: String(right), asked: String(asked) } }, el('th', { scope: 'row' }, ...head(r, m)), ...positions.map((t) => cell(m, t))));
+      }
+      table = el('table', { class: 'x-tokens' }, el('tbody', {}, ...rows));
+    }
+    const errors = replies.filter(([, m]) => m.error).map(([r, m]) => el('p', { class: 'error-text', text: `${r.name}: ${m.error.message}` }));
+    this.predictions.replaceChildren(table, ...(this.narrow.matches ? errors : []));
   }
 
   variantGrid(run, m, n, names, marks, vmax) {
@@ -157,14 +191,14 @@ export class InspectPanel {
   enlarge(run, A, n, names, marks, vmax, title) {
     const d = this.dialog;
     const canvas = el('canvas', { class: 'x-map-large' });
-    const layout = drawTokenMap(canvas, A, n, { cell: Math.max(12, Math.min(22, Math.floor(560 / n))), vmax, labels: names, marks });
+    const layout = drawTokenMap(canvas, A, n, { cell: Math.max(14, Math.min(22, Math.floor(560 / n))), vmax, labels: names, marks });
     const readout = el('p', { class: 'note', 'aria-live': 'polite', text: 'Hover a cell: which position (row) looks at which (column), and how much.' });
     canvas.addEventListener('mousemove', (e) => {
       const c = cellAt(canvas, e, n, layout);
       if (c) readout.textContent = `position ${c[0]} (${names[c[0]]}) → position ${c[1]} (${names[c[1]]}): ${fmtTick(A[c[0] * n + c[1]])}`;
     });
     d.querySelector('.x-dialog-title').textContent = `${SPEC_BY_NAME[run.name]?.label ?? run.name} — ${title}`;
-    d.querySelector('.x-dialog-body').replaceChildren(el('div', { class: 'table-scroll' }, canvas), readout);
+    d.querySelector('.x-dialog-body').replaceChildren(el('div', { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': 'The map, enlarged' }, canvas), readout);
     d.showModal();
   }
 }

@@ -1,12 +1,14 @@
-// Runs an experiment: one worker (web/experiment-worker.js) per variant, at most
-// navigator.hardwareConcurrency training at once, the rest queued in the order they were picked.
+// Runs an experiment: one worker (web/experiment-worker.js) per run — a variant at one seed; an
+// experiment of N seeds has N runs of each variant — at most navigator.hardwareConcurrency
+// training at once, the rest queued (each seed's variants in the order they were picked).
 // Play / pause / step / cancel / reset act on every run. A run's record:
-//   { name, status: 'queued' | 'loading' | 'training' | 'paused' | 'done' | 'cancelled' | 'error',
+//   { key, name (the variant), seed, lr, first (the first seed of its variant),
+//     status: 'queued' | 'loading' | 'training' | 'paused' | 'done' | 'cancelled' | 'error',
 //     history: [lab.train progress entries], result, error, parameterCount, build, client,
 //     untrained: true when it was cancelled before its first training step (no results to show) }
 // onChange(what) is called after every change ('progress', 'status', 'reset').
 
-import { makeTask, modelConfig, trainOptions } from './config.js';
+import { modelConfig, trainOptions, runList, lrOf } from './config.js';
 
 const WORKER_URL = new URL('../experiment-worker.js', import.meta.url);
 
@@ -75,16 +77,18 @@ export class ExperimentRunner {
     return this.runs.filter((r) => r.client && (r.status === 'done' || r.status === 'cancelled') && !r.untrained && r.history.length);
   }
 
-  /** Starts cfg (throws tasks.js's Error for bad task knobs before anything starts). */
-  start(cfg) {
-    const task = makeTask(cfg.task, cfg.knobs, cfg.text);
+  /** Starts cfg on `task` (the config's task, made by the caller: config.js's makeTask). */
+  start(cfg, task) {
     this.reset();
     this.cfg = structuredClone(cfg);
     this.task = task;
     this.paused = false;
     this.startedAt = performance.now();
     this.finishedAt = 0;
-    this.runs = cfg.variants.map((name) => ({ name, status: 'queued', history: [], result: null, error: null, parameterCount: null, build: null, client: null, untrained: false }));
+    this.runs = runList(cfg).map(({ name, seed }) => ({
+      key: `${name}@${seed}`, name, seed, lr: lrOf(cfg, name), first: seed === cfg.seed,
+      status: 'queued', history: [], result: null, error: null, parameterCount: null, build: null, client: null, untrained: false,
+    }));
     this.onChange('status');
     this.pump();
   }
@@ -104,7 +108,7 @@ export class ExperimentRunner {
 
   launch(run) {
     run.status = 'loading';
-    const config = modelConfig(this.cfg, this.task, run.name);
+    const config = modelConfig(this.cfg, this.task, run.name, run.seed);
     run.client = new TrainClient((m) => {
       if (m.type === 'started') {
         run.parameterCount = m.parameterCount;
@@ -126,7 +130,7 @@ export class ExperimentRunner {
     });
     if (this.paused) run.client.control('pause');
     const taskSpec = { name: this.cfg.task, options: this.task.options };
-    run.client.call('train', { build: this.cfg.build, config, task: taskSpec, train: trainOptions(this.cfg) }).then(
+    run.client.call('train', { build: this.cfg.build, config, task: taskSpec, train: trainOptions(this.cfg, run.name, run.seed) }).then(
       (m) => {
         run.result = m.result;
         run.status = m.result.aborted ? 'cancelled' : 'done';
@@ -224,22 +228,26 @@ export class ExperimentRunner {
   }
 
   /**
-   * Progress over all runs: { done, total, stepsPerSec, etaMs }. done counts the steps each run
-   * actually took (a cancelled or failed run: the steps it trained before it stopped); total is
-   * steps × runs.
+   * Progress over all runs: { steps (each run's), runs, done (runs that ended), slowest (the
+   * fewest steps a run still going has taken), stepsPerSec, etaMs, taken: [steps of each run] }.
+   * A cancelled or failed run counts the steps it trained, not its total.
    */
   progress() {
     const steps = this.cfg?.train.steps ?? 0;
-    const total = steps * this.runs.length;
-    let done = 0, left = 0, rate = 0;
+    let left = 0, rate = 0, slowest = Infinity;
+    const taken = [];
     for (const r of this.runs) {
       const last = r.history.at(-1);
-      const taken = r.status === 'done' ? steps : r.result?.steps ?? last?.step ?? 0;
-      done += taken;
-      if (!['done', 'cancelled', 'error'].includes(r.status)) left += steps - taken;
+      const t = r.status === 'done' ? steps : r.result?.steps ?? last?.step ?? 0;
+      taken.push(t);
+      if (!['done', 'cancelled', 'error'].includes(r.status)) {
+        left += steps - t;
+        slowest = Math.min(slowest, t);
+      }
       if ((r.status === 'training') && last?.msPerStep > 0) rate += 1000 / last.msPerStep;
     }
     // queued runs wait for a slot: time left ≈ steps left / the combined rate of the running ones
-    return { done, total, stepsPerSec: rate, etaMs: rate > 0 ? (left / rate) * 1000 : NaN };
+    return { steps, runs: this.runs.length, taken, slowest: Number.isFinite(slowest) ? slowest : steps, stepsPerSec: rate, etaMs: rate > 0 ? (left / rate) * 1000 : NaN,
+      done: taken.reduce((a, b) => a + b, 0), total: steps * this.runs.length };
   }
 }

@@ -17,20 +17,32 @@ export function ticks(lo, hi, count = 5) {
   return out;
 }
 
-const fmt = (v) => (Math.abs(v) >= 1e4 || (v !== 0 && Math.abs(v) < 1e-3) ? v.toExponential(1) : String(Number(v.toPrecision(4))));
+/** A tick's text: short at every size (10k, not 1.0e+4, which a narrow chart clips). */
+export const fmt = (v) => {
+  const a = Math.abs(v);
+  if (a >= 1e6) return `${Number((v / 1e6).toPrecision(3))}M`;
+  if (a >= 1e4) return `${Number((v / 1e3).toPrecision(3))}k`;
+  if (v !== 0 && a < 1e-3) return v.toExponential(1);
+  return String(Number(v.toPrecision(4)));
+};
+/** The width of a label in the charts' 11 px system font, generously (digits are ~6.2 px). */
+const textWidth = (t) => String(t).length * 6.6;
 
-function frame({ width, height, title, xLabel, yLabel, xMax, yMin, yMax, colors, yFormat = fmt, xFormat = fmt }) {
-  const m = { l: 48, r: 12, t: 24, b: 38 };
+function frame({ width, height, title, subtitle, xLabel, yLabel, xMax, yMin, yMax, colors, yFormat = fmt, xFormat = fmt }) {
+  const xTicks = ticks(0, xMax, width < 400 ? 4 : 5);
+  // the last x tick is centred on the plot's right edge: leave room for half of it
+  const m = { l: 48, r: Math.max(12, Math.ceil(textWidth(xFormat(xTicks.at(-1) ?? 0)) / 2) + 4), t: subtitle ? 38 : 24, b: 38 };
   const w = width - m.l - m.r, h = height - m.t - m.b;
   const X = (x) => m.l + (xMax > 0 ? (x / xMax) * w : 0);
   const Y = (y) => m.t + h - ((y - yMin) / (yMax - yMin || 1)) * h;
   const parts = [`<rect width="${width}" height="${height}" fill="${colors.bg}"/>`,
-    `<text x="${m.l}" y="15" font-weight="600" fill="${colors.fg}">${esc(title)}</text>`];
+    `<text x="8" y="15" font-weight="600" fill="${colors.fg}">${esc(title)}</text>`];
+  if (subtitle) parts.push(`<text x="8" y="29" fill="${colors.muted}">${esc(subtitle)}</text>`);
   for (const v of ticks(yMin, yMax, 4)) {
     parts.push(`<line x1="${m.l}" x2="${m.l + w}" y1="${r2(Y(v))}" y2="${r2(Y(v))}" stroke="${colors.grid}"/>`,
       `<text x="${m.l - 5}" y="${r2(Y(v) + 4)}" text-anchor="end" fill="${colors.muted}">${esc(yFormat(v))}</text>`);
   }
-  for (const v of ticks(0, xMax, 5)) {
+  for (const v of xTicks) {
     parts.push(`<line x1="${r2(X(v))}" x2="${r2(X(v))}" y1="${m.t + h}" y2="${m.t + h + 4}" stroke="${colors.muted}"/>`,
       `<text x="${r2(X(v))}" y="${m.t + h + 16}" text-anchor="middle" fill="${colors.muted}">${esc(xFormat(v))}</text>`);
   }
@@ -48,17 +60,27 @@ const wrapSvg = (width, height, label, parts) =>
  * series: [{ label, color, dash?, points: [[x, y], ...] }]. Returns SVG text. An empty chart says
  * `empty` in the middle.
  */
-export function lineChart({ width = 480, height = 280, title, xLabel, yLabel, series, yMin = 0, yMax, xMax, colors, yFormat, xFormat, empty = 'no data yet' }) {
+/**
+ * refs: [{ y, label }]: reference lines across the plot (a chance level), dashed, labelled at
+ * their left end. A series' `width` (default 2) and `opacity` draw it thinner or fainter.
+ */
+export function lineChart({ width = 480, height = 280, title, subtitle, xLabel, yLabel, series, yMin = 0, yMax, xMax, colors, yFormat, xFormat, empty = 'no data yet', refs = [] }) {
   const all = series.flatMap((s) => s.points).filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y));
   const xm = xMax ?? Math.max(1e-9, ...all.map((p) => p[0]));
-  const ym = yMax ?? Math.max(yMin + 1e-9, ...all.map((p) => p[1]));
-  const f = frame({ width, height, title, xLabel, yLabel, xMax: xm, yMin, yMax: ym, colors, yFormat, xFormat });
+  const ym = yMax ?? Math.max(yMin + 1e-9, ...all.map((p) => p[1]), ...refs.map((r) => r.y * 1.1));
+  const f = frame({ width, height, title, subtitle, xLabel, yLabel, xMax: xm, yMin, yMax: ym, colors, yFormat, xFormat });
   if (!all.length) f.parts.push(`<text x="${f.m.l + f.w / 2}" y="${f.m.t + f.h / 2}" text-anchor="middle" fill="${colors.muted}">${esc(empty)}</text>`);
+  for (const r of refs) {
+    if (!(r.y >= yMin && r.y <= ym)) continue;
+    const y = r2(f.Y(r.y));
+    f.parts.push(`<g class="ref-line" data-y="${r.y}"><line x1="${f.m.l}" x2="${f.m.l + f.w}" y1="${y}" y2="${y}" stroke="${colors.fg}" stroke-width="1" stroke-dasharray="2 3" opacity="0.8"/>` +
+      `<text x="${f.m.l + 4}" y="${r2(y - 4)}" fill="${colors.fg}">${esc(r.label)}</text></g>`);
+  }
   for (const s of series) {
     const pts = s.points.filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y));
     if (!pts.length) continue;
     const d = pts.map(([x, y]) => `${r2(f.X(x))},${r2(f.Y(Math.min(Math.max(y, yMin), ym)))}`).join(' ');
-    f.parts.push(`<polyline points="${d}" fill="none" stroke="${s.color}" stroke-width="2"${s.dash ? ' stroke-dasharray="5 3"' : ''} stroke-linejoin="round"><title>${esc(s.label)}</title></polyline>`);
+    f.parts.push(`<polyline points="${d}" fill="none" stroke="${s.color}" stroke-width="${s.width ?? 2}"${s.opacity != null ? ` stroke-opacity="${s.opacity}"` : ''}${s.dash ? ' stroke-dasharray="5 3"' : ''} stroke-linejoin="round"><title>${esc(s.label)}</title></polyline>`);
     if (pts.length === 1) f.parts.push(`<circle cx="${r2(f.X(pts[0][0]))}" cy="${r2(f.Y(pts[0][1]))}" r="3" fill="${s.color}"/>`);
   }
   return wrapSvg(width, height, title, f.parts);
