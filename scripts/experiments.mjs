@@ -231,7 +231,7 @@ function header(a, result) {
   const info = {};
   for (const t of [...HEADLINE_TASKS, 'verses']) {
     const k = task(t);
-    info[t] = { options: { ...k.options, corpus: undefined }, vocab: k.vocab, seqLen: k.seqLen, settings: settingsOf(t, k), chance: chanceOf(t, k),
+    info[t] = { options: { ...k.options, corpus: undefined }, vocab: k.vocab, seqLen: k.seqLen, settings: settings(t, k), chance: chanceOf(t, k),
       ...(k.corpus ? { corpus: k.corpus } : {}), ...(k.counts ? { counts: k.counts } : {}) };
   }
   return {
