@@ -121,6 +121,19 @@ void attn_gemm_tn(int m, int N, int K, const float *At, int lda, const float *B,
  * BJ, bi <= BI. It is stored transposed in groups of QP queries: T[g][j][r] = B[i0 + QP*g + r, j0 + j]
  * at T + g*BJ*QP + j*QP + r, for j < round_up(bj, KP). Sources need not mask; the driver does. */
 typedef struct logit_source logit_source;
+/* The two sides of a dot source, B[i, j] = q_i . (kmul * k_j) (+ bias_j): element (i, c) of the
+ * query side is q[i * q_row + c * q_col], of the key side k[j * k_row + c * k_col], so that a
+ * matrix and its transpose serve alike (dense reads the columns of w2 as its keys). */
+typedef struct dot_sides {
+    int width;          /* the length of every dot product */
+    const float *q;
+    size_t q_row, q_col;
+    const float *k;
+    size_t k_row, k_col;
+    float kmul;         /* the key side's factor (softmax's scale), 1 for the others */
+    const float *bias;  /* the key bias [n], or NULL */
+    int has_bias;       /* whether the source adds one: known while measuring, when bias is NULL */
+} dot_sides;
 struct logit_source {
     void (*tile)(const logit_source *src, int i0, int bi, int j0, int bj, float *T);
     /* Backward (prepared with backward = 1): accumulate the gradient of the block's logits,
@@ -142,11 +155,10 @@ struct logit_source {
     attn_variant variant;
     const attn_dims *dims; /* L resolved */
     const attn_inputs *in;
-    /* dot sources: B[i, j] = qside_i . kside_j (+ key_bias_j) */
-    const float *qside; /* query panels, width floats per row */
-    const float *kside; /* key panels */
-    const float *key_bias;
-    int width;
+    /* dot sources: B[i, j] = qside_i . kside_j (+ dot.bias_j), packed from `dot` */
+    dot_sides dot;
+    const float *qside; /* query panels, dot.width floats per row */
+    const float *kside; /* key panels, scaled by dot.kmul */
     /* factorized-dense: query panels of F_A and F_B */
     const float *fa, *fb;
     int tiling;
@@ -156,12 +168,9 @@ struct logit_source {
     const float *alpha;
     float *scratch; /* one tile */
     /* backward: dot sources keep both sides row-major with width_pad (width rounded up to 8,
-     * zero-padded) columns, their gradient accumulators, and where the sides came from */
+     * zero-padded) columns and their gradient accumulators */
     int width_pad;
     float *qrow, *krow, *dq, *dk, *dbias;
-    const float *q_src, *k_src;
-    size_t q_row, q_col, k_row, k_col;
-    float kmul;
     float *hidden, *w1t;  /* dense: relu(x w1 + b1) [n, h], w1^T [h, d] */
     float *dfa, *dfb;     /* factorized-dense: gradients of F_A, F_B in query panels */
     float *dfa_row, *dfb_row, *wat, *wbt; /* ... row-major, and wa^T, wb^T for the chain */

@@ -18,20 +18,21 @@
 /* ---- dot sources: B[i, j] = qside_i . kside_j (+ bias_j) ---- */
 
 static void dot_tile(const logit_source *src, int i0, int bi, int j0, int bj, float *T) {
-    int n = src->dims->n, width = src->width;
+    int n = src->dims->n, width = src->dot.width;
+    const float *bias = src->dot.bias;
     int groups = round_up(bi, QP) / QP, bjp = round_up(bj, KP);
     for (int g = 0; g < groups; g++) {
         const float *qpanel = src->qside + (size_t)(i0 + g * QP) * width;
         float *tg = T + (size_t)g * BJ * QP;
         for (int jj = 0; jj < bjp; jj += KP) {
             float *acc = tg + (size_t)jj * QP;
-            if (src->key_bias)
+            if (bias)
                 for (int r = 0; r < KP; r++) {
                     int key = j0 + jj + r;
-                    attn_fill(acc + r * QP, QP, key < n ? src->key_bias[key] : 0.0f);
+                    attn_fill(acc + r * QP, QP, key < n ? bias[key] : 0.0f);
                 }
             attn_micro_4x8(width, src->kside + (size_t)(j0 + jj) * width, KP, qpanel, QP, acc, QP,
-                           src->key_bias != 0);
+                           bias != 0);
         }
     }
 }
@@ -75,14 +76,18 @@ static void dot_grad(const logit_source *src, const attn_grads *grads, int i0, i
     dot_grad_k(src, grads, i0, bi, j0, bj, dS, dSt);
 }
 
-/* biased: whether the source adds a key bias (known while measuring, when bias is still NULL). */
-static void prepare_dot(logit_source *src, int n, int width, const float *q, size_t q_row,
-                        size_t q_col, const float *k, size_t k_row, size_t k_col, float kmul,
-                        const float *bias, int biased, int backward, arena *ws) {
+/* The packed panels of both sides (and, for the backward pass, their row-major copies and
+ * gradient accumulators) of the first n rows. */
+static void prepare_dot(logit_source *src, int n, const dot_sides *sides, int backward, arena *ws) {
+    int width = sides->width;
+    const float *q = sides->q, *k = sides->k;
+    size_t q_row = sides->q_row, q_col = sides->q_col, k_row = sides->k_row, k_col = sides->k_col;
+    float kmul = sides->kmul;
     float *qside = arena_floats(ws, round_up64(n, QP) * (uint64_t)width);
     float *kside = arena_floats(ws, round_up64(n, KP) * (uint64_t)width);
     src->tile = dot_tile;
-    src->qside = qside, src->kside = kside, src->key_bias = bias, src->width = width;
+    src->dot = *sides;
+    src->qside = qside, src->kside = kside;
     int wp = round_up(width, 2 * VW);
     uint64_t qcount = round_up64(n, QP) * (uint64_t)wp, kcount = round_up64(n, BJ) * (uint64_t)wp;
     if (backward) {
@@ -90,9 +95,7 @@ static void prepare_dot(logit_source *src, int n, int width, const float *q, siz
         src->width_pad = wp;
         src->qrow = arena_floats(ws, qcount), src->krow = arena_floats(ws, kcount);
         src->dq = arena_floats(ws, qcount), src->dk = arena_floats(ws, kcount);
-        src->dbias = biased ? arena_floats(ws, round_up64(n, BJ)) : 0;
-        src->q_src = q, src->q_row = q_row, src->q_col = q_col;
-        src->k_src = k, src->k_row = k_row, src->k_col = k_col, src->kmul = kmul;
+        src->dbias = sides->has_bias ? arena_floats(ws, round_up64(n, BJ)) : 0;
     }
     if (arena_measuring(ws)) return;
     attn_pack_panels(n, width, q, q_row, q_col, 1.0f, QP, qside);
@@ -118,9 +121,10 @@ static void scatter_add(int rows, int width, const float *acc, int wp, float mul
 /* The sides' gradients back onto the arrays they were read from (the query side's only when it
  * is an input: dense's is its hidden layer, which finish_dense carries on). */
 static void dot_finish_sides(const logit_source *src, float *gq, float *gk, float *gbias) {
-    int n = src->dims->n, w = src->width, wp = src->width_pad;
-    if (gq) scatter_add(n, w, src->dq, wp, 1.0f, gq, src->q_row, src->q_col);
-    scatter_add(n, w, src->dk, wp, src->kmul, gk, src->k_row, src->k_col);
+    const dot_sides *sides = &src->dot;
+    int n = src->dims->n, w = sides->width, wp = src->width_pad;
+    if (gq) scatter_add(n, w, src->dq, wp, 1.0f, gq, sides->q_row, sides->q_col);
+    scatter_add(n, w, src->dk, wp, sides->kmul, gk, sides->k_row, sides->k_col);
     if (gbias)
         for (int j = 0; j < n; j++) gbias[j] += src->dbias[j];
 }
@@ -386,7 +390,9 @@ static void prepare_one(attn_variant v, const attn_dims *dims, const attn_inputs
     switch (v) {
     case ATTN_SOFTMAX: { /* B = q k^T scale, the scale folded into the key panels */
         float scale = opt->has_scale ? opt->scale : 1.0f / __builtin_sqrtf((float)d);
-        prepare_dot(src, n, d, in->q, (size_t)d, 1, in->k, (size_t)d, 1, scale, 0, 0, backward, ws);
+        dot_sides sides = {.width = d, .q = in->q, .q_row = (size_t)d, .q_col = 1,
+                           .k = in->k, .k_row = (size_t)d, .k_col = 1, .kmul = scale};
+        prepare_dot(src, n, &sides, backward, ws);
         src->finish = finish_softmax;
         break;
     }
@@ -396,20 +402,28 @@ static void prepare_one(attn_variant v, const attn_dims *dims, const attn_inputs
         float *w1t = backward ? arena_floats(ws, (uint64_t)h * d) : 0;
         if (!measuring) affine(n, d, h, in->x, in->w1, in->b1, 1, hidden);
         if (!measuring && backward) attn_transpose(d, h, in->w1, h, w1t, d, 1.0f);
-        prepare_dot(src, n, h, hidden, (size_t)h, 1, in->w2, 1, (size_t)L, 1.0f, in->b2, 1, backward, ws);
+        dot_sides sides = {.width = h, .q = hidden, .q_row = (size_t)h, .q_col = 1, .k = in->w2,
+                           .k_row = 1, .k_col = (size_t)L, .kmul = 1.0f, .bias = in->b2, .has_bias = 1};
+        prepare_dot(src, n, &sides, backward, ws);
         src->hidden = hidden, src->w1t = w1t;
         src->finish = finish_dense;
         break;
     }
-    case ATTN_DENSE1: /* B = x w: x against the columns of w */
-        prepare_dot(src, n, d, in->x, (size_t)d, 1, in->w, 1, (size_t)L, 1.0f, 0, 0, backward, ws);
+    case ATTN_DENSE1: { /* B = x w: x against the columns of w */
+        dot_sides sides = {.width = d, .q = in->x, .q_row = (size_t)d, .q_col = 1,
+                           .k = in->w, .k_row = 1, .k_col = (size_t)L, .kmul = 1.0f};
+        prepare_dot(src, n, &sides, backward, ws);
         src->finish = finish_dense1;
         break;
-    case ATTN_FACTORIZED_RANDOM: /* B = r1 r2^T */
-        prepare_dot(src, n, dims->rank, in->r1, (size_t)dims->rank, 1, in->r2,
-                    (size_t)dims->rank, 1, 1.0f, 0, 0, backward, ws);
+    }
+    case ATTN_FACTORIZED_RANDOM: { /* B = r1 r2^T */
+        int rank = dims->rank;
+        dot_sides sides = {.width = rank, .q = in->r1, .q_row = (size_t)rank, .q_col = 1,
+                           .k = in->r2, .k_row = (size_t)rank, .k_col = 1, .kmul = 1.0f};
+        prepare_dot(src, n, &sides, backward, ws);
         src->finish = finish_factorized_random;
         break;
+    }
     case ATTN_RANDOM:
         src->tile = random_tile, src->grad = random_grad, src->finish = finish_nothing;
         src->grad_q = random_grad, src->grad_k = grad_nothing; /* dr: the block's query rows */
