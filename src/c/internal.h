@@ -55,6 +55,35 @@ static inline int arena_threads(const arena *a) { return a->threads > 1 ? a->thr
 
 /* ---- registry.c: the checks and tables of variants.def and options.def ---- */
 
+/* The input arrays and dimensions as enums (ATTN_INPUT_LIST, ATTN_DIM_LIST order), so that a table
+ * keyed by them is checked by the compiler. */
+typedef enum input_id {
+#define ATTN_INPUT_ID(name) IN_##name,
+    ATTN_INPUT_LIST(ATTN_INPUT_ID)
+#undef ATTN_INPUT_ID
+    IN_COUNT
+} input_id;
+typedef enum dim_id {
+#define ATTN_DIM_ID(name, defaults_to, description) DIM_##name,
+    ATTN_DIM_LIST(ATTN_DIM_ID)
+#undef ATTN_DIM_ID
+    DIM_ONE /* the second dimension of a VECTOR: 1 */
+} dim_id;
+/* One entry of variants.def's inputs column: array `input` is [rows, cols]. */
+typedef struct input_shape {
+    input_id input;
+    dim_id rows, cols;
+} input_shape;
+typedef struct input_list {
+    const input_shape *at;
+    int count;
+} input_list;
+/* The arrays v reads, in its inputs column's order (a mixture's column lists every array one of
+ * its components may read). */
+input_list attn_inputs_of(attn_variant v);
+/* The value of a dimension: 1 for DIM_ONE, n for an L of 0 (L's default). */
+int32_t attn_dim(const attn_dims *dims, dim_id dim);
+
 /* Dimensions, option values and their relations (attn_check's rules); does not read arrays. */
 attn_status attn_validate(attn_variant v, const attn_dims *dims, const attn_options *opt,
                           const char **detail);

@@ -29,15 +29,9 @@
         return status;              \
     } while (0)
 
-/* ---- the registry, read here: which arrays a variant reads and their shapes ---- */
+/* ---- the registry, read here: which arrays a variant reads (attn_inputs_of) and their names ---- */
 
-enum {
-#define X(name) IN_##name,
-    ATTN_INPUT_LIST(X)
-#undef X
-    IN_COUNT
-};
-#define SLOT_ALPHA IN_COUNT
+#define SLOT_ALPHA IN_COUNT /* a head's slot that is not an input: a mixture's logits */
 #define MAX_SLOTS (IN_COUNT + 1)
 
 static const char *const input_names[IN_COUNT] = {
@@ -45,37 +39,10 @@ static const char *const input_names[IN_COUNT] = {
     ATTN_INPUT_LIST(X)
 #undef X
 };
-static const char *const variant_inputs[ATTN_VARIANT_COUNT] = {
-#define X(ENUM, id, label, family, mixable, dims, inputs, ...) inputs,
-#include "variants.def"
-#undef X
-};
 
 static int str_eq(const char *a, const char *b) {
     while (*a && *a == *b) a++, b++;
     return *a == *b;
-}
-static int str_eq_n(const char *a, int len, const char *b) {
-    for (int i = 0; i < len; i++)
-        if (!b[i] || a[i] != b[i]) return 0;
-    return b[len] == '\0';
-}
-
-/* The shape ("d*h") of input `name` in a variants.def inputs list, or NULL if it is not read.
- * The shape runs to the next space. */
-static const char *input_shape(const char *list, const char *name) {
-    const char *p = list;
-    for (;;) {
-        while (*p == ' ') p++;
-        if (!*p) return 0;
-        const char *start = p;
-        while (*p && *p != ':') p++;
-        if (!*p) return 0;
-        int match = str_eq_n(start, (int)(p - start), name);
-        const char *shape = ++p;
-        while (*p && *p != ' ') p++;
-        if (match) return shape;
-    }
 }
 
 /* ---- sizes, saturating so that a huge configuration is refused instead of wrapping ---- */
@@ -90,7 +57,7 @@ static int64_t sadd(int64_t a, int64_t b) { return a + b > SAT_LIMIT ? SAT_LIMIT
 /* ---- the model's shape: every offset of the parameter table, derived from the config ---- */
 
 typedef struct slot {
-    int input;            /* IN_* or SLOT_ALPHA */
+    int input;            /* an input_id, or SLOT_ALPHA */
     int ndim, rows, cols;
     int64_t count, offset; /* offset: floats from the head's first parameter */
     double init_std;       /* 0: constant zero */
@@ -136,24 +103,17 @@ static void head_options(const attn_model_config *cfg, const model_shape *s, int
     }
 }
 
-static int64_t dim_of(const model_shape *s, const char *name, int len) {
-    if (str_eq_n(name, len, "n") || str_eq_n(name, len, "L")) return s->T;
-    if (str_eq_n(name, len, "d") || str_eq_n(name, len, "dv")) return s->dh;
-    if (str_eq_n(name, len, "h")) return s->dims.h;
-    if (str_eq_n(name, len, "a")) return s->dims.a;
-    if (str_eq_n(name, len, "b")) return s->dims.b;
-    if (str_eq_n(name, len, "rank")) return s->dims.rank;
-    return 0;
-}
-
-/* The initial standard deviation of a head parameter (docs/model.md's table); 0 = zeros. */
-static double head_std(const attn_model_config *cfg, int input) {
+/* The initial standard deviation of a head parameter (docs/model.md's table); 0 = zeros. Every
+ * input has its case, so that a new one does not compile until it has its scale. */
+static double head_std(const attn_model_config *cfg, input_id input) {
     switch (input) {
     case IN_q: case IN_k: case IN_x: case IN_v: case IN_w1: case IN_w: case IN_wa: case IN_wb:
     case IN_w2: return 0.02;
     case IN_r: case IN_r1: case IN_r2: return cfg->r_std;
-    default: return 0.0; /* b1, b2, ba, bb, alpha */
+    case IN_b1: case IN_b2: case IN_ba: case IN_bb: return 0.0;
+    case IN_COUNT: break; /* not an input */
     }
+    return 0.0;
 }
 
 static attn_status make_shape(const attn_model_config *cfg, model_shape *s, const char **detail) {
@@ -222,14 +182,11 @@ static attn_status make_shape(const attn_model_config *cfg, model_shape *s, cons
     /* One head's parameters: the arrays the variant (a mixture: its components) reads, in
      * ATTN_INPUT_LIST order with wv moved last and the mixture logits before it. */
     int reads[IN_COUNT] = {0};
-    const char *shapes[IN_COUNT] = {0};
+    const input_shape *shapes[IN_COUNT] = {0};
     int ncomp = cfg->variant == ATTN_MIXTURE ? cfg->options.n_components : 1;
     for (int c = 0; c < ncomp; c++) {
-        int v = cfg->variant == ATTN_MIXTURE ? cfg->options.component[c] : cfg->variant;
-        for (int i = 0; i < IN_COUNT; i++) {
-            const char *shape = input_shape(variant_inputs[v], input_names[i]);
-            if (shape) reads[i] = 1, shapes[i] = shape;
-        }
+        input_list list = attn_inputs_of((attn_variant)(cfg->variant == ATTN_MIXTURE ? cfg->options.component[c] : cfg->variant));
+        for (int i = 0; i < list.count; i++) reads[list.at[i].input] = 1, shapes[list.at[i].input] = &list.at[i];
     }
     reads[IN_v] = 1;
     int order[MAX_SLOTS], norder = 0;
@@ -248,21 +205,14 @@ static attn_status make_shape(const attn_model_config *cfg, model_shape *s, cons
         } else if (is_projection(order[k])) {
             sl->ndim = 2, sl->rows = s->D, sl->cols = s->dh;
             s->proj_slot[s->nproj++] = s->nslots;
-        } else { /* "r*c" or "c" of variants.def, over the head's dims */
-            const char *shape = shapes[order[k]], *p = shape;
-            while (*p && *p != '*' && *p != ' ') p++;
-            int64_t first = dim_of(s, shape, (int)(p - shape));
-            if (*p == '*') {
-                const char *q = ++p;
-                while (*p && *p != ' ') p++;
-                sl->ndim = 2, sl->rows = (int)first, sl->cols = (int)dim_of(s, q, (int)(p - q));
-            } else {
-                sl->ndim = 1, sl->rows = (int)first, sl->cols = 1;
-            }
+        } else { /* its shape in variants.def, over the head's dims */
+            const input_shape *shape = shapes[order[k]];
+            sl->ndim = shape->cols == DIM_ONE ? 1 : 2;
+            sl->rows = attn_dim(&s->dims, shape->rows), sl->cols = attn_dim(&s->dims, shape->cols);
         }
         sl->count = (int64_t)sl->rows * sl->cols;
         sl->offset = off;
-        sl->init_std = order[k] == SLOT_ALPHA ? 0.0 : head_std(cfg, order[k]);
+        sl->init_std = order[k] == SLOT_ALPHA ? 0.0 : head_std(cfg, (input_id)order[k]);
         off = sadd(off, sl->count);
         s->nslots++;
     }
