@@ -225,6 +225,22 @@ const logit_source *attn_prepare_logits(attn_variant v, const attn_dims *dims,
  * streaming, lse (if not NULL) receives each row's log-sum-exp, max + log(sum). */
 void attn_softmax_attend(const logit_source *src, const attn_dims *dims, const float *v,
                          int causal, float *out, float *weights, float *lse, arena *ws);
+
+/* ---- decoding: one position at a time (model_decode.c) ----
+ * A causal decoder feeds position t after positions 0..t-1 and needs only row t of B. Each family
+ * keeps what earlier positions left behind and does the step itself:
+ *   softmax-type (logits.c, softmax.c): row t of the logits over keys 0..t, then its softmax over
+ *     the values of positions 0..t (the decoder caches them, and the keys when the variant reads k);
+ *   fixed (fixed.c): the mean of the cached values over the row's span;
+ *   the linear family (linear.c): a running state of O(F * dv) floats. */
+/* Row t [t + 1] of a softmax-type variant's logits: in->q and in->x hold position t's rows alone,
+ * in->k the keys of positions 0..t ([t + 1, d]); the parameters are whole (those sized by L read
+ * at row t and columns 0..t), as attn_inputs gives them. scratch: attn_logit_row_scratch floats. */
+void attn_logit_row(attn_variant v, const attn_dims *dims, const attn_inputs *in, const attn_options *opt,
+                    int t, float *scratch, float *row);
+uint64_t attn_logit_row_scratch(attn_variant v, const attn_dims *dims, const attn_options *opt);
+/* y [dv] = softmax(row) v over the n positions of v [n, dv]; row is overwritten. */
+void attn_softmax_attend_row(float *row, int n, const float *v, int dv, float *y);
 /* Sets T to -inf where key j0 + j is padding (>= n) or, when causal, lies after the query. */
 void attn_mask_tile(int n, int causal, int i0, int bi, int j0, int bj, float *T);
 
@@ -310,6 +326,16 @@ void attn_efficient_block_sum(const attn_dims *dims, const attn_inputs *in, int 
 void attn_efficient_combine(int d, int dv, const float *pm, const float *pz, const float *pS,
                             float *m, float *z, float *S);
 
+/* Decoding's step: the state absorbs position t's key and value (k, v_row) and gives y_t [dv] for
+ * its query q, as the causal forward pass computes row t. The state: linear, taylor: S [F, dv],
+ * z [F]; efficient: S [d, dv], z [d] and the running maximum m [d]. attn_linear_step_floats gives
+ * its size, attn_linear_step_reset empties it, attn_linear_step_scratch the scratch floats. */
+int64_t attn_linear_step_floats(attn_variant v, int d, int dv);
+void attn_linear_step_reset(attn_variant v, int d, int dv, float *state);
+int attn_linear_step_scratch(attn_variant v, int d);
+void attn_linear_step(attn_variant v, int d, int dv, float eps, int t, const float *q, const float *k,
+                      const float *v_row, float *state, float *scratch, float *y);
+
 /* The state of a linear-family variant after all n keys (see attn_state in attnlab.h). */
 void attn_linear_state(attn_variant v, const attn_dims *dims, const attn_inputs *in, float *state,
                        float *normalizer, arena *ws);
@@ -332,5 +358,8 @@ void attn_fixed_backward(const attn_dims *dims, const attn_inputs *in, const att
 /* ---- fixed.c ---- */
 void attn_fixed(const attn_dims *dims, const attn_inputs *in, const attn_options *opt, float *out,
                 float *weights);
+/* y [dv] of row i of n: the mean of v [n, dv] over the span opt's pattern gives the row (for a
+ * causal pattern the rows after i are never read: decoding passes n = i + 1). */
+void attn_fixed_row(const attn_options *opt, int n, int i, const float *v, int dv, float *y);
 
 #endif /* ATTN_INTERNAL_H */

@@ -1503,12 +1503,13 @@ attn_status attn_model_adamw(const attn_model_config *cfg, float *memory, size_t
 }
 
 /* ---- step-by-step decoding of a causal model ----
- * Position t needs, per head, only what earlier positions left behind: the linear family's running
- * sums (docs/contract.md's causal recurrences, so a step costs O(F * dv) whatever t is), or the
- * values (and, when the logits are dot products with keys, the scaled keys) of positions 0..t for
- * every other variant, whose row t of logits each head computes directly: O(t) per step instead
- * of the O(t^2) of rerunning the prefix. The state is the caller's: a header, the residual stream
- * of the current position, then layers x heads blocks of head_floats. */
+ * Position t needs, per head, only what earlier positions left behind, and each family keeps its
+ * own (internal.h, "decoding"): the linear family's running state (docs/contract.md's causal
+ * recurrences, so a step costs O(F * dv) whatever t is), or the values (and, when the variant reads
+ * k, the keys) of positions 0..t for every other variant, whose row t each head computes directly:
+ * O(t) per step instead of the O(t^2) of rerunning the prefix. Nothing here names a variant. The
+ * state is the caller's: a header, the residual stream of the current position, then layers x
+ * heads blocks of head_floats. */
 
 #define DECODE_MAGIC 0x64656331u /* "dec1" */
 
@@ -1519,28 +1520,16 @@ typedef struct decode_header {
 } decode_header;
 _Static_assert(sizeof(decode_header) == 16, "the state's floats start 16-byte aligned");
 
-enum { KEEP_SUMS, KEEP_EFFICIENT, KEEP_CACHE }; /* what a head carries from step to step */
+enum { KEEP_STATE, KEEP_CACHE }; /* what a head carries from step to step */
 
 typedef struct decode_shape {
-    int keep;
-    int F;                 /* KEEP_SUMS: the feature width */
-    int cache_k;           /* KEEP_CACHE: whether the logits read the keys */
+    int keep;              /* KEEP_STATE: the linear family's; KEEP_CACHE: past values (and keys) */
+    int cache_k;           /* KEEP_CACHE: whether the variant reads the keys */
     int64_t head_floats;   /* of one head's block, a multiple of 4 */
     int64_t state_floats;  /* header included */
+    int64_t row_floats;    /* a softmax-type head's row of logits [T] */
+    int64_t scratch_floats; /* a head's step: attn_linear_step_scratch or attn_logit_row_scratch */
 } decode_shape;
-
-/* Where head h's parameter for `input` lives, or NULL when the variant does not read it. */
-static const float *head_param(const model_shape *s, const float *hp, int input) {
-    for (int i = 0; i < s->nslots; i++)
-        if (s->slots[i].input == input) return hp + s->slots[i].offset;
-    return 0;
-}
-
-/* The softmax-type variants row_logits computes; a new one needs a case there. */
-static int has_row_logits(int variant) {
-    return variant == ATTN_SOFTMAX || variant == ATTN_DENSE || variant == ATTN_DENSE1 || variant == ATTN_RANDOM ||
-           variant == ATTN_FACTORIZED_DENSE || variant == ATTN_FACTORIZED_RANDOM;
-}
 
 /* The residual stream's floats in the state, rounded so that every head's block starts 16-byte aligned. */
 static int64_t residual_floats(const model_shape *s) { return ((int64_t)s->D + 3) & ~(int64_t)3; }
@@ -1550,23 +1539,22 @@ static attn_status decode_shape_of(const attn_model_config *cfg, const model_sha
     if (!cfg->causal)
         FAIL(ATTN_ERR_UNSUPPORTED, "a model that is not causal cannot be decoded step by step: each position attends to later ones");
     *ds = (decode_shape){0};
+    attn_variant v = (attn_variant)cfg->variant;
     int64_t dh = s->dh, T = s->T;
-    if (cfg->variant == ATTN_LINEAR || cfg->variant == ATTN_TAYLOR) {
-        ds->keep = KEEP_SUMS;
-        ds->F = attn_state_width((attn_variant)cfg->variant, s->dh);
-        ds->head_floats = ds->F * dh + ds->F; /* S [F, dv], z [F] */
-    } else if (cfg->variant == ATTN_EFFICIENT) {
-        ds->keep = KEEP_EFFICIENT;
-        ds->F = s->dh;
-        ds->head_floats = dh * dh + 2 * dh; /* S [d, dv], z [d], the running maximum m [d] */
+    if (attn_family_is(v, "linear")) {
+        ds->keep = KEEP_STATE;
+        ds->head_floats = attn_linear_step_floats(v, s->dh, s->dh);
+        ds->scratch_floats = attn_linear_step_scratch(v, s->dh);
     } else {
-        int ncomp = cfg->variant == ATTN_MIXTURE ? cfg->options.n_components : 1;
-        for (int c = 0; c < ncomp && cfg->variant != ATTN_FIXED; c++)
-            if (!has_row_logits(cfg->variant == ATTN_MIXTURE ? cfg->options.component[c] : cfg->variant))
-                FAIL(ATTN_ERR_UNSUPPORTED, "step-by-step decoding has no row of logits for this variant (model.c, row_logits)");
         ds->keep = KEEP_CACHE;
         for (int i = 0; i < s->nslots; i++) ds->cache_k |= s->slots[i].input == IN_k;
         ds->head_floats = smul(ds->cache_k ? 2 : 1, smul(T, dh)); /* v [T, dh], then k [T, dh] */
+        if (!attn_family_is(v, "fixed")) {
+            attn_options opt;
+            head_options(cfg, s, 0, 0, &opt);
+            ds->row_floats = T;
+            ds->scratch_floats = (int64_t)attn_logit_row_scratch(v, &s->dims, &opt);
+        }
     }
     ds->head_floats = (ds->head_floats + 3) & ~(int64_t)3;
     ds->state_floats = sadd(4 + residual_floats(s), smul(smul(s->layers, s->H), ds->head_floats));
@@ -1579,29 +1567,19 @@ static attn_status decode_shape_of(const attn_model_config *cfg, const model_sha
 /* The scratch of one step. */
 typedef struct decode_bufs {
     float *a, *proj, *ycat, *dtmp, *pre, *act; /* [D], [nproj][dh], [D], [D], [dFF], [dFF] */
-    float *row, *part;                         /* [T]: a row of logits, a mixture component's */
-    float *hidden, *fa, *fb;                   /* [h], [a], [b] */
-    float *phi_q, *phi_k, *rho;                /* [dh + 1] */
-    float alpha[ATTN_MAX_COMPONENTS];
+    float *row, *scratch;                      /* a head's: row_floats, scratch_floats */
 } decode_bufs;
 
 static void decode_layout(const model_shape *s, const decode_shape *ds, arena *ws, decode_bufs *b) {
-    /* the linear family computes no row of logits: its scratch does not grow with seqLen */
-    int64_t D = s->D, row = ds->keep == KEEP_CACHE ? s->T : 0;
+    int64_t D = s->D;
     b->a = arena_floats(ws, (uint64_t)D);
     b->proj = arena_floats(ws, (uint64_t)smul(s->nproj, s->dh));
     b->ycat = arena_floats(ws, (uint64_t)D);
     b->dtmp = arena_floats(ws, (uint64_t)D);
     b->pre = arena_floats(ws, (uint64_t)s->F);
     b->act = arena_floats(ws, (uint64_t)s->F);
-    b->row = arena_floats(ws, (uint64_t)row);
-    b->part = arena_floats(ws, (uint64_t)row);
-    b->hidden = arena_floats(ws, (uint64_t)(row ? s->dims.h : 0));
-    b->fa = arena_floats(ws, (uint64_t)(row ? s->dims.a : 0));
-    b->fb = arena_floats(ws, (uint64_t)(row ? s->dims.b : 0));
-    b->phi_q = arena_floats(ws, (uint64_t)s->dh + 1);
-    b->phi_k = arena_floats(ws, (uint64_t)s->dh + 1);
-    b->rho = arena_floats(ws, (uint64_t)s->dh + 1);
+    b->row = arena_floats(ws, (uint64_t)ds->row_floats);
+    b->scratch = arena_floats(ws, (uint64_t)ds->scratch_floats);
 }
 
 static attn_status decode_ws_bytes(const model_shape *s, const decode_shape *ds, size_t *bytes,
@@ -1647,158 +1625,38 @@ attn_status attn_model_decode_reset(const attn_model_config *cfg, void *state) {
     if (st != ATTN_OK) return st;
     if (!state) return ATTN_ERR_SHAPE;
     attn_fill((float *)state, (size_t)ds.state_floats, 0.0f);
-    if (ds.keep == KEEP_EFFICIENT) /* no key seen yet: every running maximum starts at -inf */
+    if (ds.keep == KEEP_STATE)
         for (int l = 0; l < s.layers; l++)
             for (int h = 0; h < s.H; h++)
-                attn_fill(head_block(&s, &ds, state, l, h) + s.dh * s.dh + s.dh, (size_t)s.dh, -ATTN_INF);
+                attn_linear_step_reset((attn_variant)cfg->variant, s.dh, s.dh, head_block(&s, &ds, state, l, h));
     decode_header *hd = (decode_header *)state;
     hd->magic = DECODE_MAGIC, hd->next = 0, hd->bytes = (uint64_t)ds.state_floats * 4u;
     return ATTN_OK;
 }
 
-static float dot(const float *x, const float *y, int len) {
-    float sum = 0.0f;
-    for (int c = 0; c < len; c++) sum += x[c] * y[c];
-    return sum;
-}
-
-/* Row t of the logits of a softmax-type variant (not mixture) over keys 0..t, the way logits.c
- * defines them: parameters sized by L are read at row t (queries) and columns 0..t (keys). */
-static void row_logits(int variant, const model_shape *s, const float *hp, const float *q, const float *x,
-                       const float *kcache, int t, int tiling, decode_bufs *b, float *row) {
-    int dh = s->dh, L = s->T, n = t + 1;
-    switch (variant) {
-    case ATTN_SOFTMAX: /* the keys were cached already scaled, as the key panels are */
-        for (int j = 0; j < n; j++) row[j] = dot(q, kcache + (size_t)j * dh, dh);
-        break;
-    case ATTN_DENSE: {
-        int h = s->dims.h;
-        const float *w2 = head_param(s, hp, IN_w2), *b2 = head_param(s, hp, IN_b2);
-        attn_copy(b->hidden, head_param(s, hp, IN_b1), h);
-        attn_gemm(1, h, dh, x, dh, head_param(s, hp, IN_w1), h, b->hidden, h, 1);
-        for (int c = 0; c < h; c++) b->hidden[c] = b->hidden[c] > 0.0f ? b->hidden[c] : 0.0f;
-        for (int j = 0; j < n; j++) {
-            float sum = b2[j];
-            for (int c = 0; c < h; c++) sum += b->hidden[c] * w2[(size_t)c * L + j];
-            row[j] = sum;
-        }
-        break;
-    }
-    case ATTN_DENSE1: {
-        const float *w = head_param(s, hp, IN_w);
-        for (int j = 0; j < n; j++) {
-            float sum = 0.0f;
-            for (int c = 0; c < dh; c++) sum += x[c] * w[(size_t)c * L + j];
-            row[j] = sum;
-        }
-        break;
-    }
-    case ATTN_RANDOM: attn_copy(row, head_param(s, hp, IN_r) + (size_t)t * L, n); break;
-    case ATTN_FACTORIZED_DENSE: {
-        int a = s->dims.a, bb = s->dims.b;
-        attn_copy(b->fa, head_param(s, hp, IN_ba), a);
-        attn_gemm(1, a, dh, x, dh, head_param(s, hp, IN_wa), a, b->fa, a, 1);
-        attn_copy(b->fb, head_param(s, hp, IN_bb), bb);
-        attn_gemm(1, bb, dh, x, dh, head_param(s, hp, IN_wb), bb, b->fb, bb, 1);
-        for (int j = 0; j < n; j++) {
-            int ja = tiling == ATTN_TILING_TILE ? j % a : j / bb;
-            row[j] = b->fa[ja] * b->fb[j % bb];
-        }
-        break;
-    }
-    case ATTN_FACTORIZED_RANDOM: {
-        int rank = s->dims.rank;
-        const float *r1 = head_param(s, hp, IN_r1) + (size_t)t * rank, *r2 = head_param(s, hp, IN_r2);
-        for (int j = 0; j < n; j++) row[j] = dot(r1, r2 + (size_t)j * rank, rank);
-        break;
-    }
-    default: break; /* decode_shape_of refuses the others (has_row_logits) */
-    }
-}
-
-/* The positions a causal fixed pattern spreads row t over (fixed.c's spans; a causal model's
- * heads never take a pattern that looks ahead). */
-static void causal_span(int pattern, int w, int t, int *lo, int *hi) {
-    switch (pattern) {
-    case ATTN_PATTERN_PREVIOUS: *lo = *hi = t > 0 ? t - 1 : 0; break;
-    case ATTN_PATTERN_LEFT:
-        if (t == 0) *lo = *hi = 0;
-        else *lo = imax(0, t - w), *hi = t - 1;
-        break;
-    case ATTN_PATTERN_FIRST: *lo = *hi = 0; break;
-    default: *lo = *hi = t; break; /* current */
-    }
-}
-
-/* y [dh] of head h at position t; absorbs the position's k and v into the head's block. */
+/* y [dh] of head h at position t; the head's block (blk) absorbs the position. */
 static void decode_head(const attn_model_config *cfg, const model_shape *s, const decode_shape *ds,
                         const float *hp, int h, float *blk, int t, decode_bufs *b, float *y) {
     int dh = s->dh;
-    const float *q = 0, *k = 0, *x = 0, *v = 0;
-    for (int i = 0; i < s->nproj; i++) {
-        const float *p = b->proj + (size_t)i * dh;
-        switch (s->slots[s->proj_slot[i]].input) {
-        case IN_q: q = p; break;
-        case IN_k: k = p; break;
-        case IN_x: x = p; break;
-        default: v = p; break;
-        }
-    }
+    attn_variant variant = (attn_variant)cfg->variant;
     attn_options opt;
     head_options(cfg, s, h, s->alpha_slot >= 0 ? hp + s->slots[s->alpha_slot].offset : 0, &opt);
-    attn_variant variant = (attn_variant)cfg->variant;
-    if (ds->keep == KEEP_SUMS) { /* S += phi(k) v^T, z += phi(k); y = phi(q)^T S / (phi(q).z + eps) */
-        int F = ds->F;
-        float *S = blk, *z = blk + (size_t)F * dh;
-        attn_feature_map(variant, 1, dh, k, b->phi_k);
-        for (int f = 0; f < F; f++) attn_axpy(S + (size_t)f * dh, v, dh, b->phi_k[f]);
-        attn_axpy(z, b->phi_k, F, 1.0f);
-        if (variant == ATTN_TAYLOR) z[0] = (float)(t + 1); /* a count, as in the forward pass */
-        attn_feature_map(variant, 1, dh, q, b->phi_q);
-        attn_fill(y, (size_t)dh, 0.0f);
-        for (int f = 0; f < F; f++) attn_axpy(y, S + (size_t)f * dh, dh, b->phi_q[f]);
-        attn_scale(y, dh, 1.0f / (dot(b->phi_q, z, F) + opt.eps));
-        return;
-    }
-    if (ds->keep == KEEP_EFFICIENT) { /* the forward pass's exact row-by-row update */
-        float *S = blk, *z = blk + (size_t)dh * dh, *m = z + dh;
-        attn_efficient_absorb(dh, dh, k, v, m, z, S);
-        attn_softmax_rows(1, dh, q, b->rho);
-        attn_fill(y, (size_t)dh, 0.0f);
-        for (int c = 0; c < dh; c++) attn_axpy(y, S + (size_t)c * dh, dh, b->rho[c] / z[c]);
+    attn_inputs in; /* position t's projections (one row each) and the head's parameters */
+    head_inputs(s, hp, b->proj, 0, 0, 1, &in);
+    if (ds->keep == KEEP_STATE) {
+        attn_linear_step(variant, dh, dh, opt.eps, t, in.q, in.k, in.v, blk, b->scratch, y);
         return;
     }
     float *vcache = blk, *kcache = ds->cache_k ? blk + (size_t)s->T * dh : 0;
-    attn_copy(vcache + (size_t)t * dh, v, dh);
-    if (variant == ATTN_FIXED) {
-        int lo, hi;
-        causal_span(opt.pattern, opt.window, t, &lo, &hi);
-        attn_fill(y, (size_t)dh, 0.0f);
-        for (int j = lo; j <= hi; j++) attn_axpy(y, vcache + (size_t)j * dh, dh, 1.0f);
-        attn_scale(y, dh, 1.0f / (float)(hi - lo + 1));
+    attn_copy(vcache + (size_t)t * dh, in.v, dh);
+    if (kcache) attn_copy(kcache + (size_t)t * dh, in.k, dh);
+    if (attn_family_is(variant, "fixed")) {
+        attn_fixed_row(&opt, t + 1, t, vcache, dh, y);
         return;
     }
-    if (kcache) {
-        float scale = opt.has_scale ? opt.scale : 1.0f / __builtin_sqrtf((float)dh);
-        for (int c = 0; c < dh; c++) kcache[(size_t)t * dh + c] = k[c] * scale;
-    }
-    int n = t + 1;
-    if (variant == ATTN_MIXTURE) { /* B = sum_c alpha_c B_c, alpha the softmax of the head's logits */
-        int count = opt.n_components;
-        for (int c = 0; c < count; c++) b->alpha[c] = opt.alpha[c];
-        attn_softmax_row(b->alpha, count);
-        for (int c = 0; c < count; c++) {
-            row_logits(opt.component[c], s, hp, q, x, kcache, t, opt.tiling, b, c == 0 ? b->row : b->part);
-            if (c == 0) attn_scale(b->row, n, b->alpha[0]);
-            else attn_axpy(b->row, b->part, n, b->alpha[c]);
-        }
-    } else {
-        row_logits(variant, s, hp, q, x, kcache, t, opt.tiling, b, b->row);
-    }
-    float sum = attn_exp_shift_sum(b->row, n, attn_max(b->row, n));
-    attn_fill(y, (size_t)dh, 0.0f);
-    for (int j = 0; j < n; j++) attn_axpy(y, vcache + (size_t)j * dh, dh, b->row[j]);
-    attn_scale(y, dh, 1.0f / sum);
+    in.k = kcache, in.v = vcache; /* every position so far */
+    attn_logit_row(variant, &s->dims, &in, &opt, t, b->scratch, b->row);
+    attn_softmax_attend_row(b->row, t + 1, vcache, dh, y);
 }
 
 attn_status attn_model_decode_step(const attn_model_config *cfg, const float *memory, size_t bytes,
