@@ -152,6 +152,8 @@ static attn_status make_shape(const attn_model_config *cfg, model_shape *s, cons
      * model may use. */
     static const int every[] = {ATTN_PATTERN_PREVIOUS, ATTN_PATTERN_CURRENT, ATTN_PATTERN_NEXT, ATTN_PATTERN_LEFT,
                                 ATTN_PATTERN_RIGHT, ATTN_PATTERN_FIRST, ATTN_PATTERN_LAST};
+    _Static_assert(sizeof every / sizeof *every == ATTN_PATTERN_COUNT,
+                   "a new pattern needs its place in the default cycle (docs/model.md)");
     static const int looks_ahead[ATTN_PATTERN_COUNT] = { /* the pattern list's own flags */
 #define X(ENUM, name, ahead, description) ahead,
         ATTN_PATTERN_LIST(X)
