@@ -14,24 +14,29 @@
  * keys 0..t: each source's `row` sits beside its tile and computes that row directly from position
  * t's query side, O(t * width) (attn_logit_row).
  *
- * Each variant has its section below (its prepare, its row, its finish), ending in its logit_kind;
- * kind_of at the end lists every variant, so the compiler names it when a new one is missing.
+ * Each variant has its section below, ending in its logit_kind: a dot product of two of its inputs
+ * gives its sides and its finish, any other source its prepare, row and finish. kind_of at the end
+ * lists every variant, so the compiler names it when a new one is missing.
  */
 #include "internal.h"
 
 /* What logits.c knows of one softmax-type variant. */
 typedef struct logit_kind {
-    /* Its source over tiles (not a mixture's: attn_prepare_logits builds that from its parts),
-     * taking what it needs from the arena; when measuring, only counting. */
+    /* A dot product of two of its inputs gives only its sides and its finish: the tile, the
+     * gradient and the row are the dot sources' own (prepare_dot, dot_row). query_at_t: decoding
+     * reads row t of a query side that is a parameter (r1), not position t's own row (q, x). */
+    dot_sides (*sides)(const attn_dims *dims, const attn_inputs *in, const attn_options *opt);
+    void (*finish)(const logit_source *src, const attn_options *opt, const attn_grads *grads);
+    int query_at_t;
+    /* Any other source: its source over tiles (not a mixture's: attn_prepare_logits builds that
+     * from its parts), taking what it needs from the arena (when measuring, only counting); row t
+     * of its logits over keys 0..t (attn_logit_row) and the scratch floats that takes (NULL: none). */
     void (*prepare)(const attn_dims *dims, const attn_inputs *in, const attn_options *opt, int backward,
                     arena *ws, logit_source *src);
-    /* Row t of its logits over keys 0..t, and the scratch floats that takes (NULL: none); see
-     * attn_logit_row. */
     void (*row)(const attn_dims *dims, const attn_inputs *in, const attn_options *opt, int t, float *scratch,
                 float *row);
     uint64_t (*row_scratch)(const attn_dims *dims, const attn_options *opt);
 } logit_kind;
-static const logit_kind *kind_of(attn_variant v);
 
 /* ---- pieces several sources share ---- */
 
@@ -202,19 +207,7 @@ static dot_sides softmax_sides(const attn_dims *dims, const attn_inputs *in, con
     return (dot_sides){.width = d, .q = in->q, .q_row = (size_t)d, .q_col = 1,
                        .k = in->k, .k_row = (size_t)d, .k_col = 1, .kmul = softmax_scale(opt, d)};
 }
-static void prepare_softmax(const attn_dims *dims, const attn_inputs *in, const attn_options *opt, int backward,
-                            arena *ws, logit_source *src) {
-    dot_sides sides = softmax_sides(dims, in, opt);
-    prepare_dot(src, dims->n, &sides, backward, ws);
-    src->finish = finish_softmax;
-}
-static void softmax_row(const attn_dims *dims, const attn_inputs *in, const attn_options *opt, int t,
-                        float *scratch, float *row) {
-    (void)scratch;
-    dot_sides sides = softmax_sides(dims, in, opt);
-    dot_row(&sides, 0, t + 1, row);
-}
-static const logit_kind softmax_kind = {prepare_softmax, softmax_row, 0};
+static const logit_kind softmax_kind = {.sides = softmax_sides, .finish = finish_softmax};
 
 /* ---- dense: B = H w2 + b2, H = relu(x w1 + b1): H against the columns of w2 ---- */
 
@@ -261,7 +254,7 @@ static uint64_t dense_row_scratch(const attn_dims *dims, const attn_options *opt
     (void)opt;
     return (uint64_t)dims->h;
 }
-static const logit_kind dense_kind = {prepare_dense, dense_row, dense_row_scratch};
+static const logit_kind dense_kind = {.prepare = prepare_dense, .row = dense_row, .row_scratch = dense_row_scratch};
 
 /* ---- dense1: B = x w: x against the columns of w ---- */
 
@@ -269,25 +262,13 @@ static void finish_dense1(const logit_source *src, const attn_options *opt, cons
     (void)opt;
     dot_finish_sides(src, g->x, g->w, 0);
 }
-static dot_sides dense1_sides(const attn_dims *dims, const attn_inputs *in) {
+static dot_sides dense1_sides(const attn_dims *dims, const attn_inputs *in, const attn_options *opt) {
+    (void)opt;
     int d = dims->d;
     return (dot_sides){.width = d, .q = in->x, .q_row = (size_t)d, .q_col = 1,
                        .k = in->w, .k_row = 1, .k_col = (size_t)dims->L, .kmul = 1.0f};
 }
-static void prepare_dense1(const attn_dims *dims, const attn_inputs *in, const attn_options *opt, int backward,
-                           arena *ws, logit_source *src) {
-    (void)opt;
-    dot_sides sides = dense1_sides(dims, in);
-    prepare_dot(src, dims->n, &sides, backward, ws);
-    src->finish = finish_dense1;
-}
-static void dense1_row(const attn_dims *dims, const attn_inputs *in, const attn_options *opt, int t,
-                       float *scratch, float *row) {
-    (void)opt, (void)scratch;
-    dot_sides sides = dense1_sides(dims, in);
-    dot_row(&sides, 0, t + 1, row);
-}
-static const logit_kind dense1_kind = {prepare_dense1, dense1_row, 0};
+static const logit_kind dense1_kind = {.sides = dense1_sides, .finish = finish_dense1};
 
 /* ---- factorized-random: B = r1 r2^T ---- */
 
@@ -296,26 +277,15 @@ static void finish_factorized_random(const logit_source *src, const attn_options
     dot_finish_sides(src, g->r1, g->r2, 0);
 }
 
-static dot_sides factorized_random_sides(const attn_dims *dims, const attn_inputs *in) {
+static dot_sides factorized_random_sides(const attn_dims *dims, const attn_inputs *in, const attn_options *opt) {
+    (void)opt;
     int rank = dims->rank;
     return (dot_sides){.width = rank, .q = in->r1, .q_row = (size_t)rank, .q_col = 1,
                        .k = in->r2, .k_row = (size_t)rank, .k_col = 1, .kmul = 1.0f};
 }
-static void prepare_factorized_random(const attn_dims *dims, const attn_inputs *in, const attn_options *opt,
-                                      int backward, arena *ws, logit_source *src) {
-    (void)opt;
-    dot_sides sides = factorized_random_sides(dims, in);
-    prepare_dot(src, dims->n, &sides, backward, ws);
-    src->finish = finish_factorized_random;
-}
-/* r1's row t against r2's rows 0..t. */
-static void factorized_random_row(const attn_dims *dims, const attn_inputs *in, const attn_options *opt, int t,
-                                  float *scratch, float *row) {
-    (void)opt, (void)scratch;
-    dot_sides sides = factorized_random_sides(dims, in);
-    dot_row(&sides, t, t + 1, row);
-}
-static const logit_kind factorized_random_kind = {prepare_factorized_random, factorized_random_row, 0};
+/* Decoding: r1's row t against r2's rows 0..t. */
+static const logit_kind factorized_random_kind = {.sides = factorized_random_sides, .finish = finish_factorized_random,
+                                                  .query_at_t = 1};
 
 /* ---- random: B = r[:n, :n] ---- */
 
@@ -350,7 +320,7 @@ static void random_row(const attn_dims *dims, const attn_inputs *in, const attn_
     (void)opt, (void)scratch;
     attn_copy(row, in->r + (size_t)t * dims->L, t + 1);
 }
-static const logit_kind random_kind = {prepare_random, random_row, 0};
+static const logit_kind random_kind = {.prepare = prepare_random, .row = random_row};
 
 /* ---- factorized-dense: B[i, j] = F_A[i, ja] * F_B[i, jb], F_A = x wa + ba, F_B = x wb + bb ---- */
 
@@ -471,8 +441,8 @@ static uint64_t factorized_dense_row_scratch(const attn_dims *dims, const attn_o
     (void)opt;
     return (uint64_t)dims->a + (uint64_t)dims->b;
 }
-static const logit_kind factorized_dense_kind = {prepare_factorized_dense, factorized_dense_row,
-                                                 factorized_dense_row_scratch};
+static const logit_kind factorized_dense_kind = {.prepare = prepare_factorized_dense, .row = factorized_dense_row,
+                                                 .row_scratch = factorized_dense_row_scratch};
 
 /* ---- mixture: B = sum_c alpha_c * B_c ---- */
 
@@ -587,7 +557,7 @@ static void mixture_row(const attn_dims *dims, const attn_inputs *in, const attn
     mixture_weights(opt, alpha);
     float *part = scratch, *rest = scratch + dims->n;
     for (int c = 0; c < opt->n_components; c++) {
-        kind_of((attn_variant)opt->component[c])->row(dims, in, opt, t, rest, c == 0 ? row : part);
+        attn_logit_row((attn_variant)opt->component[c], dims, in, opt, t, rest, c == 0 ? row : part);
         if (c == 0) attn_scale(row, t + 1, alpha[0]);
         else attn_axpy(row, part, t + 1, alpha[c]);
     }
@@ -600,7 +570,7 @@ static uint64_t mixture_row_scratch(const attn_dims *dims, const attn_options *o
     }
     return (uint64_t)dims->n + most;
 }
-static const logit_kind mixture_kind = {0, mixture_row, mixture_row_scratch};
+static const logit_kind mixture_kind = {.row = mixture_row, .row_scratch = mixture_row_scratch};
 
 /* ---- every variant ---- */
 
@@ -630,7 +600,14 @@ static void prepare_one(attn_variant v, const attn_dims *dims, const attn_inputs
     src->dims = dims;
     src->in = in;
     src->variant = v;
-    kind_of(v)->prepare(dims, in, opt, backward, ws, src);
+    const logit_kind *kind = kind_of(v);
+    if (!kind->sides) {
+        kind->prepare(dims, in, opt, backward, ws, src);
+        return;
+    }
+    dot_sides sides = kind->sides(dims, in, opt);
+    prepare_dot(src, dims->n, &sides, backward, ws);
+    src->finish = kind->finish;
 }
 
 const logit_source *attn_prepare_logits(attn_variant v, const attn_dims *dims,
@@ -677,7 +654,13 @@ const logit_source *attn_prepare_logits(attn_variant v, const attn_dims *dims,
 
 void attn_logit_row(attn_variant v, const attn_dims *dims, const attn_inputs *in, const attn_options *opt,
                     int t, float *scratch, float *row) {
-    kind_of(v)->row(dims, in, opt, t, scratch, row);
+    const logit_kind *kind = kind_of(v);
+    if (!kind->sides) {
+        kind->row(dims, in, opt, t, scratch, row);
+        return;
+    }
+    dot_sides sides = kind->sides(dims, in, opt);
+    dot_row(&sides, kind->query_at_t ? t : 0, t + 1, row);
 }
 
 uint64_t attn_logit_row_scratch(attn_variant v, const attn_dims *dims, const attn_options *opt) {
