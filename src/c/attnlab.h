@@ -330,7 +330,7 @@ void *attn_threads_canary(int32_t thread);
  * the leader traps; 0: none. */
 int32_t attn_threads_probe(int32_t pieces, int32_t trap);
 
-/* ---- models: small transformers (model.c) ----
+/* ---- models: small transformers (model_*.c; model.h says which file tells what) ----
  * A decoder-style transformer whose attention is any variant: token + learned position
  * embeddings; per layer, pre-LayerNorm multi-head attention (each head through attn_plan_run and
  * attn_plan_backward) with an output projection and a residual, then a pre-LayerNorm GELU MLP with

@@ -15,6 +15,13 @@
 /* Rows per chunk in the linear-family kernels. */
 #define BT 64
 
+/* Sets *detail (when the caller asked for it) and returns status: how every entry point fails. */
+#define FAIL(status, text)          \
+    do {                            \
+        if (detail) *detail = text; \
+        return status;              \
+    } while (0)
+
 static inline int imin(int a, int b) { return a < b ? a : b; }
 static inline int imax(int a, int b) { return a > b ? a : b; }
 
@@ -52,6 +59,65 @@ int attn_thread_count(void);
  * workspace was measured for that many threads), else every piece serially on thread 0. */
 void attn_parallel_slices(int pieces, attn_piece_fn fn, void *ctx, int slices);
 static inline int arena_threads(const arena *a) { return a->threads > 1 ? a->threads : 1; }
+
+/* ---- stages.c: the independent work between two waits ----
+ * A stage is one job of attn_parallel made of tasks that do not depend on one another: row blocks
+ * that carry a chain of row-wise steps, and column blocks of sums over every row. The passes of a
+ * model (model_pass.c) are a few stages a layer instead of dozens of jobs, each ending in a wait.
+ * A stage keeps pointers to what its tasks are given (blocks, colsum_args, products, one_product):
+ * they must live until attn_stage_run. */
+typedef void (*task_fn)(const void *ctx, int piece, int thread);
+typedef struct task {
+    task_fn fn;
+    const void *ctx;
+    int pieces;
+} task;
+#define STAGE_TASKS 48
+typedef struct stage {
+    int count;
+    task tasks[STAGE_TASKS];
+} stage;
+/* Runs the stage's tasks as one job, and empties it. */
+void attn_stage_run(stage *st);
+/* Adds fn over pieces [0, pieces); a full stage runs first. */
+void attn_stage_add(stage *st, task_fn fn, const void *ctx, int pieces);
+
+/* fn(ctx, lo, hi, thread) over [0, count) in blocks of `block`. */
+typedef void (*block_fn)(const void *ctx, int lo, int hi, int thread);
+typedef struct blocks {
+    block_fn fn;
+    const void *ctx;
+    int count, block;
+} blocks;
+/* fn over [0, count) in blocks of a multiple of `align`, `per_thread` blocks per thread. */
+void attn_stage_blocks(stage *st, blocks *b, int count, int align, int per_thread, block_fn fn, const void *ctx);
+/* Row blocks of a batch's rows: multiples of KP rows, at least 16. */
+void attn_stage_rows(stage *st, blocks *b, int rows, block_fn fn, const void *ctx);
+
+/* out += the column sums of x [rows, cols], rows in order, by column blocks. */
+typedef struct colsum_args {
+    int rows, cols;
+    const float *x;
+    float *out;
+} colsum_args;
+void attn_stage_column_sums(stage *st, blocks *b, colsum_args *a, int rows, int cols, const float *x, float *out);
+
+/* Weight gradients C_i[m, N] = At_i^T B_i (K = the batch's rows) of `count` products of one shape,
+ * item i's pointers from at() (a NULL C, a frozen weight, is skipped), by blocks of rows of C. */
+typedef void (*product_fn)(const void *ctx, int item, const float **At, const float **B, float **C);
+typedef struct products {
+    int m, N, K, lda, ldb, ldc, rows, per;
+    product_fn at;
+    const void *ctx;
+} products;
+void attn_stage_products(stage *st, products *p, int count);
+/* One weight gradient C[m, N] = At^T B, At [K, m] (row stride lda); nothing when C is NULL. */
+typedef struct one_product {
+    const float *At, *B;
+    float *C;
+} one_product;
+void attn_stage_weight_grad(stage *st, products *p, one_product *o, int m, int N, int K, const float *At, int lda,
+                            const float *B, int ldb, float *C);
 
 /* ---- registry.c: the checks and tables of variants.def and options.def ---- */
 

@@ -122,12 +122,6 @@ void attn_options_default(attn_options *opt) {
 
 /* ---- checks ---- */
 
-#define FAIL(status, text)          \
-    do {                            \
-        if (detail) *detail = text; \
-        return status;              \
-    } while (0)
-
 static int is_finite(float x) { return x - x == 0.0f; }
 
 static int is_composite(attn_variant v) { return list_has(variants[v].options, "components"); }

@@ -1,4 +1,4 @@
-/* test_model.c — the small-transformer engine (model.c), natively under ASan + UBSan.
+/* test_model.c — the small-transformer engine (src/c/model_*.c), natively under ASan + UBSan.
  *
  * The float64 model below is written from the model contract (docs/model.md) and calls nothing
  * from src/c: its own parameter list (checked against the C table; which arrays a head carries it

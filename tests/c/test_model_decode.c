@@ -1,5 +1,5 @@
-/* test_model_decode.c — step-by-step decoding and attention maps of model.c, natively under
- * ASan + UBSan.
+/* test_model_decode.c — step-by-step decoding and attention maps of a model (model_decode.c,
+ * model_map.c), natively under ASan + UBSan.
  *
  * Decoding is held to attn_model_forward: for every variant of the registry (a mixture: of every
  * mixable one), the logits of each step equal the forward pass's logits at that position (a causal
