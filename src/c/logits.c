@@ -182,13 +182,35 @@ static void dot_finish_sides(const logit_source *src, float *gq, float *gk, floa
 }
 
 /* row[j] = q_i . (kmul * k_j) (+ bias_j) for j < n: row i of a dot source's logits, each product
- * a scalar sum in increasing c (decoding's one row, where the tiles' micro-kernel has no work). */
+ * a scalar sum in increasing c (decoding's one row, where the tiles' micro-kernel has no work).
+ * Four keys at a time, so that four independent sums hide each other's latency; every sum is the
+ * one a single loop gives (the product and the sum are separate statements, so that no compiler
+ * fuses them into a multiply-add). */
 static void dot_row(const dot_sides *s, int i, int n, float *row) {
-    const float *q = s->q + (size_t)i * s->q_row;
-    for (int j = 0; j < n; j++) {
-        const float *k = s->k + (size_t)j * s->k_row;
-        float sum = s->bias ? s->bias[j] : 0.0f;
-        for (int c = 0; c < s->width; c++) sum += q[(size_t)c * s->q_col] * (k[(size_t)c * s->k_col] * s->kmul);
+    const float *q = s->q + (size_t)i * s->q_row, *bias = s->bias;
+    size_t qc = s->q_col, kr = s->k_row, kc = s->k_col;
+    int width = s->width, j = 0;
+    float kmul = s->kmul;
+    for (; j + 4 <= n; j += 4) {
+        const float *k0 = s->k + (size_t)j * kr, *k1 = k0 + kr, *k2 = k1 + kr, *k3 = k2 + kr;
+        float s0 = bias ? bias[j] : 0.0f, s1 = bias ? bias[j + 1] : 0.0f;
+        float s2 = bias ? bias[j + 2] : 0.0f, s3 = bias ? bias[j + 3] : 0.0f;
+        for (int c = 0; c < width; c++) {
+            float qv = q[(size_t)c * qc];
+            size_t at = (size_t)c * kc;
+            float p0 = qv * (k0[at] * kmul), p1 = qv * (k1[at] * kmul);
+            float p2 = qv * (k2[at] * kmul), p3 = qv * (k3[at] * kmul);
+            s0 += p0, s1 += p1, s2 += p2, s3 += p3;
+        }
+        row[j] = s0, row[j + 1] = s1, row[j + 2] = s2, row[j + 3] = s3;
+    }
+    for (; j < n; j++) {
+        const float *k = s->k + (size_t)j * kr;
+        float sum = bias ? bias[j] : 0.0f;
+        for (int c = 0; c < width; c++) {
+            float p = q[(size_t)c * qc] * (k[(size_t)c * kc] * kmul);
+            sum += p;
+        }
         row[j] = sum;
     }
 }
