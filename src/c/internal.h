@@ -291,6 +291,8 @@ const logit_source *attn_prepare_logits(attn_variant v, const attn_dims *dims,
  * streaming, lse (if not NULL) receives each row's log-sum-exp, max + log(sum). */
 void attn_softmax_attend(const logit_source *src, const attn_dims *dims, const float *v,
                          int causal, float *out, float *weights, float *lse, arena *ws);
+/* Sets T to -inf where key j0 + j is padding (>= n) or, when causal, lies after the query. */
+void attn_mask_tile(int n, int causal, int i0, int bi, int j0, int bj, float *T);
 
 /* ---- decoding: one position at a time (model_decode.c) ----
  * A causal decoder feeds position t after positions 0..t-1 and needs only row t of B. Each family
@@ -307,8 +309,6 @@ void attn_logit_row(attn_variant v, const attn_dims *dims, const attn_inputs *in
 uint64_t attn_logit_row_scratch(attn_variant v, const attn_dims *dims, const attn_options *opt);
 /* y [dv] = softmax(row) v over the n positions of v [n, dv]; row is overwritten. */
 void attn_softmax_attend_row(float *row, int n, const float *v, int dv, float *y);
-/* Sets T to -inf where key j0 + j is padding (>= n) or, when causal, lies after the query. */
-void attn_mask_tile(int n, int causal, int i0, int bi, int j0, int bj, float *T);
 
 /* ---- linear.c ---- */
 void attn_linear_family(attn_variant v, const attn_dims *dims, const attn_inputs *in,
