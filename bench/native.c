@@ -8,7 +8,8 @@
  *   COMPONENTS  for a variant that takes `components` (mixture): id:alpha pairs, softmax:0.5,dense1:0.5
  *
  * What each variant reads comes from the registry: the inputs column of variants.def says which
- * arrays to allocate and their shapes ("q:n*d k:n*d v:n*dv"); a mixture reads its components'.
+ * arrays to allocate and their shapes (MATRIX(q, n, d) ..., read here as the words "q:n*d ...");
+ * a mixture reads its components'.
  * Array `name` holds uniform numbers in [-1, 1) from stream (SEED, name), the generator of
  * src/js/prng.js (uniformArray), so the output checksums (sum y, sum |y|) can be compared with the
  * WebAssembly builds. Prints one JSON object per variant per line on stdout.
@@ -25,13 +26,18 @@
 
 /* ---- the registry ---- */
 
-/* variants.def's X signature: the one place that names its fields (trailing fields are ignored). */
+/* variants.def's X signature: the one place that names its fields (trailing fields are ignored).
+ * The inputs column becomes "name:shape" words, which add_inputs reads. */
 #define VARIANT_ROW(ENUM, id, label, family, mixable, dims, inputs, options, ...) { ENUM, id, inputs, options },
+#define MATRIX(name, rows, cols) " " #name ":" #rows "*" #cols
+#define VECTOR(name, length) " " #name ":" #length
 static const struct variant { attn_variant v; const char *id, *inputs, *options; } VARIANTS[] = {
 #define X VARIANT_ROW
 #include "../src/c/variants.def"
 #undef X
 };
+#undef MATRIX
+#undef VECTOR
 #define NVARIANTS ((int)(sizeof VARIANTS / sizeof VARIANTS[0]))
 
 static const char *const INPUT_NAMES[] = {

@@ -52,12 +52,6 @@ int64_t attn_find_nonfinite(const float *x, size_t count) {
     return -1;
 }
 
-#define FAIL(status, text)          \
-    do {                            \
-        if (detail) *detail = text; \
-        return status;              \
-    } while (0)
-
 /* Lays out (measuring) or runs the backward pass (with its forward) of a plan. */
 static void backward(const attn_plan *plan, const attn_inputs *in, const float *dout, float *out,
                      const attn_grads *grads, arena *ws) {

@@ -330,7 +330,7 @@ void *attn_threads_canary(int32_t thread);
  * the leader traps; 0: none. */
 int32_t attn_threads_probe(int32_t pieces, int32_t trap);
 
-/* ---- models: small transformers (model.c) ----
+/* ---- models: small transformers (model_*.c; model.h says which file tells what) ----
  * A decoder-style transformer whose attention is any variant: token + learned position
  * embeddings; per layer, pre-LayerNorm multi-head attention (each head through attn_plan_run and
  * attn_plan_backward) with an output projection and a residual, then a pre-LayerNorm GELU MLP with
@@ -462,8 +462,8 @@ attn_status attn_model_adamw(const attn_model_config *cfg, float *memory, size_t
  *   linear, taylor: S [F, dv], z [F] (F = dh, or dh + 1 for taylor): O(F * dv) work per token,
  *                   whatever the position ("transformers are RNNs");
  *   efficient:      S [dh, dv], z [dh] and the running maximum of each key feature [dh];
- *   every other variant: a cache of the values of positions 0..t [seq_len, dh] (and, when its
- *                   logits read the keys, of the scaled keys [seq_len, dh]): O(t) work per token.
+ *   every other variant: a cache of the values of positions 0..t [seq_len, dh] (and, when it
+ *                   reads the keys, of the keys [seq_len, dh]): O(t) work per token.
  * Synthesizer heads read row `position` of their L-sized parameters (L = seq_len) and the position
  * embeddings end at seq_len, so decoding stops there. A model that is not causal cannot be decoded
  * step by step: ATTN_ERR_UNSUPPORTED from every call below. */

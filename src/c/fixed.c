@@ -4,9 +4,12 @@
  */
 #include "internal.h"
 
-/* The span row i attends to, inclusive. */
-static void pattern_span(int pattern, int n, int w, int i, int *lo, int *hi) {
+/* The span row i attends to, inclusive. Every pattern has its case, so that a new one does not
+ * compile without its span. */
+static void pattern_span(attn_pattern pattern, int n, int w, int i, int *lo, int *hi) {
+    *lo = *hi = i;
     switch (pattern) {
+    case ATTN_PATTERN_CURRENT: break;
     case ATTN_PATTERN_PREVIOUS: *lo = *hi = i > 0 ? i - 1 : 0; break;
     case ATTN_PATTERN_NEXT: *lo = *hi = i < n - 1 ? i + 1 : i; break;
     case ATTN_PATTERN_LEFT:
@@ -19,8 +22,21 @@ static void pattern_span(int pattern, int n, int w, int i, int *lo, int *hi) {
         break;
     case ATTN_PATTERN_FIRST: *lo = *hi = 0; break;
     case ATTN_PATTERN_LAST: *lo = *hi = n - 1; break;
-    default: *lo = *hi = i; break; /* current */
+    case ATTN_PATTERN_COUNT: break; /* not a pattern: the checks admit none past the list */
     }
+}
+
+/* y [dv] = the mean of v's rows lo..hi. */
+static void span_mean(int lo, int hi, const float *v, int dv, float *y) {
+    attn_fill(y, (size_t)dv, 0.0f);
+    for (int k = lo; k <= hi; k++) attn_axpy(y, v + (size_t)k * dv, dv, 1.0f);
+    attn_scale(y, dv, 1.0f / (float)(hi - lo + 1));
+}
+
+void attn_fixed_row(const attn_options *opt, int n, int i, const float *v, int dv, float *y) {
+    int lo, hi;
+    pattern_span((attn_pattern)opt->pattern, n, opt->window, i, &lo, &hi);
+    span_mean(lo, hi, v, dv, y);
 }
 
 /* ---- rows, and threads ----
@@ -40,14 +56,10 @@ static void fixed_rows(const fixed_job *j, int i0, int i1) {
     int n = j->dims->n, dv = j->dims->dv, w = j->opt->window;
     for (int i = i0; i < i1; i++) {
         int lo, hi;
-        pattern_span(j->opt->pattern, n, w, i, &lo, &hi);
-        float share = 1.0f / (float)(hi - lo + 1);
-        float *y = j->out + (size_t)i * dv;
-        attn_fill(y, (size_t)dv, 0.0f);
-        for (int k = lo; k <= hi; k++) attn_axpy(y, j->in->v + (size_t)k * dv, dv, 1.0f);
-        attn_scale(y, dv, share);
+        pattern_span((attn_pattern)j->opt->pattern, n, w, i, &lo, &hi);
+        span_mean(lo, hi, j->in->v, dv, j->out + (size_t)i * dv);
         if (j->weights) {
-            float *row = j->weights + (size_t)i * n;
+            float *row = j->weights + (size_t)i * n, share = 1.0f / (float)(hi - lo + 1);
             attn_fill(row, (size_t)n, 0.0f);
             for (int k = lo; k <= hi; k++) row[k] = share;
         }
@@ -65,7 +77,8 @@ static void fixed_rows_piece(void *ctx, int piece, int thread) {
  * right (which alone read it); first and last meet one key, whose block takes every row while the
  * others only clear theirs, so a split does one thread's O(n * w * dv) work in all. */
 static void fixed_key_rows(const fixed_job *j, int j0, int j1) {
-    int n = j->dims->n, dv = j->dims->dv, w = j->opt->window, pattern = j->opt->pattern;
+    int n = j->dims->n, dv = j->dims->dv, w = j->opt->window;
+    attn_pattern pattern = (attn_pattern)j->opt->pattern;
     attn_fill(j->grads->v + (size_t)j0 * dv, (size_t)(j1 - j0) * dv, 0.0f);
     int i0 = 0, i1 = n;
     if (pattern == ATTN_PATTERN_FIRST || pattern == ATTN_PATTERN_LAST) {

@@ -15,6 +15,13 @@
 /* Rows per chunk in the linear-family kernels. */
 #define BT 64
 
+/* Sets *detail (when the caller asked for it) and returns status: how every entry point fails. */
+#define FAIL(status, text)          \
+    do {                            \
+        if (detail) *detail = text; \
+        return status;              \
+    } while (0)
+
 static inline int imin(int a, int b) { return a < b ? a : b; }
 static inline int imax(int a, int b) { return a > b ? a : b; }
 
@@ -53,7 +60,95 @@ int attn_thread_count(void);
 void attn_parallel_slices(int pieces, attn_piece_fn fn, void *ctx, int slices);
 static inline int arena_threads(const arena *a) { return a->threads > 1 ? a->threads : 1; }
 
+/* ---- stages.c: the independent work between two waits ----
+ * A stage is one job of attn_parallel made of tasks that do not depend on one another: row blocks
+ * that carry a chain of row-wise steps, and column blocks of sums over every row. The passes of a
+ * model (model_pass.c) are a few stages a layer instead of dozens of jobs, each ending in a wait.
+ * A stage keeps pointers to what its tasks are given (blocks, colsum_args, products, one_product):
+ * they must live until attn_stage_run. */
+typedef void (*task_fn)(const void *ctx, int piece, int thread);
+typedef struct task {
+    task_fn fn;
+    const void *ctx;
+    int pieces;
+} task;
+#define STAGE_TASKS 48
+typedef struct stage {
+    int count;
+    task tasks[STAGE_TASKS];
+} stage;
+/* Runs the stage's tasks as one job, and empties it. */
+void attn_stage_run(stage *st);
+/* Adds fn over pieces [0, pieces); a full stage runs first. */
+void attn_stage_add(stage *st, task_fn fn, const void *ctx, int pieces);
+
+/* fn(ctx, lo, hi, thread) over [0, count) in blocks of `block`. */
+typedef void (*block_fn)(const void *ctx, int lo, int hi, int thread);
+typedef struct blocks {
+    block_fn fn;
+    const void *ctx;
+    int count, block;
+} blocks;
+/* fn over [0, count) in blocks of a multiple of `align`, `per_thread` blocks per thread. */
+void attn_stage_blocks(stage *st, blocks *b, int count, int align, int per_thread, block_fn fn, const void *ctx);
+/* Row blocks of a batch's rows: multiples of KP rows, at least 16. */
+void attn_stage_rows(stage *st, blocks *b, int rows, block_fn fn, const void *ctx);
+
+/* out += the column sums of x [rows, cols], rows in order, by column blocks. */
+typedef struct colsum_args {
+    int rows, cols;
+    const float *x;
+    float *out;
+} colsum_args;
+void attn_stage_column_sums(stage *st, blocks *b, colsum_args *a, int rows, int cols, const float *x, float *out);
+
+/* Weight gradients C_i[m, N] = At_i^T B_i (K = the batch's rows) of `count` products of one shape,
+ * item i's pointers from at() (a NULL C, a frozen weight, is skipped), by blocks of rows of C. */
+typedef void (*product_fn)(const void *ctx, int item, const float **At, const float **B, float **C);
+typedef struct products {
+    int m, N, K, lda, ldb, ldc, rows, per;
+    product_fn at;
+    const void *ctx;
+} products;
+void attn_stage_products(stage *st, products *p, int count);
+/* One weight gradient C[m, N] = At^T B, At [K, m] (row stride lda); nothing when C is NULL. */
+typedef struct one_product {
+    const float *At, *B;
+    float *C;
+} one_product;
+void attn_stage_weight_grad(stage *st, products *p, one_product *o, int m, int N, int K, const float *At, int lda,
+                            const float *B, int ldb, float *C);
+
 /* ---- registry.c: the checks and tables of variants.def and options.def ---- */
+
+/* The input arrays and dimensions as enums (ATTN_INPUT_LIST, ATTN_DIM_LIST order), so that a table
+ * keyed by them is checked by the compiler. */
+typedef enum input_id {
+#define ATTN_INPUT_ID(name) IN_##name,
+    ATTN_INPUT_LIST(ATTN_INPUT_ID)
+#undef ATTN_INPUT_ID
+    IN_COUNT
+} input_id;
+typedef enum dim_id {
+#define ATTN_DIM_ID(name, defaults_to, description) DIM_##name,
+    ATTN_DIM_LIST(ATTN_DIM_ID)
+#undef ATTN_DIM_ID
+    DIM_ONE /* the second dimension of a VECTOR: 1 */
+} dim_id;
+/* One entry of variants.def's inputs column: array `input` is [rows, cols]. */
+typedef struct input_shape {
+    input_id input;
+    dim_id rows, cols;
+} input_shape;
+typedef struct input_list {
+    const input_shape *at;
+    int count;
+} input_list;
+/* The arrays v reads, in its inputs column's order (a mixture's column lists every array one of
+ * its components may read). */
+input_list attn_inputs_of(attn_variant v);
+/* The value of a dimension: 1 for DIM_ONE, n for an L of 0 (L's default). */
+int32_t attn_dim(const attn_dims *dims, dim_id dim);
 
 /* Dimensions, option values and their relations (attn_check's rules); does not read arrays. */
 attn_status attn_validate(attn_variant v, const attn_dims *dims, const attn_options *opt,
@@ -121,6 +216,19 @@ void attn_gemm_tn(int m, int N, int K, const float *At, int lda, const float *B,
  * BJ, bi <= BI. It is stored transposed in groups of QP queries: T[g][j][r] = B[i0 + QP*g + r, j0 + j]
  * at T + g*BJ*QP + j*QP + r, for j < round_up(bj, KP). Sources need not mask; the driver does. */
 typedef struct logit_source logit_source;
+/* The two sides of a dot source, B[i, j] = q_i . (kmul * k_j) (+ bias_j): element (i, c) of the
+ * query side is q[i * q_row + c * q_col], of the key side k[j * k_row + c * k_col], so that a
+ * matrix and its transpose serve alike (dense reads the columns of w2 as its keys). */
+typedef struct dot_sides {
+    int width;          /* the length of every dot product */
+    const float *q;
+    size_t q_row, q_col;
+    const float *k;
+    size_t k_row, k_col;
+    float kmul;         /* the key side's factor (softmax's scale), 1 for the others */
+    const float *bias;  /* the key bias [n], or NULL */
+    int has_bias;       /* whether the source adds one: known while measuring, when bias is NULL */
+} dot_sides;
 struct logit_source {
     void (*tile)(const logit_source *src, int i0, int bi, int j0, int bj, float *T);
     /* Backward (prepared with backward = 1): accumulate the gradient of the block's logits,
@@ -142,11 +250,10 @@ struct logit_source {
     attn_variant variant;
     const attn_dims *dims; /* L resolved */
     const attn_inputs *in;
-    /* dot sources: B[i, j] = qside_i . kside_j (+ key_bias_j) */
-    const float *qside; /* query panels, width floats per row */
-    const float *kside; /* key panels */
-    const float *key_bias;
-    int width;
+    /* dot sources: B[i, j] = qside_i . kside_j (+ dot.bias_j), packed from `dot` */
+    dot_sides dot;
+    const float *qside; /* query panels, dot.width floats per row */
+    const float *kside; /* key panels, scaled by dot.kmul */
     /* factorized-dense: query panels of F_A and F_B */
     const float *fa, *fb;
     int tiling;
@@ -156,12 +263,9 @@ struct logit_source {
     const float *alpha;
     float *scratch; /* one tile */
     /* backward: dot sources keep both sides row-major with width_pad (width rounded up to 8,
-     * zero-padded) columns, their gradient accumulators, and where the sides came from */
+     * zero-padded) columns and their gradient accumulators */
     int width_pad;
     float *qrow, *krow, *dq, *dk, *dbias;
-    const float *q_src, *k_src;
-    size_t q_row, q_col, k_row, k_col;
-    float kmul;
     float *hidden, *w1t;  /* dense: relu(x w1 + b1) [n, h], w1^T [h, d] */
     float *dfa, *dfb;     /* factorized-dense: gradients of F_A, F_B in query panels */
     float *dfa_row, *dfb_row, *wat, *wbt; /* ... row-major, and wa^T, wb^T for the chain */
@@ -189,6 +293,22 @@ void attn_softmax_attend(const logit_source *src, const attn_dims *dims, const f
                          int causal, float *out, float *weights, float *lse, arena *ws);
 /* Sets T to -inf where key j0 + j is padding (>= n) or, when causal, lies after the query. */
 void attn_mask_tile(int n, int causal, int i0, int bi, int j0, int bj, float *T);
+
+/* ---- decoding: one position at a time (model_decode.c) ----
+ * A causal decoder feeds position t after positions 0..t-1 and needs only row t of B. Each family
+ * keeps what earlier positions left behind and does the step itself:
+ *   softmax-type (logits.c, softmax.c): row t of the logits over keys 0..t, then its softmax over
+ *     the values of positions 0..t (the decoder caches them, and the keys when the variant reads k);
+ *   fixed (fixed.c): the mean of the cached values over the row's span;
+ *   the linear family (linear.c): a running state of O(F * dv) floats. */
+/* Row t [t + 1] of a softmax-type variant's logits: in->q and in->x hold position t's rows alone,
+ * in->k the keys of positions 0..t ([t + 1, d]); the parameters are whole (those sized by L read
+ * at row t and columns 0..t), as attn_inputs gives them. scratch: attn_logit_row_scratch floats. */
+void attn_logit_row(attn_variant v, const attn_dims *dims, const attn_inputs *in, const attn_options *opt,
+                    int t, float *scratch, float *row);
+uint64_t attn_logit_row_scratch(attn_variant v, const attn_dims *dims, const attn_options *opt);
+/* y [dv] = softmax(row) v over the n positions of v [n, dv]; row is overwritten. */
+void attn_softmax_attend_row(float *row, int n, const float *v, int dv, float *y);
 
 /* ---- linear.c ---- */
 void attn_linear_family(attn_variant v, const attn_dims *dims, const attn_inputs *in,
@@ -272,6 +392,16 @@ void attn_efficient_block_sum(const attn_dims *dims, const attn_inputs *in, int 
 void attn_efficient_combine(int d, int dv, const float *pm, const float *pz, const float *pS,
                             float *m, float *z, float *S);
 
+/* Decoding's step: the state absorbs position t's key and value (k, v_row) and gives y_t [dv] for
+ * its query q, as the causal forward pass computes row t. The state: linear, taylor: S [F, dv],
+ * z [F]; efficient: S [d, dv], z [d] and the running maximum m [d]. attn_linear_step_floats gives
+ * its size, attn_linear_step_reset empties it, attn_linear_step_scratch the scratch floats. */
+int64_t attn_linear_step_floats(attn_variant v, int d, int dv);
+void attn_linear_step_reset(attn_variant v, int d, int dv, float *state);
+int attn_linear_step_scratch(attn_variant v, int d);
+void attn_linear_step(attn_variant v, int d, int dv, float eps, int t, const float *q, const float *k,
+                      const float *v_row, float *state, float *scratch, float *y);
+
 /* The state of a linear-family variant after all n keys (see attn_state in attnlab.h). */
 void attn_linear_state(attn_variant v, const attn_dims *dims, const attn_inputs *in, float *state,
                        float *normalizer, arena *ws);
@@ -294,5 +424,8 @@ void attn_fixed_backward(const attn_dims *dims, const attn_inputs *in, const att
 /* ---- fixed.c ---- */
 void attn_fixed(const attn_dims *dims, const attn_inputs *in, const attn_options *opt, float *out,
                 float *weights);
+/* y [dv] of row i of n: the mean of v [n, dv] over the span opt's pattern gives the row (for a
+ * causal pattern the rows after i are never read: decoding passes n = i + 1). */
+void attn_fixed_row(const attn_options *opt, int n, int i, const float *v, int dv, float *y);
 
 #endif /* ATTN_INTERNAL_H */

@@ -489,15 +489,20 @@ void attn_efficient_absorb(int d, int dv, const float *k_row, const float *v_row
     }
 }
 
+/* One row: the state absorbs (k, v), then y = sum_c rho_q(q)_c S_c / z_c; rho [d] is scratch. */
+static void efficient_step(int d, int dv, const float *q, const float *k, const float *v, float *m, float *z,
+                           float *S, float *rho, float *y) {
+    attn_efficient_absorb(d, dv, k, v, m, z, S);
+    attn_softmax_rows(1, d, q, rho);
+    attn_fill(y, (size_t)dv, 0.0f);
+    for (int c = 0; c < d; c++) attn_axpy(y, S + (size_t)c * dv, dv, rho[c] / z[c]);
+}
+
 void attn_efficient_rows(int d, int dv, const attn_inputs *in, int i0, int i1, float *out,
                          const attn_efficient_buffers *b) {
-    for (int i = i0; i < i1; i++) {
-        attn_efficient_absorb(d, dv, in->k + (size_t)i * d, in->v + (size_t)i * dv, b->m, b->z, b->S);
-        attn_softmax_rows(1, d, in->q + (size_t)i * d, b->rho);
-        float *y = out + (size_t)i * dv;
-        attn_fill(y, (size_t)dv, 0.0f);
-        for (int c = 0; c < d; c++) attn_axpy(y, b->S + (size_t)c * dv, dv, b->rho[c] / b->z[c]);
-    }
+    for (int i = i0; i < i1; i++)
+        efficient_step(d, dv, in->q + (size_t)i * d, in->k + (size_t)i * d, in->v + (size_t)i * dv, b->m, b->z,
+                       b->S, b->rho, out + (size_t)i * dv);
 }
 
 /* Causal efficient attention (docs/contract.md, "The variants"): y_i = sum_c rho_q(q_i)_c S_c(i) / z_c(i), with the
@@ -824,4 +829,43 @@ void attn_linear_state(attn_variant v, const attn_dims *dims, const attn_inputs 
     attn_fill(state, (size_t)F * dv, 0.0f);
     attn_fill(normalizer, (size_t)F, 0.0f);
     attn_absorb_keys(v, dims, in, phi_k, state, normalizer);
+}
+
+/* ---- decoding: one position at a time ----
+ * The causal recurrences above, one row per call: O(F * dv) work and state whatever the position,
+ * the "transformers are RNNs" property. The state is S [F, dv] then z [F] (efficient: then m [d]). */
+
+int64_t attn_linear_step_floats(attn_variant v, int d, int dv) {
+    int64_t F = feature_width(v, d);
+    return F * dv + F + (v == ATTN_EFFICIENT ? d : 0);
+}
+
+void attn_linear_step_reset(attn_variant v, int d, int dv, float *state) {
+    attn_fill(state, (size_t)attn_linear_step_floats(v, d, dv), 0.0f);
+    if (v == ATTN_EFFICIENT) /* no key seen yet: every running maximum starts at -inf */
+        attn_fill(state + (size_t)d * dv + d, (size_t)d, -ATTN_INF);
+}
+
+int attn_linear_step_scratch(attn_variant v, int d) { return v == ATTN_EFFICIENT ? d : 2 * feature_width(v, d); }
+
+void attn_linear_step(attn_variant v, int d, int dv, float eps, int t, const float *q, const float *k,
+                      const float *v_row, float *state, float *scratch, float *y) {
+    if (v == ATTN_EFFICIENT) { /* the forward pass's exact row-by-row update */
+        float *S = state, *z = S + (size_t)d * dv, *m = z + d;
+        efficient_step(d, dv, q, k, v_row, m, z, S, scratch, y);
+        return;
+    }
+    /* S += phi(k) v^T, z += phi(k); y = phi(q)^T S / (phi(q).z + eps) */
+    int F = feature_width(v, d);
+    float *S = state, *z = state + (size_t)F * dv, *phi_q = scratch, *phi_k = scratch + F;
+    attn_feature_map(v, 1, d, k, phi_k);
+    for (int f = 0; f < F; f++) attn_axpy(S + (size_t)f * dv, v_row, dv, phi_k[f]);
+    attn_axpy(z, phi_k, F, 1.0f);
+    if (v == ATTN_TAYLOR) z[0] = (float)(t + 1); /* a count, as in the forward pass */
+    attn_feature_map(v, 1, d, q, phi_q);
+    attn_fill(y, (size_t)dv, 0.0f);
+    for (int f = 0; f < F; f++) attn_axpy(y, S + (size_t)f * dv, dv, phi_q[f]);
+    float den = 0.0f;
+    for (int f = 0; f < F; f++) den += phi_q[f] * z[f];
+    attn_scale(y, dv, 1.0f / (den + eps));
 }

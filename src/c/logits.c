@@ -4,34 +4,87 @@
  * only what it reads per row (packed panels, hidden layer, factors) is precomputed, O(n * width),
  * never n x n. Parameters sized by L >= n are read in their first n rows/columns.
  * softmax, dense, dense1 and factorized-random are dot products between a per-query and a per-key
- * matrix, so they share the packed micro-kernel (prepare_dot).
+ * matrix (dot_sides), so they share the packed micro-kernel (prepare_dot) and the row (dot_row).
  *
  * For the backward pass (backward.c) each source also pushes the gradient of its logits, dS, back
  * to the arrays it reads: a dot source accumulates dQ = dS K and dK = dS^T Q with the same
  * micro-kernel, the others their own way; `finish` then maps those onto the inputs' gradients.
  *
- * Adding a softmax-type variant: a case in prepare_one (and a tile function and its gradient
- * when it is not a dot product).
+ * Decoding (a causal model fed one position at a time, model_decode.c) needs only row t of B over
+ * keys 0..t: each source's `row` sits beside its tile and computes that row directly from position
+ * t's query side, O(t * width) (attn_logit_row).
+ *
+ * Each variant has its section below, ending in its logit_kind: a dot product of two of its inputs
+ * gives its sides and its finish, any other source its prepare, row and finish. kind_of at the end
+ * lists every variant, so the compiler names it when a new one is missing.
  */
 #include "internal.h"
+
+/* What logits.c knows of one softmax-type variant. */
+typedef struct logit_kind {
+    /* A dot product of two of its inputs gives only its sides and its finish: the tile, the
+     * gradient and the row are the dot sources' own (prepare_dot, dot_row). query_at_t: decoding
+     * reads row t of a query side that is a parameter (r1), not position t's own row (q, x). */
+    dot_sides (*sides)(const attn_dims *dims, const attn_inputs *in, const attn_options *opt);
+    void (*finish)(const logit_source *src, const attn_options *opt, const attn_grads *grads);
+    int query_at_t;
+    /* Any other source: its source over tiles (not a mixture's: attn_prepare_logits builds that
+     * from its parts), taking what it needs from the arena (when measuring, only counting); row t
+     * of its logits over keys 0..t (attn_logit_row) and the scratch floats that takes (NULL: none). */
+    void (*prepare)(const attn_dims *dims, const attn_inputs *in, const attn_options *opt, int backward,
+                    arena *ws, logit_source *src);
+    void (*row)(const attn_dims *dims, const attn_inputs *in, const attn_options *opt, int t, float *scratch,
+                float *row);
+    uint64_t (*row_scratch)(const attn_dims *dims, const attn_options *opt);
+} logit_kind;
+
+/* ---- pieces several sources share ---- */
+
+/* out[n, cols] = x[n, d] * w[d, cols] + bias, optionally through relu. */
+static void affine(int n, int d, int cols, const float *x, const float *w, const float *bias,
+                   int relu, float *out) {
+    for (int i = 0; i < n; i++) attn_copy(out + (size_t)i * cols, bias, cols);
+    attn_gemm(n, cols, d, x, d, w, cols, out, cols, 1);
+    if (relu)
+        for (size_t i = 0; i < (size_t)n * cols; i++) out[i] = out[i] > 0.0f ? out[i] : 0.0f;
+}
+
+/* gw += x^T dZ, gb += column sums of dZ, gx += dZ wt (wt = w^T [cols, d]); dZ [n, cols], row stride ldz. */
+static void affine_backward(int n, int d, int cols, const float *x, const float *wt, const float *dZ,
+                            int ldz, float *gx, float *gw, float *gb) {
+    attn_gemm_tn(d, cols, n, x, d, dZ, ldz, gw, cols, 1);
+    for (int i = 0; i < n; i++) attn_axpy(gb, dZ + (size_t)i * ldz, cols, 1.0f);
+    attn_gemm(n, d, cols, dZ, ldz, wt, d, gx, d, 1);
+}
+
+/* The key side of a source whose gradient touches only query rows (random, factorized-dense). */
+static void grad_nothing(const logit_source *src, const attn_grads *grads, int i0, int bi, int j0,
+                         int bj, const float *dS, const float *dSt) {
+    (void)src, (void)grads, (void)i0, (void)bi, (void)j0, (void)bj, (void)dS, (void)dSt;
+}
+
+static void finish_nothing(const logit_source *src, const attn_options *opt, const attn_grads *g) {
+    (void)src, (void)opt, (void)g;
+}
 
 /* ---- dot sources: B[i, j] = qside_i . kside_j (+ bias_j) ---- */
 
 static void dot_tile(const logit_source *src, int i0, int bi, int j0, int bj, float *T) {
-    int n = src->dims->n, width = src->width;
+    int n = src->dims->n, width = src->dot.width;
+    const float *bias = src->dot.bias;
     int groups = round_up(bi, QP) / QP, bjp = round_up(bj, KP);
     for (int g = 0; g < groups; g++) {
         const float *qpanel = src->qside + (size_t)(i0 + g * QP) * width;
         float *tg = T + (size_t)g * BJ * QP;
         for (int jj = 0; jj < bjp; jj += KP) {
             float *acc = tg + (size_t)jj * QP;
-            if (src->key_bias)
+            if (bias)
                 for (int r = 0; r < KP; r++) {
                     int key = j0 + jj + r;
-                    attn_fill(acc + r * QP, QP, key < n ? src->key_bias[key] : 0.0f);
+                    attn_fill(acc + r * QP, QP, key < n ? bias[key] : 0.0f);
                 }
             attn_micro_4x8(width, src->kside + (size_t)(j0 + jj) * width, KP, qpanel, QP, acc, QP,
-                           src->key_bias != 0);
+                           bias != 0);
         }
     }
 }
@@ -75,14 +128,18 @@ static void dot_grad(const logit_source *src, const attn_grads *grads, int i0, i
     dot_grad_k(src, grads, i0, bi, j0, bj, dS, dSt);
 }
 
-/* biased: whether the source adds a key bias (known while measuring, when bias is still NULL). */
-static void prepare_dot(logit_source *src, int n, int width, const float *q, size_t q_row,
-                        size_t q_col, const float *k, size_t k_row, size_t k_col, float kmul,
-                        const float *bias, int biased, int backward, arena *ws) {
+/* The packed panels of both sides (and, for the backward pass, their row-major copies and
+ * gradient accumulators) of the first n rows. */
+static void prepare_dot(logit_source *src, int n, const dot_sides *sides, int backward, arena *ws) {
+    int width = sides->width;
+    const float *q = sides->q, *k = sides->k;
+    size_t q_row = sides->q_row, q_col = sides->q_col, k_row = sides->k_row, k_col = sides->k_col;
+    float kmul = sides->kmul;
     float *qside = arena_floats(ws, round_up64(n, QP) * (uint64_t)width);
     float *kside = arena_floats(ws, round_up64(n, KP) * (uint64_t)width);
     src->tile = dot_tile;
-    src->qside = qside, src->kside = kside, src->key_bias = bias, src->width = width;
+    src->dot = *sides;
+    src->qside = qside, src->kside = kside;
     int wp = round_up(width, 2 * VW);
     uint64_t qcount = round_up64(n, QP) * (uint64_t)wp, kcount = round_up64(n, BJ) * (uint64_t)wp;
     if (backward) {
@@ -90,9 +147,7 @@ static void prepare_dot(logit_source *src, int n, int width, const float *q, siz
         src->width_pad = wp;
         src->qrow = arena_floats(ws, qcount), src->krow = arena_floats(ws, kcount);
         src->dq = arena_floats(ws, qcount), src->dk = arena_floats(ws, kcount);
-        src->dbias = biased ? arena_floats(ws, round_up64(n, BJ)) : 0;
-        src->q_src = q, src->q_row = q_row, src->q_col = q_col;
-        src->k_src = k, src->k_row = k_row, src->k_col = k_col, src->kmul = kmul;
+        src->dbias = sides->has_bias ? arena_floats(ws, round_up64(n, BJ)) : 0;
     }
     if (arena_measuring(ws)) return;
     attn_pack_panels(n, width, q, q_row, q_col, 1.0f, QP, qside);
@@ -118,33 +173,65 @@ static void scatter_add(int rows, int width, const float *acc, int wp, float mul
 /* The sides' gradients back onto the arrays they were read from (the query side's only when it
  * is an input: dense's is its hidden layer, which finish_dense carries on). */
 static void dot_finish_sides(const logit_source *src, float *gq, float *gk, float *gbias) {
-    int n = src->dims->n, w = src->width, wp = src->width_pad;
-    if (gq) scatter_add(n, w, src->dq, wp, 1.0f, gq, src->q_row, src->q_col);
-    scatter_add(n, w, src->dk, wp, src->kmul, gk, src->k_row, src->k_col);
+    const dot_sides *sides = &src->dot;
+    int n = src->dims->n, w = sides->width, wp = src->width_pad;
+    if (gq) scatter_add(n, w, src->dq, wp, 1.0f, gq, sides->q_row, sides->q_col);
+    scatter_add(n, w, src->dk, wp, sides->kmul, gk, sides->k_row, sides->k_col);
     if (gbias)
         for (int j = 0; j < n; j++) gbias[j] += src->dbias[j];
 }
+
+/* row[j] = q_i . (kmul * k_j) (+ bias_j) for j < n: row i of a dot source's logits, each product
+ * a scalar sum in increasing c (decoding's one row, where the tiles' micro-kernel has no work).
+ * Four keys at a time, so that four independent sums hide each other's latency; every sum is the
+ * one a single loop gives (the product and the sum are separate statements, so that no compiler
+ * fuses them into a multiply-add). */
+static void dot_row(const dot_sides *s, int i, int n, float *row) {
+    const float *q = s->q + (size_t)i * s->q_row, *bias = s->bias;
+    size_t qc = s->q_col, kr = s->k_row, kc = s->k_col;
+    int width = s->width, j = 0;
+    float kmul = s->kmul;
+    for (; j + 4 <= n; j += 4) {
+        const float *k0 = s->k + (size_t)j * kr, *k1 = k0 + kr, *k2 = k1 + kr, *k3 = k2 + kr;
+        float s0 = bias ? bias[j] : 0.0f, s1 = bias ? bias[j + 1] : 0.0f;
+        float s2 = bias ? bias[j + 2] : 0.0f, s3 = bias ? bias[j + 3] : 0.0f;
+        for (int c = 0; c < width; c++) {
+            float qv = q[(size_t)c * qc];
+            size_t at = (size_t)c * kc;
+            float p0 = qv * (k0[at] * kmul), p1 = qv * (k1[at] * kmul);
+            float p2 = qv * (k2[at] * kmul), p3 = qv * (k3[at] * kmul);
+            s0 += p0, s1 += p1, s2 += p2, s3 += p3;
+        }
+        row[j] = s0, row[j + 1] = s1, row[j + 2] = s2, row[j + 3] = s3;
+    }
+    for (; j < n; j++) {
+        const float *k = s->k + (size_t)j * kr;
+        float sum = bias ? bias[j] : 0.0f;
+        for (int c = 0; c < width; c++) {
+            float p = q[(size_t)c * qc] * (k[(size_t)c * kc] * kmul);
+            sum += p;
+        }
+        row[j] = sum;
+    }
+}
+
+/* ---- softmax: B = q k^T scale, the scale folded into the key side ---- */
 
 static void finish_softmax(const logit_source *src, const attn_options *opt, const attn_grads *g) {
     (void)opt;
     dot_finish_sides(src, g->q, g->k, 0);
 }
-static void finish_dense1(const logit_source *src, const attn_options *opt, const attn_grads *g) {
-    (void)opt;
-    dot_finish_sides(src, g->x, g->w, 0);
+static float softmax_scale(const attn_options *opt, int d) {
+    return opt->has_scale ? opt->scale : 1.0f / __builtin_sqrtf((float)d);
 }
-static void finish_factorized_random(const logit_source *src, const attn_options *opt, const attn_grads *g) {
-    (void)opt;
-    dot_finish_sides(src, g->r1, g->r2, 0);
+static dot_sides softmax_sides(const attn_dims *dims, const attn_inputs *in, const attn_options *opt) {
+    int d = dims->d;
+    return (dot_sides){.width = d, .q = in->q, .q_row = (size_t)d, .q_col = 1,
+                       .k = in->k, .k_row = (size_t)d, .k_col = 1, .kmul = softmax_scale(opt, d)};
 }
+static const logit_kind softmax_kind = {.sides = softmax_sides, .finish = finish_softmax};
 
-/* gw += x^T dZ, gb += column sums of dZ, gx += dZ wt (wt = w^T [cols, d]); dZ [n, cols], row stride ldz. */
-static void affine_backward(int n, int d, int cols, const float *x, const float *wt, const float *dZ,
-                            int ldz, float *gx, float *gw, float *gb) {
-    attn_gemm_tn(d, cols, n, x, d, dZ, ldz, gw, cols, 1);
-    for (int i = 0; i < n; i++) attn_axpy(gb, dZ + (size_t)i * ldz, cols, 1.0f);
-    attn_gemm(n, d, cols, dZ, ldz, wt, d, gx, d, 1);
-}
+/* ---- dense: B = H w2 + b2, H = relu(x w1 + b1): H against the columns of w2 ---- */
 
 /* B = relu(x w1 + b1) w2 + b2: w2 and b2 from the key side, then back through relu and w1. */
 static void finish_dense(const logit_source *src, const attn_options *opt, const attn_grads *g) {
@@ -158,6 +245,69 @@ static void finish_dense(const logit_source *src, const attn_options *opt, const
             if (!(src->hidden[(size_t)i * h + c] > 0.0f)) dZ[(size_t)i * wp + c] = 0.0f;
     affine_backward(n, d, h, src->in->x, src->w1t, dZ, wp, g->x, g->w1, g->b1);
 }
+
+static dot_sides dense_sides(const attn_dims *dims, const attn_inputs *in, const float *hidden) {
+    int h = dims->h;
+    return (dot_sides){.width = h, .q = hidden, .q_row = (size_t)h, .q_col = 1, .k = in->w2, .k_row = 1,
+                       .k_col = (size_t)dims->L, .kmul = 1.0f, .bias = in->b2, .has_bias = 1};
+}
+static void prepare_dense(const attn_dims *dims, const attn_inputs *in, const attn_options *opt, int backward,
+                          arena *ws, logit_source *src) {
+    (void)opt;
+    int n = dims->n, d = dims->d, h = dims->h, measuring = arena_measuring(ws);
+    float *hidden = arena_floats(ws, (uint64_t)n * h);
+    float *w1t = backward ? arena_floats(ws, (uint64_t)h * d) : 0;
+    if (!measuring) affine(n, d, h, in->x, in->w1, in->b1, 1, hidden);
+    if (!measuring && backward) attn_transpose(d, h, in->w1, h, w1t, d, 1.0f);
+    dot_sides sides = dense_sides(dims, in, hidden);
+    prepare_dot(src, n, &sides, backward, ws);
+    src->hidden = hidden, src->w1t = w1t;
+    src->finish = finish_dense;
+}
+/* H of the one query in scratch [h], then its dot products. */
+static void dense_row(const attn_dims *dims, const attn_inputs *in, const attn_options *opt, int t,
+                      float *scratch, float *row) {
+    (void)opt;
+    affine(1, dims->d, dims->h, in->x, in->w1, in->b1, 1, scratch);
+    dot_sides sides = dense_sides(dims, in, scratch);
+    dot_row(&sides, 0, t + 1, row);
+}
+static uint64_t dense_row_scratch(const attn_dims *dims, const attn_options *opt) {
+    (void)opt;
+    return (uint64_t)dims->h;
+}
+static const logit_kind dense_kind = {.prepare = prepare_dense, .row = dense_row, .row_scratch = dense_row_scratch};
+
+/* ---- dense1: B = x w: x against the columns of w ---- */
+
+static void finish_dense1(const logit_source *src, const attn_options *opt, const attn_grads *g) {
+    (void)opt;
+    dot_finish_sides(src, g->x, g->w, 0);
+}
+static dot_sides dense1_sides(const attn_dims *dims, const attn_inputs *in, const attn_options *opt) {
+    (void)opt;
+    int d = dims->d;
+    return (dot_sides){.width = d, .q = in->x, .q_row = (size_t)d, .q_col = 1,
+                       .k = in->w, .k_row = 1, .k_col = (size_t)dims->L, .kmul = 1.0f};
+}
+static const logit_kind dense1_kind = {.sides = dense1_sides, .finish = finish_dense1};
+
+/* ---- factorized-random: B = r1 r2^T ---- */
+
+static void finish_factorized_random(const logit_source *src, const attn_options *opt, const attn_grads *g) {
+    (void)opt;
+    dot_finish_sides(src, g->r1, g->r2, 0);
+}
+
+static dot_sides factorized_random_sides(const attn_dims *dims, const attn_inputs *in, const attn_options *opt) {
+    (void)opt;
+    int rank = dims->rank;
+    return (dot_sides){.width = rank, .q = in->r1, .q_row = (size_t)rank, .q_col = 1,
+                       .k = in->r2, .k_row = (size_t)rank, .k_col = 1, .kmul = 1.0f};
+}
+/* Decoding: r1's row t against r2's rows 0..t. */
+static const logit_kind factorized_random_kind = {.sides = factorized_random_sides, .finish = finish_factorized_random,
+                                                  .query_at_t = 1};
 
 /* ---- random: B = r[:n, :n] ---- */
 
@@ -181,23 +331,26 @@ static void random_grad(const logit_source *src, const attn_grads *grads, int i0
         for (int j = 0; j < bj; j++) grads->r[(size_t)(i0 + i) * L + j0 + j] += dSt[(size_t)j * BI + i];
 }
 
-/* The key side of a source whose gradient touches only query rows (random, factorized-dense). */
-static void grad_nothing(const logit_source *src, const attn_grads *grads, int i0, int bi, int j0,
-                         int bj, const float *dS, const float *dSt) {
-    (void)src, (void)grads, (void)i0, (void)bi, (void)j0, (void)bj, (void)dS, (void)dSt;
+static void prepare_random(const attn_dims *dims, const attn_inputs *in, const attn_options *opt, int backward,
+                           arena *ws, logit_source *src) {
+    (void)dims, (void)in, (void)opt, (void)backward, (void)ws;
+    src->tile = random_tile, src->grad = random_grad, src->finish = finish_nothing;
+    src->grad_q = random_grad, src->grad_k = grad_nothing; /* dr: the block's query rows */
 }
-
-static void finish_nothing(const logit_source *src, const attn_options *opt, const attn_grads *g) {
-    (void)src, (void)opt, (void)g;
+static void random_row(const attn_dims *dims, const attn_inputs *in, const attn_options *opt, int t,
+                       float *scratch, float *row) {
+    (void)opt, (void)scratch;
+    attn_copy(row, in->r + (size_t)t * dims->L, t + 1);
 }
+static const logit_kind random_kind = {.prepare = prepare_random, .row = random_row};
 
-/* ---- factorized-dense ---- */
+/* ---- factorized-dense: B[i, j] = F_A[i, ja] * F_B[i, jb], F_A = x wa + ba, F_B = x wb + bb ---- */
 
 /* The columns of F_A and F_B that logit column j multiplies. */
-static void factor_columns(const logit_source *src, int j, int *ja, int *jb) {
-    int a = src->dims->a, b = src->dims->b;
+static void factor_columns(const attn_dims *dims, int tiling, int j, int *ja, int *jb) {
+    int a = dims->a, b = dims->b;
     *jb = j % b;
-    *ja = src->tiling == ATTN_TILING_TILE ? j % a : j / b;
+    *ja = tiling == ATTN_TILING_TILE ? j % a : j / b;
 }
 
 /* B[i, j] = FA[i, j / b] * FB[i, j % b] (kronecker) or FA[i, j % a] * FB[i, j % b] (tile), with FA
@@ -210,7 +363,7 @@ static void factorized_dense_tile(const logit_source *src, int i0, int bi, int j
         const float *fa = src->fa + (size_t)(i0 + g * QP) * a, *fb = src->fb + (size_t)(i0 + g * QP) * b;
         float *tg = T + (size_t)g * BJ * QP;
         int ja, jb;
-        factor_columns(src, j0, &ja, &jb);
+        factor_columns(src->dims, src->tiling, j0, &ja, &jb);
         for (int j = 0; j < bj; j++) { /* the columns advance without a division per logit */
             const float *x = fa + (size_t)ja * QP, *y = fb + (size_t)jb * QP;
             vf_store(tg + j * QP, vf_mul(vf_load(x), vf_load(y)));
@@ -236,7 +389,7 @@ static void factorized_dense_grad(const logit_source *src, const attn_grads *gra
         const float *dg = dS + (size_t)g * BJ * QP;
         for (int j = 0; j < bj; j++) {
             int ja, jb;
-            factor_columns(src, j0 + j, &ja, &jb);
+            factor_columns(src->dims, src->tiling, j0 + j, &ja, &jb);
             for (int h = 0; h < QP; h += VW) {
                 vf ds = vf_load(dg + j * QP + h);
                 float *pa = dfa + (size_t)ja * QP + h, *pb = dfb + (size_t)jb * QP + h;
@@ -264,16 +417,63 @@ static void finish_factorized_dense(const logit_source *src, const attn_options 
     affine_backward(n, d, b, src->in->x, src->wbt, src->dfb_row, b, g->x, g->wb, g->bb);
 }
 
-/* out[n, cols] = x[n, d] * w[d, cols] + bias, optionally through relu. */
-static void affine(int n, int d, int cols, const float *x, const float *w, const float *bias,
-                   int relu, float *out) {
-    for (int i = 0; i < n; i++) attn_copy(out + (size_t)i * cols, bias, cols);
-    attn_gemm(n, cols, d, x, d, w, cols, out, cols, 1);
-    if (relu)
-        for (size_t i = 0; i < (size_t)n * cols; i++) out[i] = out[i] > 0.0f ? out[i] : 0.0f;
+static void prepare_factorized_dense(const attn_dims *dims, const attn_inputs *in, const attn_options *opt,
+                                     int backward, arena *ws, logit_source *src) {
+    int n = dims->n, d = dims->d, a = dims->a, b = dims->b, measuring = arena_measuring(ws);
+    uint64_t np = round_up64(n, QP);
+    float *fa = arena_floats(ws, (uint64_t)n * a), *fb = arena_floats(ws, (uint64_t)n * b);
+    float *fa_panels = arena_floats(ws, np * (uint64_t)a);
+    float *fb_panels = arena_floats(ws, np * (uint64_t)b);
+    src->tile = factorized_dense_tile;
+    src->fa = fa_panels, src->fb = fb_panels;
+    src->tiling = opt->tiling;
+    if (backward) {
+        src->grad = factorized_dense_grad, src->finish = finish_factorized_dense;
+        src->grad_q = factorized_dense_grad, src->grad_k = grad_nothing; /* query rows only */
+        src->dfa = arena_floats(ws, np * (uint64_t)a), src->dfb = arena_floats(ws, np * (uint64_t)b);
+        src->dfa_row = arena_floats(ws, (uint64_t)n * a), src->dfb_row = arena_floats(ws, (uint64_t)n * b);
+        src->wat = arena_floats(ws, (uint64_t)a * d), src->wbt = arena_floats(ws, (uint64_t)b * d);
+    }
+    if (!measuring) {
+        affine(n, d, a, in->x, in->wa, in->ba, 0, fa);
+        affine(n, d, b, in->x, in->wb, in->bb, 0, fb);
+        attn_pack_panels(n, a, fa, (size_t)a, 1, 1.0f, QP, fa_panels);
+        attn_pack_panels(n, b, fb, (size_t)b, 1, 1.0f, QP, fb_panels);
+    }
+    if (!measuring && backward) {
+        attn_fill(src->dfa, (size_t)(np * (uint64_t)a), 0.0f), attn_fill(src->dfb, (size_t)(np * (uint64_t)b), 0.0f);
+        attn_transpose(d, a, in->wa, a, src->wat, d, 1.0f);
+        attn_transpose(d, b, in->wb, b, src->wbt, d, 1.0f);
+    }
 }
+/* F_A and F_B of the one query in scratch [a + b], then their products. */
+static void factorized_dense_row(const attn_dims *dims, const attn_inputs *in, const attn_options *opt, int t,
+                                 float *scratch, float *row) {
+    int d = dims->d, a = dims->a, b = dims->b;
+    float *fa = scratch, *fb = scratch + a;
+    affine(1, d, a, in->x, in->wa, in->ba, 0, fa);
+    affine(1, d, b, in->x, in->wb, in->bb, 0, fb);
+    for (int j = 0; j <= t; j++) {
+        int ja, jb;
+        factor_columns(dims, opt->tiling, j, &ja, &jb);
+        row[j] = fa[ja] * fb[jb];
+    }
+}
+static uint64_t factorized_dense_row_scratch(const attn_dims *dims, const attn_options *opt) {
+    (void)opt;
+    return (uint64_t)dims->a + (uint64_t)dims->b;
+}
+static const logit_kind factorized_dense_kind = {.prepare = prepare_factorized_dense, .row = factorized_dense_row,
+                                                 .row_scratch = factorized_dense_row_scratch};
 
 /* ---- mixture: B = sum_c alpha_c * B_c ---- */
+
+/* alpha [count]: the options' weights, or the softmax of them when they are logits. */
+static void mixture_weights(const attn_options *opt, float *alpha) {
+    int count = opt->n_components;
+    for (int c = 0; c < count; c++) alpha[c] = opt->alpha[c];
+    if (opt->alpha_is_logits) attn_softmax_row(alpha, count);
+}
 
 /* The first part writes the tile, the others go through scratch (for the backward pass each part
  * keeps its own tile, which dalpha needs; the mixed sum is computed the same way). */
@@ -371,80 +571,65 @@ static void finish_mixture(const logit_source *src, const attn_options *opt, con
         g->alpha[c] = opt->alpha_is_logits ? src->alpha[c] * (src->dalpha[c] - dot) : src->dalpha[c];
 }
 
-/* ---- preparing a source ---- */
+/* The components' rows, mixed as mixture_tile mixes their tiles; scratch: a component's row [n],
+ * then the scratch of the components' rows (one at a time). */
+static void mixture_row(const attn_dims *dims, const attn_inputs *in, const attn_options *opt, int t,
+                        float *scratch, float *row) {
+    float alpha[ATTN_MAX_COMPONENTS];
+    mixture_weights(opt, alpha);
+    float *part = scratch, *rest = scratch + dims->n;
+    for (int c = 0; c < opt->n_components; c++) {
+        attn_logit_row((attn_variant)opt->component[c], dims, in, opt, t, rest, c == 0 ? row : part);
+        if (c == 0) attn_scale(row, t + 1, alpha[0]);
+        else attn_axpy(row, part, t + 1, alpha[c]);
+    }
+}
+static uint64_t mixture_row_scratch(const attn_dims *dims, const attn_options *opt) {
+    uint64_t most = 0;
+    for (int c = 0; c < opt->n_components; c++) {
+        uint64_t need = attn_logit_row_scratch((attn_variant)opt->component[c], dims, opt);
+        most = need > most ? need : most;
+    }
+    return (uint64_t)dims->n + most;
+}
+static const logit_kind mixture_kind = {.row = mixture_row, .row_scratch = mixture_row_scratch};
+
+/* ---- every variant ---- */
+
+/* The kind of every softmax-type variant; NULL for the families that build no logits. One case per
+ * variant and no default, so that -Wswitch names a variant added to variants.def without one. */
+static const logit_kind *kind_of(attn_variant v) {
+    switch (v) {
+    case ATTN_SOFTMAX: return &softmax_kind;
+    case ATTN_DENSE: return &dense_kind;
+    case ATTN_DENSE1: return &dense1_kind;
+    case ATTN_RANDOM: return &random_kind;
+    case ATTN_FACTORIZED_DENSE: return &factorized_dense_kind;
+    case ATTN_FACTORIZED_RANDOM: return &factorized_random_kind;
+    case ATTN_MIXTURE: return &mixture_kind;
+    case ATTN_LINEAR: case ATTN_EFFICIENT: case ATTN_TAYLOR: /* linear.c: no logits */
+    case ATTN_FIXED:                                          /* fixed.c: a pattern */
+    case ATTN_VARIANT_COUNT: break;
+    }
+    return 0;
+}
 
 /* One softmax-type variant's source (not mixture), taking what it needs from the arena; when
- * measuring, only counts. */
+ * measuring, only counts. The plan brings only softmax-type variants here. */
 static void prepare_one(attn_variant v, const attn_dims *dims, const attn_inputs *in,
                         const attn_options *opt, int backward, arena *ws, logit_source *src) {
-    int n = dims->n, d = dims->d, L = dims->L;
-    int measuring = arena_measuring(ws);
     *src = (logit_source){0};
     src->dims = dims;
     src->in = in;
     src->variant = v;
-    switch (v) {
-    case ATTN_SOFTMAX: { /* B = q k^T scale, the scale folded into the key panels */
-        float scale = opt->has_scale ? opt->scale : 1.0f / __builtin_sqrtf((float)d);
-        prepare_dot(src, n, d, in->q, (size_t)d, 1, in->k, (size_t)d, 1, scale, 0, 0, backward, ws);
-        src->finish = finish_softmax;
-        break;
+    const logit_kind *kind = kind_of(v);
+    if (!kind->sides) {
+        kind->prepare(dims, in, opt, backward, ws, src);
+        return;
     }
-    case ATTN_DENSE: { /* B = H w2 + b2: H against the columns of w2 */
-        int h = dims->h;
-        float *hidden = arena_floats(ws, (uint64_t)n * h);
-        float *w1t = backward ? arena_floats(ws, (uint64_t)h * d) : 0;
-        if (!measuring) affine(n, d, h, in->x, in->w1, in->b1, 1, hidden);
-        if (!measuring && backward) attn_transpose(d, h, in->w1, h, w1t, d, 1.0f);
-        prepare_dot(src, n, h, hidden, (size_t)h, 1, in->w2, 1, (size_t)L, 1.0f, in->b2, 1, backward, ws);
-        src->hidden = hidden, src->w1t = w1t;
-        src->finish = finish_dense;
-        break;
-    }
-    case ATTN_DENSE1: /* B = x w: x against the columns of w */
-        prepare_dot(src, n, d, in->x, (size_t)d, 1, in->w, 1, (size_t)L, 1.0f, 0, 0, backward, ws);
-        src->finish = finish_dense1;
-        break;
-    case ATTN_FACTORIZED_RANDOM: /* B = r1 r2^T */
-        prepare_dot(src, n, dims->rank, in->r1, (size_t)dims->rank, 1, in->r2,
-                    (size_t)dims->rank, 1, 1.0f, 0, 0, backward, ws);
-        src->finish = finish_factorized_random;
-        break;
-    case ATTN_RANDOM:
-        src->tile = random_tile, src->grad = random_grad, src->finish = finish_nothing;
-        src->grad_q = random_grad, src->grad_k = grad_nothing; /* dr: the block's query rows */
-        break;
-    case ATTN_FACTORIZED_DENSE: {
-        int a = dims->a, b = dims->b;
-        uint64_t np = round_up64(n, QP);
-        float *fa = arena_floats(ws, (uint64_t)n * a), *fb = arena_floats(ws, (uint64_t)n * b);
-        float *fa_panels = arena_floats(ws, np * (uint64_t)a);
-        float *fb_panels = arena_floats(ws, np * (uint64_t)b);
-        src->tile = factorized_dense_tile;
-        src->fa = fa_panels, src->fb = fb_panels;
-        src->tiling = opt->tiling;
-        if (backward) {
-            src->grad = factorized_dense_grad, src->finish = finish_factorized_dense;
-            src->grad_q = factorized_dense_grad, src->grad_k = grad_nothing; /* query rows only */
-            src->dfa = arena_floats(ws, np * (uint64_t)a), src->dfb = arena_floats(ws, np * (uint64_t)b);
-            src->dfa_row = arena_floats(ws, (uint64_t)n * a), src->dfb_row = arena_floats(ws, (uint64_t)n * b);
-            src->wat = arena_floats(ws, (uint64_t)a * d), src->wbt = arena_floats(ws, (uint64_t)b * d);
-        }
-        if (!measuring) {
-            affine(n, d, a, in->x, in->wa, in->ba, 0, fa);
-            affine(n, d, b, in->x, in->wb, in->bb, 0, fb);
-            attn_pack_panels(n, a, fa, (size_t)a, 1, 1.0f, QP, fa_panels);
-            attn_pack_panels(n, b, fb, (size_t)b, 1, 1.0f, QP, fb_panels);
-        }
-        if (!measuring && backward) {
-            attn_fill(src->dfa, (size_t)(np * (uint64_t)a), 0.0f), attn_fill(src->dfb, (size_t)(np * (uint64_t)b), 0.0f);
-            attn_transpose(d, a, in->wa, a, src->wat, d, 1.0f);
-            attn_transpose(d, b, in->wb, b, src->wbt, d, 1.0f);
-        }
-        break;
-    }
-    default: break; /* the plan admits only softmax-type variants here */
-    }
+    dot_sides sides = kind->sides(dims, in, opt);
+    prepare_dot(src, dims->n, &sides, backward, ws);
+    src->finish = kind->finish;
 }
 
 const logit_source *attn_prepare_logits(attn_variant v, const attn_dims *dims,
@@ -455,8 +640,7 @@ const logit_source *attn_prepare_logits(attn_variant v, const attn_dims *dims,
         return &sources->main;
     }
     int count = opt->n_components;
-    for (int c = 0; c < count; c++) sources->alpha[c] = opt->alpha[c];
-    if (opt->alpha_is_logits) attn_softmax_row(sources->alpha, count);
+    mixture_weights(opt, sources->alpha);
     logit_source *src = &sources->main;
     *src = (logit_source){0};
     src->dims = dims;
@@ -488,4 +672,20 @@ const logit_source *attn_prepare_logits(attn_variant v, const attn_dims *dims,
     if (split && arena_threads(ws) > 1) /* (dalpha_blocks is NULL while measuring) */
         src->grad_q = mixture_grad_q, src->grad_k = mixture_grad_k;
     return src;
+}
+
+void attn_logit_row(attn_variant v, const attn_dims *dims, const attn_inputs *in, const attn_options *opt,
+                    int t, float *scratch, float *row) {
+    const logit_kind *kind = kind_of(v);
+    if (!kind->sides) {
+        kind->row(dims, in, opt, t, scratch, row);
+        return;
+    }
+    dot_sides sides = kind->sides(dims, in, opt);
+    dot_row(&sides, kind->query_at_t ? t : 0, t + 1, row);
+}
+
+uint64_t attn_logit_row_scratch(attn_variant v, const attn_dims *dims, const attn_options *opt) {
+    const logit_kind *kind = kind_of(v);
+    return kind && kind->row_scratch ? kind->row_scratch(dims, opt) : 0;
 }

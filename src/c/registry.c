@@ -8,15 +8,31 @@
 /* ---- the tables ---- */
 
 typedef struct variant_rules {
-    const char *id, *family, *dims, *inputs, *options;
+    const char *id, *family, *dims, *options;
     int mixable;
 } variant_rules;
 static const variant_rules variants[ATTN_VARIANT_COUNT] = {
 #define X(ENUM, id, label, family, mixable, dims, inputs, options, cost, summary, formula) \
-    {id, family, dims, inputs, options, mixable},
+    {id, family, dims, options, mixable},
 #include "variants.def"
 #undef X
 };
+
+/* The inputs column, typed: one array of input_shape per variant (ATTN_SOFTMAX_inputs, ...), then
+ * the table of them. */
+#define MATRIX(name, rows, cols) {IN_##name, DIM_##rows, DIM_##cols},
+#define VECTOR(name, length) {IN_##name, DIM_##length, DIM_ONE},
+#define X(ENUM, id, label, family, mixable, dims, inputs, ...) static const input_shape ENUM##_inputs[] = {inputs};
+#include "variants.def"
+#undef X
+#undef MATRIX
+#undef VECTOR
+static const input_list variant_inputs[ATTN_VARIANT_COUNT] = {
+#define X(ENUM, ...) {ENUM##_inputs, (int)(sizeof ENUM##_inputs / sizeof *ENUM##_inputs)},
+#include "variants.def"
+#undef X
+};
+input_list attn_inputs_of(attn_variant v) { return variant_inputs[v]; }
 
 static const int pattern_looks_ahead[ATTN_PATTERN_COUNT] = {
 #define X(ENUM, name, looks_ahead, description) looks_ahead,
@@ -25,13 +41,19 @@ static const int pattern_looks_ahead[ATTN_PATTERN_COUNT] = {
 };
 
 typedef struct field_ref { const char *name; size_t offset; } field_ref;
-static const field_ref dim_fields[] = {
+static const field_ref dim_fields[DIM_ONE] = {
 #define X(name, defaults_to, description) {#name, offsetof(attn_dims, name)},
     ATTN_DIM_LIST(X)
 #undef X
 };
-static const field_ref input_fields[] = {
-#define X(name) {#name, offsetof(attn_inputs, name)},
+/* Where array `input` sits in attn_inputs and in attn_grads (input_id order). */
+static const size_t input_offset[IN_COUNT] = {
+#define X(name) offsetof(attn_inputs, name),
+    ATTN_INPUT_LIST(X)
+#undef X
+};
+static const size_t grad_offset[IN_COUNT] = {
+#define X(name) offsetof(attn_grads, name),
     ATTN_INPUT_LIST(X)
 #undef X
 };
@@ -41,14 +63,14 @@ static int str_eq(const char *a, const char *b) {
     return *a == *b;
 }
 
-/* The next space-separated token of *list, cut at ':' (for "name:shape"), into buf. */
+/* The next word of a space-separated list (variants.def's dims and options columns) into buf. */
 static int next_token(const char **list, char *buf, size_t size) {
     const char *p = *list;
     while (*p == ' ') p++;
     if (!*p) return 0;
     size_t len = 0;
     while (*p && *p != ' ') {
-        if (len + 1 < size) buf[len++] = *p == ':' ? '\0' : *p;
+        if (len + 1 < size) buf[len++] = *p;
         p++;
     }
     buf[len < size ? len : size - 1] = '\0';
@@ -61,6 +83,12 @@ static int list_has(const char *list, const char *name) {
     while (next_token(&list, token, sizeof token))
         if (str_eq(token, name)) return 1;
     return 0;
+}
+
+int32_t attn_dim(const attn_dims *dims, dim_id dim) {
+    if (dim == DIM_ONE) return 1;
+    int32_t value = *(const int32_t *)(const void *)((const char *)dims + dim_fields[dim].offset);
+    return dim == DIM_L && value == 0 ? dims->n : value;
 }
 
 static int32_t dim_value(const attn_dims *dims, const char *name) {
@@ -93,12 +121,6 @@ void attn_options_default(attn_options *opt) {
 }
 
 /* ---- checks ---- */
-
-#define FAIL(status, text)          \
-    do {                            \
-        if (detail) *detail = text; \
-        return status;              \
-    } while (0)
 
 static int is_finite(float x) { return x - x == 0.0f; }
 
@@ -200,21 +222,24 @@ attn_status attn_validate(attn_variant v, const attn_dims *dims, const attn_opti
     return check_options(v, dims, opt, detail);
 }
 
+/* Whether a composite variant (a mixture) reads `input` itself: v alone; the rest it reads through
+ * its components. */
+static int reads_itself(attn_variant v, input_id input) { return !is_composite(v) || input == IN_v; }
+
 /* "x is missing" for the first array v reads (variants.def) that is NULL, else NULL; a mixture
  * reads v and what its components read. */
 const char *attn_missing_input(attn_variant v, const attn_inputs *in, const attn_options *opt) {
-    static const char *const messages[] = {
+    static const char *const messages[IN_COUNT] = {
 #define X(name) #name " is missing",
         ATTN_INPUT_LIST(X)
 #undef X
     };
-    const char *list = is_composite(v) ? "v:n*dv" : variants[v].inputs;
-    char name[16];
-    while (next_token(&list, name, sizeof name))
-        for (size_t i = 0; i < sizeof input_fields / sizeof *input_fields; i++)
-            if (str_eq(name, input_fields[i].name) &&
-                !*(const float *const *)(const void *)((const char *)in + input_fields[i].offset))
-                return messages[i];
+    input_list list = attn_inputs_of(v);
+    for (int i = 0; i < list.count; i++) {
+        input_id input = list.at[i].input;
+        if (reads_itself(v, input) && !*(const float *const *)(const void *)((const char *)in + input_offset[input]))
+            return messages[input];
+    }
     for (int c = 0; is_composite(v) && c < opt->n_components; c++) {
         const char *missing = attn_missing_input((attn_variant)opt->component[c], in, opt);
         if (missing) return missing;
@@ -222,50 +247,16 @@ const char *attn_missing_input(attn_variant v, const attn_inputs *in, const attn
     return 0;
 }
 
-/* Elements of an array of this shape ("n*d"), for dims that passed the checks. */
-static size_t shape_count(const char *shape, const attn_dims *dims) {
-    size_t count = 1;
-    char name[8];
-    size_t len = 0;
-    for (const char *p = shape;; p++) {
-        if (*p && *p != '*') {
-            if (len + 1 < sizeof name) name[len++] = *p;
-            continue;
-        }
-        name[len] = '\0';
-        int32_t value = dim_value(dims, name);
-        if (str_eq(name, "L") && value == 0) value = dims->n;
-        count *= (size_t)value;
-        len = 0;
-        if (!*p) return count;
-    }
-}
-
 void attn_zero_grads(attn_variant v, const attn_dims *dims, const attn_options *opt,
                      const attn_grads *grads) {
-    if (is_composite(v)) {
-        for (int c = 0; c < opt->n_components; c++) attn_zero_grads((attn_variant)opt->component[c], dims, opt, grads);
-        v = ATTN_VARIANT_COUNT; /* then v itself */
-    }
-    const char *list = v == ATTN_VARIANT_COUNT ? "v:n*dv" : variants[v].inputs;
-    while (*list) {
-        while (*list == ' ') list++;
-        const char *colon = list;
-        while (*colon && *colon != ':') colon++;
-        const char *end = colon;
-        while (*end && *end != ' ') end++;
-        char name[16], shape[32];
-        size_t nl = (size_t)(colon - list) < sizeof name - 1 ? (size_t)(colon - list) : sizeof name - 1;
-        size_t sl = (size_t)(end - colon - 1) < sizeof shape - 1 ? (size_t)(end - colon - 1) : sizeof shape - 1;
-        for (size_t i = 0; i < nl; i++) name[i] = list[i];
-        for (size_t i = 0; i < sl; i++) shape[i] = colon[1 + i];
-        name[nl] = '\0', shape[sl] = '\0';
-        for (size_t i = 0; i < sizeof input_fields / sizeof *input_fields; i++)
-            if (str_eq(name, input_fields[i].name)) {
-                float *g = *(float *const *)(const void *)((const char *)grads + input_fields[i].offset);
-                if (g) attn_fill(g, shape_count(shape, dims), 0.0f);
-            }
-        list = end;
+    for (int c = 0; is_composite(v) && c < opt->n_components; c++)
+        attn_zero_grads((attn_variant)opt->component[c], dims, opt, grads);
+    input_list list = attn_inputs_of(v);
+    for (int i = 0; i < list.count; i++) {
+        const input_shape *shape = &list.at[i];
+        if (!reads_itself(v, shape->input)) continue;
+        float *g = *(float *const *)(const void *)((const char *)grads + grad_offset[shape->input]);
+        if (g) attn_fill(g, (size_t)attn_dim(dims, shape->rows) * (size_t)attn_dim(dims, shape->cols), 0.0f);
     }
 }
 
@@ -315,6 +306,9 @@ static const char metadata_json[] =
 #include "options.def"
 #undef X
     "null],"
+/* the inputs column as lab.variants reads it: space-separated name:shape words */
+#define MATRIX(name, rows, cols) " " #name ":" #rows "*" #cols
+#define VECTOR(name, length) " " #name ":" #length
     "\"variants\":["
 #define X(ENUM, id, label, family, mixable, dims, inputs, options, cost, summary, formula)        \
     "{\"id\":\"" id "\",\"label\":\"" label "\",\"family\":\"" family "\",\"mixable\":" #mixable \
@@ -322,6 +316,8 @@ static const char metadata_json[] =
     cost "\",\"summary\":\"" summary "\",\"formula\":\"" formula "\"},"
 #include "variants.def"
 #undef X
+#undef MATRIX
+#undef VECTOR
     "null]}";
 
 const char *attn_metadata_json(void) { return metadata_json; }

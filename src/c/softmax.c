@@ -204,3 +204,14 @@ void attn_softmax_attend(const logit_source *src, const attn_dims *dims, const f
     stream_job job = {src, n, dv, causal, vp, out, lse, slices};
     attn_parallel_slices((n + BI - 1) / BI, stream_piece, &job, threads);
 }
+
+/* ---- decoding: one row at a time ---- */
+
+/* The softmax of one row of logits against the values it weighs, as a scalar sum over positions
+ * (decoding's O(t) step; the tiles above would pad one row to a block). */
+void attn_softmax_attend_row(float *row, int n, const float *v, int dv, float *y) {
+    float sum = attn_exp_shift_sum(row, n, attn_max(row, n));
+    attn_fill(y, (size_t)dv, 0.0f);
+    for (int j = 0; j < n; j++) attn_axpy(y, v + (size_t)j * dv, dv, row[j]);
+    attn_scale(y, dv, 1.0f / sum);
+}

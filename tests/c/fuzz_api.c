@@ -62,11 +62,16 @@ static int64_t shape_count(const char *shape, const attn_dims *dims, int64_t cap
     return count;
 }
 
+/* The inputs column as "name:shape" words, which the loop below reads. */
+#define MATRIX(name, rows, cols) " " #name ":" #rows "*" #cols
+#define VECTOR(name, length) " " #name ":" #length
 static const char *const variant_inputs[] = {
 #define X(ENUM, id, label, family, mixable, dims, inputs, options, cost, summary, formula) inputs,
 #include "../../src/c/variants.def"
 #undef X
 };
+#undef MATRIX
+#undef VECTOR
 
 #define MAX_FLOATS (1 << 16)
 

@@ -1,10 +1,10 @@
-/* test_model_decode.c — step-by-step decoding and attention maps of model.c, natively under
- * ASan + UBSan.
+/* test_model_decode.c — step-by-step decoding and attention maps of a model (model_decode.c,
+ * model_map.c), natively under ASan + UBSan.
  *
- * Decoding is held to attn_model_forward: for every variant, the logits of each step equal the
- * forward pass's logits at that position (a causal model's position i sees only the prefix), at
- * two shapes — one short, one longer than the kernels' 64-row chunks — with parameters of order 1
- * so that attention is far from uniform. The linear family's state must not grow with seqLen.
+ * Decoding is held to attn_model_forward: for every variant of the registry (a mixture: of every
+ * mixable one), the logits of each step equal the forward pass's logits at that position (a causal
+ * model's position i sees only the prefix), at two shapes — one short, one longer than the
+ * kernels' 64-row chunks — with parameters of order 1 so that attention is far from uniform. The linear family's state must not grow with seqLen.
  * Then the errors: a model that is not causal, decoding past seqLen, a position out of turn, a
  * token outside the vocabulary, a state never reset. Attention maps: every row a distribution,
  * nothing above the diagonal when causal. */
@@ -17,14 +17,16 @@
 
 #include "check.h"
 
-static const char *variant_name(int v) {
-    static const char *names[] = {
-#define X(ENUM, id, ...) id,
+/* variants.def's columns this test reads. */
+static const struct {
+    const char *id, *family, *options;
+    int mixable;
+} registry[ATTN_VARIANT_COUNT] = {
+#define X(ENUM, id, label, family, mixable, dims, inputs, options, ...) {id, family, options, mixable},
 #include "../../src/c/variants.def"
 #undef X
-    };
-    return names[v];
-}
+};
+static const char *variant_name(int v) { return registry[v].id; }
 
 typedef struct shape {
     int vocab, seq_len, d_model, heads, layers, d_ff;
@@ -43,12 +45,9 @@ static void config_for(int variant, const shape *sh, int causal, int tiling, att
     cfg->causal = causal;
     cfg->seed = 7;
     cfg->options.tiling = tiling;
-    if (variant == ATTN_MIXTURE) { /* every variant a mixture may combine */
-        static const int every[] = {ATTN_SOFTMAX, ATTN_DENSE, ATTN_DENSE1, ATTN_RANDOM,
-                                    ATTN_FACTORIZED_DENSE, ATTN_FACTORIZED_RANDOM};
-        cfg->options.n_components = 6;
-        for (int c = 0; c < 6; c++) cfg->options.component[c] = every[c];
-    }
+    if (strstr(registry[variant].options, "components")) /* every variant a mixture may combine */
+        for (int v = 0; v < ATTN_VARIANT_COUNT && cfg->options.n_components < ATTN_MAX_COMPONENTS; v++)
+            if (registry[v].mixable) cfg->options.component[cfg->options.n_components++] = v;
 }
 
 static void *aligned(size_t bytes) {
@@ -126,7 +125,7 @@ static void check_state_sizes(void) {
         size_t sa = 0, sb = 0;
         CHECK(attn_model_decode_size(&ca, &sa) == ATTN_OK && attn_model_decode_size(&cb, &sb) == ATTN_OK,
               "%s: decode size", variant_name(v));
-        int constant = v == ATTN_LINEAR || v == ATTN_TAYLOR || v == ATTN_EFFICIENT;
+        int constant = !strcmp(registry[v].family, "linear");
         CHECK(constant ? sa == sb : sb > sa, "%s: state of %zu bytes at seqLen %d, %zu at %d", variant_name(v), sa,
               a.seq_len, sb, b.seq_len);
         size_t wa = 0, wb = 0;
