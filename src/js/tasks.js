@@ -1,7 +1,7 @@
 // The training tasks of attnlab's small transformer: synthetic sequence tasks that separate the
 // attention variants, and next-character prediction on a string. Deterministic from a seed.
 //
-//   tasks.recall({ pairs, seqLen, vocab, queries })   multi-query associative recall
+//   tasks.recall({ pairs, seqLen, vocab, queries, layout })   multi-query associative recall
 //   tasks.copy({ seqLen, vocab }), tasks.reverse(...), tasks.sort(...)
 //   tasks.text({ text, seqLen })                     next character on a string
 //
@@ -131,19 +131,36 @@ const DEFAULTS = {
 //
 // Vocabulary (vocab V): token 0 is the filler "·"; keys are 1..K with K = floor((V - 1) / 2);
 // values are K+1..V-1 (V - 1 - K >= K of them). Keys and values never share a token.
-// Layout of one sequence of seqLen tokens, with P = pairs and Q = queries:
+// Every sequence of seqLen tokens, with P = pairs and Q = queries, starts with
 //   positions 0 .. 2P-1       the pairs: k_1 v_1 k_2 v_2 ... k_P v_P, the P keys drawn without
 //                             replacement from 1..K and the P values without replacement from
 //                             K+1..V-1 (as in Zoology: distinct keys, distinct values);
-//   positions 2P .. seqLen-1  the query region: Q of its positions, chosen at random, hold a key
-//                             (Q distinct keys of the P pairs, in random order); the others hold
-//                             the filler 0.
-// Targets: at a query position, the value paired with the key there; -1 everywhere else (no loss
-// on the pairs nor the filler). Each pair precedes every query, so a causal model sees the answer.
-// Requires K >= P (pairs fit the vocab), 1 <= Q <= P, and seqLen >= 2P + Q.
+// then the query region, positions 2P .. seqLen-1, which asks Q distinct keys of the P pairs
+// (drawn without replacement, in random order: each key is asked at most once). Two layouts:
+//   layout 'sparse':  Q of the region's positions, chosen at random, hold a query key; the others
+//                     hold the filler 0. Requires 1 <= Q <= P and seqLen >= 2P + Q; seqLen
+//                     defaults to 2P + 2Q, Q to P.
+//   layout 'dense':   no filler: the region is the queries back to back, each key followed by its
+//                     value, q_1 a_1 q_2 a_2 ... (query j's key at 2P + 2j - 2, its value at
+//                     2P + 2j - 1; the last value is dropped when seqLen is odd). So
+//                     Q = ceil((seqLen - 2P) / 2), and it requires 2P + 1 <= seqLen <= 4P (Q <= P);
+//                     seqLen defaults to 2P + 2Q, Q to P, and a queries option given with seqLen
+//                     must equal ceil((seqLen - 2P) / 2).
+// Targets: at a query key, the value paired with it; -1 everywhere else (no loss on the pairs,
+// the filler, nor the values of the dense query region). Every pair precedes every query, so a
+// causal model sees the answer. In the dense layout a query's value is the input one position
+// after its key (teacher forcing, as in copy): the model predicting at the key cannot see it, and
+// later queries can read it, so keys are never asked twice — a repeated key could copy its
+// answer from the earlier query instead of looking it up in the pairs. (Without repeats, the
+// values already shown do tell a model which values remain: one that skips the lookup and
+// guesses among the remaining ones scores (1/Q)·sum_{j<Q} 1/(P - j), 34 % at P = Q = 8, against
+// 1/P for the sparse layout. Zoology's MQAR shows values the same way.)
+// Requires K >= P (pairs fit the vocab) in both layouts. layout defaults to 'sparse'.
 
 function recall(opts = {}) {
-  checkKnown('recall', opts, ['pairs', 'seqLen', 'vocab', 'queries']);
+  checkKnown('recall', opts, ['pairs', 'seqLen', 'vocab', 'queries', 'layout']);
+  const layout = opts.layout ?? 'sparse';
+  if (layout !== 'sparse' && layout !== 'dense') fail('recall', 'layout', `must be 'sparse' or 'dense', got ${String(layout)}`);
   const pairs = checkInt('recall', 'pairs', opts.pairs ?? 8, 1);
   const vocab = checkInt('recall', 'vocab', opts.vocab ?? 32, 3, 1 << 24);
   const keys = (vocab - 1) >> 1;
@@ -151,10 +168,25 @@ function recall(opts = {}) {
     fail('recall', 'pairs', `= ${pairs} is too many for vocab ${vocab}: it has ${keys} keys (tokens 1..${keys}); ` +
       `vocab must be >= ${2 * pairs + 1}`);
   }
-  const queries = checkInt('recall', 'queries', opts.queries ?? pairs, 1, pairs);
-  const seqLen = checkInt('recall', 'seqLen', opts.seqLen ?? 2 * pairs + 2 * queries, 1);
-  if (seqLen < 2 * pairs + queries) {
-    fail('recall', 'seqLen', `= ${seqLen} is too short for ${pairs} pairs and ${queries} queries: it must be >= 2·pairs + queries = ${2 * pairs + queries}`);
+  let queries, seqLen;
+  if (layout === 'sparse') {
+    queries = checkInt('recall', 'queries', opts.queries ?? pairs, 1, pairs);
+    seqLen = checkInt('recall', 'seqLen', opts.seqLen ?? 2 * pairs + 2 * queries, 1);
+    if (seqLen < 2 * pairs + queries) {
+      fail('recall', 'seqLen', `= ${seqLen} is too short for ${pairs} pairs and ${queries} queries: it must be >= 2·pairs + queries = ${2 * pairs + queries}`);
+    }
+  } else {
+    if (opts.queries != null) checkInt('recall', 'queries', opts.queries, 1, pairs);
+    seqLen = checkInt('recall', 'seqLen', opts.seqLen ?? 2 * pairs + 2 * (opts.queries ?? pairs), 1);
+    if (seqLen < 2 * pairs + 1 || seqLen > 4 * pairs) {
+      fail('recall', 'seqLen', `= ${seqLen} does not fit the dense layout with ${pairs} pairs: it must be in ` +
+        `[2·pairs + 1, 4·pairs] = [${2 * pairs + 1}, ${4 * pairs}] (each key asked at most once)`);
+    }
+    queries = Math.ceil((seqLen - 2 * pairs) / 2);
+    if (opts.queries != null && opts.queries !== queries) {
+      fail('recall', 'queries', `= ${opts.queries} does not match seqLen ${seqLen} in the dense layout: ` +
+        `${pairs} pairs leave room for ceil((seqLen - 2·pairs) / 2) = ${queries} queries`);
+    }
   }
   const values = vocab - 1 - keys;
   const region = seqLen - 2 * pairs;
@@ -164,7 +196,7 @@ function recall(opts = {}) {
     vocab,
     seqLen,
     causal: true,
-    options: { pairs, seqLen, vocab, queries },
+    options: { pairs, seqLen, vocab, queries, layout },
     layout: { filler: 0, keys: [1, keys], values: [keys + 1, vocab - 1], pairsEnd: 2 * pairs },
     defaults: { ...DEFAULTS.recall },
     sample(batch, seed, split = 'train') {
@@ -180,6 +212,15 @@ function recall(opts = {}) {
           tokens[o + 2 * p + 1] = vs[p];
         }
         const asked = choose(rnd, pairs, queries);
+        if (layout === 'dense') {
+          for (let j = 0; j < queries; j++) {
+            const t = o + 2 * pairs + 2 * j;
+            tokens[t] = ks[asked[j]];
+            targets[t] = vs[asked[j]];
+            if (2 * pairs + 2 * j + 1 < seqLen) tokens[t + 1] = vs[asked[j]];
+          }
+          continue;
+        }
         const where = choose(rnd, region, queries);
         for (let j = 0; j < queries; j++) {
           const t = o + 2 * pairs + where[j];
