@@ -204,7 +204,7 @@ describe('tasks.recall', () => {
     ];
     for (const [opts, train, heldout] of pins) {
       // the old defaults of pairs, vocab and seqLen, stated, so that the pin outlives new defaults
-      const t = tasks.recall({ pairs: 8, vocab: 32, ...opts, layout: 'sparse' });
+      const t = tasks.recall({ pairs: 8, vocab: 32, seqLen: 32, ...opts, layout: 'sparse' });
       for (const [split, pin] of [['train', train], ['heldout', heldout]]) {
         const r = t.sample(64, 12345, split);
         assert.equal(fnv(r.tokens, r.targets), pin, `${JSON.stringify(opts)} ${split}`);
@@ -253,6 +253,14 @@ describe('tasks.recall', () => {
       for (const i of [8, 10]) for (let p = 0; p < 4; p++) if (seq[2 * p] === seq[i]) count[p]++;
     }
     for (const c of count) assert.ok(Math.abs(c - 2000) < 150, `pair asked ${c} times of 8000 queries, expected about 2000`);
+  });
+
+  test('the defaults: 8 pairs, vocab 64, the sparse layout without filler (experiments/pilots/recall.md)', () => {
+    const t = tasks.recall();
+    assert.deepEqual(t.options, { pairs: 8, seqLen: 24, vocab: 64, queries: 8, layout: 'sparse' });
+    const { tokens } = t.sample(20, 1);
+    for (let i = 0; i < tokens.length; i++) assert.notEqual(tokens[i], 0, 'no filler: every query-region position is a query');
+    assert.equal(tasks.recall({ pairs: 4, queries: 2 }).seqLen, 10, 'seqLen defaults to 2·pairs + queries');
   });
 
   test('bad arguments throw, naming the argument', () => {
