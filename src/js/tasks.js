@@ -169,8 +169,8 @@ const DEFAULTS = {
 //                     hold the filler 0. Requires 1 <= Q <= P and seqLen >= 2P + Q; seqLen
 //                     defaults to 2P + Q (no filler: the queries back to back), Q to P.
 //   layout 'dense':   no filler: the region is the queries back to back, each key followed by its
-//                     value, q_1 a_1 q_2 a_2 ... (query j's key at 2P + 2j - 2, its value at
-//                     2P + 2j - 1; the last value is dropped when seqLen is odd). So
+//                     value, q_1 a_1 q_2 a_2 ... (query j = 1..Q: its key at 2P + 2j - 2, its
+//                     value at 2P + 2j - 1; the last value is dropped when seqLen is odd). So
 //                     Q = ceil((seqLen - 2P) / 2), and it requires 2P + 1 <= seqLen <= 4P (Q <= P);
 //                     seqLen defaults to 2P + 2Q, Q to P, and a queries option given with seqLen
 //                     must equal ceil((seqLen - 2P) / 2).
@@ -181,8 +181,8 @@ const DEFAULTS = {
 // later queries can read it, so keys are never asked twice — a repeated key could copy its
 // answer from the earlier query instead of looking it up in the pairs. (Without repeats, the
 // values already shown do tell a model which values remain: one that skips the lookup and
-// guesses among the remaining ones scores (1/Q)·sum_{j<Q} 1/(P - j), 34 % at P = Q = 8, against
-// 1/P for the sparse layout. Zoology's MQAR shows values the same way.)
+// guesses among the remaining ones scores (1/Q)·sum_{j=1..Q} 1/(P - j + 1), 34 % at
+// P = Q = 8, against 1/P for the sparse layout. Zoology's MQAR shows values the same way.)
 // Requires K >= P (pairs fit the vocab) in both layouts. Defaults: 8 pairs, vocab 64 (31 keys, 32
 // values), layout 'sparse', 8 queries, seqLen 24 (the pilots behind them: DEFAULTS above).
 
