@@ -21,8 +21,10 @@ const DEFAULT_KEYS = ['dModel', 'heads', 'layers', 'dFF', 'steps', 'batch', 'lr'
 /** Small instances of every task (and the defaults). */
 const INSTANCES = [
   () => tasks.recall(),
-  () => tasks.recall({ pairs: 3, vocab: 9, seqLen: 10, queries: 2 }),
-  () => tasks.recall({ pairs: 1, vocab: 5, seqLen: 4, queries: 1 }),
+  () => tasks.recall({ pairs: 3, vocab: 9, seqLen: 10, queries: 2, layout: 'sparse' }),
+  () => tasks.recall({ pairs: 1, vocab: 5, seqLen: 4, queries: 1, layout: 'sparse' }),
+  () => tasks.recall({ pairs: 3, vocab: 9, seqLen: 11, layout: 'dense' }),
+  () => tasks.recall({ pairs: 1, vocab: 5, seqLen: 4, layout: 'dense' }),
   () => tasks.copy(),
   () => tasks.copy({ seqLen: 6, vocab: 3 }),
   () => tasks.reverse(),
@@ -99,24 +101,58 @@ describe('tasks: every task', () => {
 });
 
 describe('tasks.recall', () => {
-  /** The lookup solver: read the pairs, answer each query. */
+  /**
+   * The lookup solver, written from the layout and independent of the sampling code: read the
+   * pairs at 0..2P-1, then answer every key token of the query region with its pair's value.
+   */
   function solve(t, tokens, s) {
     const { pairs } = t.options;
+    const [k0, k1] = t.layout.keys;
     const seq = tokens.subarray(s * t.seqLen, (s + 1) * t.seqLen);
     const map = new Map();
     for (let p = 0; p < pairs; p++) map.set(seq[2 * p], seq[2 * p + 1]);
     const answer = new Int32Array(t.seqLen).fill(-1);
-    for (let i = 2 * pairs; i < t.seqLen; i++) if (seq[i] !== 0) answer[i] = map.get(seq[i]);
+    for (let i = 2 * pairs; i < t.seqLen; i++) {
+      if (seq[i] >= k0 && seq[i] <= k1) {
+        assert.ok(map.has(seq[i]), `the key ${seq[i]} asked at ${i} is one of the pairs`);
+        answer[i] = map.get(seq[i]);
+      }
+    }
     return answer;
   }
 
-  for (const opts of [{}, { pairs: 3, vocab: 9, seqLen: 10, queries: 2 }, { pairs: 16, vocab: 64, seqLen: 64, queries: 16 }]) {
+  /** A small FNV-1a of the arrays (two bytes per value): pins what sample() draws. */
+  function fnv(...arrays) {
+    let h = 0x811c9dc5;
+    for (const a of arrays) {
+      for (const x of a) {
+        h ^= x & 0xff; h = Math.imul(h, 16777619);
+        h ^= (x >>> 8) & 0xff; h = Math.imul(h, 16777619);
+      }
+    }
+    return (h >>> 0).toString(16);
+  }
+
+  const CASES = [
+    { layout: 'sparse' },
+    { pairs: 3, vocab: 9, seqLen: 10, queries: 2, layout: 'sparse' },
+    { pairs: 16, vocab: 64, seqLen: 64, queries: 16, layout: 'sparse' },
+    { pairs: 4, vocab: 64, seqLen: 24, layout: 'sparse' },
+    {},
+    { layout: 'dense' },
+    { pairs: 3, vocab: 9, seqLen: 11, layout: 'dense' },
+    { pairs: 4, vocab: 64, seqLen: 16, layout: 'dense' },
+    { pairs: 8, vocab: 17, seqLen: 17, layout: 'dense' },
+    { pairs: 16, vocab: 64, seqLen: 64, layout: 'dense' },
+  ];
+  for (const opts of CASES) {
     test(`the targets are what a lookup of the pairs gives ${JSON.stringify(opts)}`, () => {
       const t = tasks.recall(opts);
       const { pairs, queries } = t.options;
       const [k0, k1] = t.layout.keys;
       const [v0, v1] = t.layout.values;
       assert.ok(k1 < v0, 'keys and values are disjoint token ranges');
+      assert.equal(v1, t.vocab - 1);
       for (const split of ['train', 'heldout']) {
         const { tokens, targets } = t.sample(50, 3, split);
         for (let s = 0; s < 50; s++) {
@@ -134,31 +170,118 @@ describe('tasks.recall', () => {
           assert.equal(vals.size, pairs, 'distinct values');
           assert.deepEqual(Array.from(solve(t, tokens, s)), Array.from(tg), 'the lookup solves it');
           const asked = [];
-          for (let i = 2 * pairs; i < t.seqLen; i++) if (seq[i] !== 0) asked.push(seq[i]);
+          for (let i = 2 * pairs; i < t.seqLen; i++) if (seq[i] >= k0 && seq[i] <= k1) asked.push(seq[i]);
           assert.equal(asked.length, queries, 'the number of queries');
           assert.equal(new Set(asked).size, queries, 'each key asked at most once');
           for (let i = 0; i < 2 * pairs; i++) assert.equal(tg[i], -1, 'no loss on the pairs');
+          for (let i = 2 * pairs; i < t.seqLen; i++) {
+            if (tg[i] < 0) continue;
+            // a causal model predicting at i reads 0..i: the answer is in the pairs, and nowhere
+            // in the query region up to i (no earlier query gives it away)
+            assert.ok(!Array.from(seq.subarray(2 * pairs, i + 1)).includes(tg[i]), `the answer at ${i} is not in the query region before it`);
+          }
         }
       }
     });
   }
 
-  test('queries land at varying positions of the query region', () => {
-    const t = tasks.recall({ pairs: 4, vocab: 20, seqLen: 20, queries: 2 });
-    const { tokens } = t.sample(200, 1);
+  test('the sparse layout: queries amid filler, at varying positions of the query region', () => {
+    const t = tasks.recall({ pairs: 4, vocab: 20, seqLen: 20, queries: 2, layout: 'sparse' });
+    assert.equal(t.options.layout, 'sparse');
+    const { tokens, targets } = t.sample(200, 1);
     const seen = new Set();
-    for (let i = 0; i < tokens.length; i++) if (i % t.seqLen >= 8 && tokens[i] !== 0) seen.add(i % t.seqLen);
+    for (let i = 0; i < tokens.length; i++) {
+      if (i % t.seqLen < 8) continue;
+      if (tokens[i] !== 0) seen.add(i % t.seqLen);
+      assert.equal(targets[i] >= 0, tokens[i] !== 0, 'a target exactly where a query key is');
+    }
     assert.equal(seen.size, 12, 'every position of the query region holds a query sometimes');
+  });
+
+  test('the sparse layout draws what it drew before the dense layout existed (same options, same seeds)', () => {
+    // pinned from the sampling code of commit 12803fd, which had only this layout
+    const pins = [
+      [{}, 'ad78ba9', 'ab27490d'],
+      [{ pairs: 4, vocab: 64, seqLen: 24 }, '7d9c5321', 'b27a223d'],
+      [{ pairs: 3, vocab: 9, seqLen: 10, queries: 2 }, '9edee420', 'a3b42c8'],
+    ];
+    for (const [opts, train, heldout] of pins) {
+      // the old defaults of pairs, vocab and seqLen, stated, so that the pin outlives new defaults
+      const t = tasks.recall({ pairs: 8, vocab: 32, seqLen: 32, ...opts, layout: 'sparse' });
+      for (const [split, pin] of [['train', train], ['heldout', heldout]]) {
+        const r = t.sample(64, 12345, split);
+        assert.equal(fnv(r.tokens, r.targets), pin, `${JSON.stringify(opts)} ${split}`);
+      }
+    }
+    const r = tasks.recall({ pairs: 3, vocab: 9, seqLen: 10, queries: 2, layout: 'sparse' }).sample(2, 5);
+    assert.deepEqual(Array.from(r.tokens), [1, 7, 2, 5, 4, 8, 2, 0, 0, 1, 4, 8, 1, 6, 3, 7, 3, 0, 0, 1]);
+    assert.deepEqual(Array.from(r.targets), [-1, -1, -1, -1, -1, -1, 5, -1, -1, 7, -1, -1, -1, -1, -1, -1, 7, -1, -1, 6]);
+  });
+
+  test('the dense layout: key, value, key, value ... after the pairs; targets at the keys only', () => {
+    for (const [opts, queries] of [[{ pairs: 4, vocab: 20, seqLen: 16 }, 4], [{ pairs: 4, vocab: 20, seqLen: 15 }, 4],
+      [{ pairs: 4, vocab: 20, seqLen: 9 }, 1], [{ pairs: 4, vocab: 20, seqLen: 12 }, 2], [{ pairs: 5, vocab: 11 }, 5]]) {
+      const t = tasks.recall({ ...opts, layout: 'dense' });
+      assert.equal(t.options.layout, 'dense');
+      assert.equal(t.options.queries, queries, `${JSON.stringify(opts)}: ceil((seqLen - 2·pairs) / 2) queries`);
+      if (opts.seqLen === undefined) assert.equal(t.seqLen, 4 * opts.pairs, 'seqLen defaults to 2·pairs + 2·queries');
+      const P = t.options.pairs;
+      const [k0, k1] = t.layout.keys;
+      const [v0, v1] = t.layout.values;
+      const { tokens, targets } = t.sample(40, 9, 'heldout');
+      for (let s = 0; s < 40; s++) {
+        const seq = tokens.subarray(s * t.seqLen, (s + 1) * t.seqLen);
+        const tg = targets.subarray(s * t.seqLen, (s + 1) * t.seqLen);
+        assert.ok(!seq.includes(0), 'no filler');
+        for (let i = 2 * P; i < t.seqLen; i++) {
+          if ((i - 2 * P) % 2 === 0) {
+            assert.ok(seq[i] >= k0 && seq[i] <= k1, `a query key at ${i}`);
+            assert.ok(tg[i] >= v0 && tg[i] <= v1, `a target at ${i}`);
+            if (i + 1 < t.seqLen) assert.equal(seq[i + 1], tg[i], 'the value follows its key (teacher forcing)');
+          } else {
+            assert.ok(seq[i] >= v0 && seq[i] <= v1, `a value at ${i}`);
+            assert.equal(tg[i], -1, 'no target on the values of the query region');
+          }
+        }
+      }
+    }
+  });
+
+  test('the dense layout asks every key of the pairs equally often, in every order', () => {
+    const t = tasks.recall({ pairs: 4, vocab: 20, seqLen: 12, layout: 'dense' }); // 2 of the 4 keys per sequence
+    const { tokens } = t.sample(4000, 2);
+    const count = [0, 0, 0, 0];
+    for (let s = 0; s < 4000; s++) {
+      const seq = tokens.subarray(s * 12, (s + 1) * 12);
+      for (const i of [8, 10]) for (let p = 0; p < 4; p++) if (seq[2 * p] === seq[i]) count[p]++;
+    }
+    for (const c of count) assert.ok(Math.abs(c - 2000) < 150, `pair asked ${c} times of 8000 queries, expected about 2000`);
+  });
+
+  test('the defaults: 8 pairs, vocab 64, the sparse layout without filler (experiments/pilots/recall.md)', () => {
+    const t = tasks.recall();
+    assert.deepEqual(t.options, { pairs: 8, seqLen: 24, vocab: 64, queries: 8, layout: 'sparse' });
+    const { tokens } = t.sample(20, 1);
+    for (let i = 0; i < tokens.length; i++) assert.notEqual(tokens[i], 0, 'no filler: every query-region position is a query');
+    assert.equal(tasks.recall({ pairs: 4, queries: 2 }).seqLen, 10, 'seqLen defaults to 2·pairs + queries');
   });
 
   test('bad arguments throw, naming the argument', () => {
     assert.throws(() => tasks.recall({ pairs: 5, vocab: 10 }), /pairs.*too many for vocab 10/);
-    assert.throws(() => tasks.recall({ pairs: 4, seqLen: 10, queries: 4 }), /seqLen.*too short/);
+    assert.throws(() => tasks.recall({ pairs: 5, vocab: 10, layout: 'dense' }), /pairs.*too many for vocab 10/);
+    assert.throws(() => tasks.recall({ pairs: 4, seqLen: 10, queries: 4, layout: 'sparse' }), /seqLen.*too short/);
     assert.throws(() => tasks.recall({ pairs: 4, queries: 5 }), /queries/);
+    assert.throws(() => tasks.recall({ pairs: 4, queries: 5, layout: 'dense' }), /queries/);
     assert.throws(() => tasks.recall({ pairs: 0 }), /pairs/);
     assert.throws(() => tasks.recall({ vocab: 2 }), /vocab/);
     assert.throws(() => tasks.recall({ queries: 0 }), /queries/);
     assert.throws(() => tasks.recall({ seqLen: 'long' }), /seqLen/);
+    assert.throws(() => tasks.recall({ layout: 'Dense' }), /layout must be 'sparse' or 'dense', got Dense/);
+    assert.throws(() => tasks.recall({ layout: 2 }), /layout/);
+    assert.throws(() => tasks.recall({ pairs: 4, seqLen: 17, layout: 'dense' }), /seqLen = 17 does not fit the dense layout.*\[9, 16\]/);
+    assert.throws(() => tasks.recall({ pairs: 4, seqLen: 8, layout: 'dense' }), /seqLen = 8 does not fit/);
+    assert.throws(() => tasks.recall({ pairs: 4, seqLen: 12, queries: 4, layout: 'dense' }), /queries = 4 does not match seqLen 12/);
+    assert.throws(() => tasks.recall({ pairs: 4, seqLen: 'long', layout: 'dense' }), /seqLen/);
   });
 });
 

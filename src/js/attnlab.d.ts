@@ -478,7 +478,12 @@ export interface VersesTask extends Task {
 
 /** Tasks that separate the variants, deterministic from a seed (src/js/tasks.js). */
 export const tasks: {
-  recall(options?: { pairs?: number; seqLen?: number; vocab?: number; queries?: number }): Task;
+  /**
+   * Multi-query associative recall: pairs (key, value), then queries of the keys. layout 'sparse':
+   * the queries at random positions of the query region, amid filler; 'dense': the queries back to
+   * back, each key followed by its value (seqLen in [2·pairs + 1, 4·pairs]; queries follows from it).
+   */
+  recall(options?: { pairs?: number; seqLen?: number; vocab?: number; queries?: number; layout?: 'sparse' | 'dense' }): Task;
   copy(options?: { seqLen?: number; vocab?: number }): Task;
   reverse(options?: { seqLen?: number; vocab?: number }): Task;
   sort(options?: { seqLen?: number; vocab?: number }): Task;

@@ -216,6 +216,8 @@ export async function exercise(env: Env) {
 
   // a model trained on a task
   const task: Task = tasks.copy({ seqLen: 8, vocab: 6 });
+  const recallTask: Task = tasks.recall({ pairs: 4, vocab: 20, seqLen: 16, layout: 'dense' });
+  void recallTask.sample(1, 1);
   const config: ModelConfig = { variant: 'softmax', vocab: task.vocab, seqLen: task.seqLen, dModel: 8, heads: 2, layers: 1, dFF: 16, causal: true, seed: 1 };
   const model: Model = lab.model(config);
   const fixedModel: Model = lab.model({ ...config, variant: 'fixed', options: { patterns: ['first', 'previous'], window: 2 } });
@@ -354,4 +356,6 @@ export async function wrongCalls(lab: AttnLab): Promise<void> {
   lab.dims.z;
   // @ts-expect-error features() has no such field
   features().threads;
+  // @ts-expect-error recall's layout is 'sparse' or 'dense'
+  tasks.recall({ layout: 'medium' });
 }
