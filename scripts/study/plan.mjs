@@ -81,27 +81,28 @@ export function settingsOf(taskName, task, overrides = {}) {
   return s;
 }
 
-/** The capacity grid: recall at its defaults, then more pairs (and the sequence they need), then other widths. */
+/**
+ * The capacity grid around recall's defaults (P pairs, width D), each cell away from them in one
+ * direction: half and twice the pairs (the sequence they need grows with them), half and twice
+ * the width. The defaults' own cell is the headline recall runs (seeds 1-5), not run again.
+ */
 export function capacityGrid() {
   const base = tasks.recall();
   const P = base.options.pairs;
   const D = base.defaults.dModel;
   const cells = [];
-  for (const pairs of [P, 2 * P, 4 * P]) cells.push({ pairs, dModel: D });
-  for (const dModel of [D / 4, D / 2, 2 * D]) if (Number.isInteger(dModel) && dModel >= 16) cells.push({ pairs: P, dModel });
+  for (const pairs of [P / 2, 2 * P]) if (Number.isInteger(pairs) && pairs >= 2) cells.push({ pairs, dModel: D });
+  for (const dModel of [D / 2, 2 * D]) if (Number.isInteger(dModel) && dModel >= 16) cells.push({ pairs: P, dModel });
   return cells.map((c) => ({ ...c, taskOptions: recallOptionsFor(base, c.pairs) }));
 }
 
-// recall with `pairs` pairs, the rest of the layout scaled with them (tasks.recall's own rules
-// fill seqLen and queries; the vocabulary grows if the keys need it).
+// recall with `pairs` pairs and the defaults' layout; the query count and sequence follow the
+// pairs (tasks.recall's own rules), the vocabulary grows only if the keys need it.
 function recallOptionsFor(base, pairs) {
-  const o = { ...base.options };
-  const scale = pairs / o.pairs;
-  const out = { pairs };
-  if (o.layout !== undefined) out.layout = o.layout;
-  if (o.vocab !== undefined) out.vocab = Math.max(o.vocab, 2 * pairs + 1 + (o.vocab - 2 * o.pairs - 1));
-  if (o.seqLen !== undefined) out.seqLen = Math.round(o.seqLen * scale);
-  if (o.queries !== undefined && o.layout !== 'dense') out.queries = Math.min(pairs, Math.round(o.queries * scale));
+  const o = base.options;
+  const out = { pairs, layout: o.layout, vocab: Math.max(o.vocab, 2 * pairs + 1) };
+  if (o.queries === o.pairs) out.queries = pairs;
+  if (o.seqLen === 2 * o.pairs + o.queries) out.seqLen = 2 * pairs + (out.queries ?? o.queries);
   return out;
 }
 

@@ -167,8 +167,14 @@ function lrSensitivity(s, spread) {
 }
 
 function capacity(result) {
-  const runs = jobsOf(result).filter((j) => j.kind === 'train' && j.experiment === 'capacity');
-  if (!runs.length) return null;
+  const capacityRuns = jobsOf(result).filter((j) => j.kind === 'train' && j.experiment === 'capacity');
+  if (!capacityRuns.length) return null;
+  // the defaults' own cell: the headline recall runs of the same variants
+  const base = result.tasks?.recall;
+  const variants = result.protocol?.capacityVariants ?? CAPACITY_VARIANTS;
+  const baseRuns = base ? trainRuns(result, 'report', 'recall').filter((r) => variants.includes(r.variant))
+    .map((r) => ({ ...r, cell: { pairs: base.options.pairs, dModel: base.settings.dModel } })) : [];
+  const runs = [...capacityRuns, ...baseRuns];
   const cells = new Map();
   for (const r of runs) {
     const key = `${r.variant}|${r.cell.pairs}|${r.cell.dModel}`;
