@@ -166,7 +166,7 @@ const DEFAULTS = {
   // on one thread (init({ threads: 1 }), simd build), the machine shared with other people's
   // training and browser tests (load average in brackets, on 2 cores: a step alone takes ~40 ms,
   // 45-50 ms at load 3-4, 60-250 ms at load 7-10); "bpc" is the 128-window subset train()
-  // reports at the end, "full" every held-out character (evaluateHeldOut, 398,939 characters):
+  // reports at the end, "full" every held-out character (evaluateHeldOut, then all 118 held-out chapters, 398,939 characters):
   //   seed 1, 2000 steps, batch 16, lr 3e-3, warmup 100: 2.171 bpc, full 2.162; 2.4 crossed at
   //     step 1100 (110 s); 230 s of training [load 8-10].
   //   seed 1, 1500 steps, lr 5e-3 (these defaults): 2.217, full 2.218; 2.4 at step 900 (100 s);
