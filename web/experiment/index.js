@@ -167,6 +167,7 @@ function afterTraining() {
 let probeClient = null;
 let probeTimer = null;
 let probeSeq = 0;
+let probesInFlight = 0;
 const probeCache = new Map(); // a model's shape -> { msPerStep } | { error }
 
 function probeKey(name, task) {
@@ -180,6 +181,7 @@ function scheduleEstimate() {
 }
 
 async function estimate() {
+  probeTimer = null;
   if (!shown || runner.active) return;
   const box = $('#x-estimate');
   if (problem) {
@@ -199,7 +201,8 @@ async function estimate() {
     probeClient ??= new TrainClient(() => {});
     try {
       const probeRuns = todo.map((name) => ({ name, config: modelConfig(cfg, { vocab: shape.vocab, seqLen: shape.seqLen, causal: true }, name) }));
-      const { results } = await probeClient.call('probe', { build: cfg.build, task: { vocab: shape.vocab, seqLen: shape.seqLen }, batch: cfg.train.batch, runs: probeRuns, steps: 3 });
+      probesInFlight++;
+      const { results } = await probeClient.call('probe', { build: cfg.build, task: { vocab: shape.vocab, seqLen: shape.seqLen }, batch: cfg.train.batch, runs: probeRuns, steps: 3 }).finally(() => probesInFlight--);
       for (const r of results) probeCache.set(probeKey(r.name, shape), r.error ? { error: r.error } : { msPerStep: r.msPerStep });
     } catch (err) {
       if (seq === probeSeq) box.textContent = `Could not time a training step here (${err.message}).`;
@@ -288,6 +291,7 @@ async function play() {
   // the estimate was for before the start: stop a measurement still going (it would share the
   // cores with the training) and say nothing more until the config changes
   clearTimeout(probeTimer);
+  probeTimer = null;
   probeSeq++;
   if (probeClient?.pending?.size) {
     probeClient.terminate();
@@ -428,6 +432,8 @@ function installHook() {
     label: (name) => labelOf(name),
     /** The estimate shown before a run starts (the text), once measured. */
     estimate: () => $('#x-estimate').textContent,
+    /** Whether an estimate is waiting to start or timing steps (its end redraws the buttons). */
+    estimating: () => probeTimer != null || probesInFlight > 0,
     corpus: () => corpusStatus(),
     text: () => textOf(cfg),
     /** The "Time generation to 2048 positions" length; tests lower it to stay fast (applies at once, clearing a timing shown). */
