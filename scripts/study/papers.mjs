@@ -79,8 +79,10 @@ export const PAPERS = [
     claim: 'on byte-level text classification linear attention is as good as softmax; on ListOps (hierarchical, content lookup) it is far worse',
     ours: (s) => `${textLine(s, ['softmax', 'linear', 'efficient', 'taylor'])}; recall learned by ${['softmax', 'linear', 'efficient', 'taylor'].map((v) => `${v} ${cell(s, 'recall', v)?.learned ?? '?'}/${cell(s, 'recall', v)?.n ?? '?'}`).join(', ')}`,
     verdict: (s) => {
-      const r = (v) => (cell(s, 'recall', v)?.learned ?? 0) / (cell(s, 'recall', v)?.n || 1);
-      if (!cell(s, 'recall', 'softmax')) return 'not comparable';
+      const r = (v) => cell(s, 'recall', v).learned / cell(s, 'recall', v).n;
+      if (!cell(s, 'recall', 'softmax')?.n || !cell(s, 'recall', 'linear')?.n) return 'not comparable';
+      // a control that never learned the lookup cannot show linear falling behind on it
+      if (cell(s, 'recall', 'softmax').learned === 0) return 'not comparable (softmax did not learn recall)';
       const lookup = r('linear') < r('softmax');
       return lookup ? 'agrees in direction' : 'disagrees in direction';
     },
@@ -115,7 +117,7 @@ export const PAPERS = [
     published: 'the Taylor (second-order) feature map recalls best among feature maps (numbers not retrieved)',
     source: 'not verified: the ablation table could not be read',
     claim: 'Taylor > elu+1 on recall',
-    ours: (s) => `recall learned by taylor ${cell(s, 'recall', 'taylor')?.learned ?? '?'}/5, linear ${cell(s, 'recall', 'linear')?.learned ?? '?'}/5`,
+    ours: (s) => `recall learned by ${['taylor', 'linear'].map((v) => `${v} ${cell(s, 'recall', v)?.learned ?? '?'}/${cell(s, 'recall', v)?.n ?? '?'}`).join(', ')}`,
     verdict: () => 'not comparable',
     why: 'attnlab\'s taylor is a first-order map of normalised vectors, [1, x/‖x‖] (kernel 1 + cos), with (d+1)·d floats of state; Based\'s is second order, [1, x, x⊗x/√2] with (1+d+d²)·d: a different kernel, so its result says nothing about attnlab\'s',
   },
