@@ -263,10 +263,11 @@ attn_status attn_state(attn_variant variant, const attn_dims *dims, const attn_i
 /* Index of the first NaN or infinity in x[0..count), or -1 when all are finite. */
 int64_t attn_find_nonfinite(const float *x, size_t count);
 
-/* A JSON document of the registry, built at compile time: every variant (variants.def), option
- * (options.def), dimension, input field, pattern and tiling, and the struct field orders. The JS
- * binding builds lab.variants, lab.options, its option writer and its checks from it. Static
- * storage. */
+/* A JSON document of the registry: every variant (variants.def), option (options.def), dimension,
+ * input field, pattern and tiling, the struct field orders, and the layouts of attn_model_config
+ * and attn_model_param (each field's name, type and offsetof; registry.c). The JS binding builds
+ * lab.variants, lab.options, its option writer, its model config writer and its checks from it.
+ * Static storage, put together on the first call. */
 const char *attn_metadata_json(void);
 
 /* The lowest address of memory no static data uses (WebAssembly builds hand memory above it to the
@@ -343,8 +344,9 @@ int32_t attn_threads_probe(int32_t pieces, int32_t trap);
  * (attn_model_workspace_size, 16-byte aligned) that holds the activations of one batch; nothing is
  * allocated. Results depend only on the inputs, the seed and the build (fixed summation order). */
 
-/* The configuration. The field order is part of the ABI (every field is 4 bytes wide but r_std, a
- * double at offset 48; frozen is a pointer). attn_model_config_default fills the defaults. */
+/* The configuration. The binding writes it by the layout attn_metadata_json publishes (each
+ * field's name, type and offset; registry.c lists the fields). attn_model_config_default fills
+ * the defaults. */
 typedef struct attn_model_config {
     int32_t variant;      /* attn_variant of every head */
     int32_t vocab;        /* tokens are 0 .. vocab-1 */
@@ -381,9 +383,8 @@ typedef struct attn_model_config {
 _Static_assert(sizeof(attn_model_config) <= 256, "attn_model_config outgrew the binding's 256-byte config block");
 #endif
 
-/* One entry of the parameter table. Field order and offsets are part of the ABI (80 bytes:
- * name 0, index 32, offset 36, count 40, ndim 44, rows 48, cols 52, is_matrix 56, init_kind 60,
- * init_std 64, init_value 72). */
+/* One entry of the parameter table. The binding reads it by the layout attn_metadata_json
+ * publishes (registry.c lists the fields). */
 typedef struct attn_model_param {
     char name[32];       /* NUL-terminated: "tok_emb", "l0.h1.wq", "lnf.g", ... */
     int32_t index;

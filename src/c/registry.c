@@ -266,7 +266,7 @@ void attn_zero_grads(attn_variant v, const attn_dims *dims, const attn_options *
 #define STR(x) STR_(x)
 #define JSON_NAME(name) " " #name
 
-/* Built at compile time; lists end in a null the binding drops (no trailing commas in C). */
+/* The lists, built at compile time; each ends in a null the binding drops (no trailing commas in C). */
 static const char metadata_json[] =
     "{\"version\":\"" ATTN_VERSION "\","
     "\"simd\":" STR(ATTN_SIMD) ","
@@ -318,6 +318,108 @@ static const char metadata_json[] =
 #undef X
 #undef MATRIX
 #undef VECTOR
-    "null]}";
+    "null],"; /* the struct layouts follow (attn_metadata_json) */
 
-const char *attn_metadata_json(void) { return metadata_json; }
+/* The layouts of the model's structs as the binding writes and reads them (src/js/model.js): each
+ * field's name in the struct, its type and its offset, from offsetof, so the binding mirrors no
+ * offset by hand. Every field of each struct is listed, in order; the asserts below catch one
+ * appended without an entry. */
+typedef struct field_layout {
+    const char *name, *type;
+    size_t offset, count;
+} field_layout;
+#define FIELD(S, type, name) {#name, type, offsetof(S, name), 1},
+#define ARRAY(S, type, name) {#name, type, offsetof(S, name), sizeof(((S *)0)->name) / sizeof(((S *)0)->name[0])},
+static const field_layout model_config_fields[] = {
+    FIELD(attn_model_config, "int32_t", variant)
+    FIELD(attn_model_config, "int32_t", vocab)
+    FIELD(attn_model_config, "int32_t", seq_len)
+    FIELD(attn_model_config, "int32_t", d_model)
+    FIELD(attn_model_config, "int32_t", heads)
+    FIELD(attn_model_config, "int32_t", layers)
+    FIELD(attn_model_config, "int32_t", d_ff)
+    FIELD(attn_model_config, "int32_t", causal)
+    FIELD(attn_model_config, "int32_t", hidden)
+    FIELD(attn_model_config, "int32_t", rank)
+    FIELD(attn_model_config, "float", weight_decay)
+    FIELD(attn_model_config, "uint32_t", seed)
+    FIELD(attn_model_config, "double", r_std)
+    FIELD(attn_model_config, "attn_options", options)
+    FIELD(attn_model_config, "pointer", frozen)
+    FIELD(attn_model_config, "int32_t", n_patterns)
+    ARRAY(attn_model_config, "int32_t", patterns)
+};
+/* the struct's size: its last field's end, rounded up to its alignment */
+#define ENDS_AT(S, end) (((end) + _Alignof(S) - 1) / _Alignof(S) * _Alignof(S) == sizeof(S))
+_Static_assert(ENDS_AT(attn_model_config, offsetof(attn_model_config, patterns) + sizeof(((attn_model_config *)0)->patterns)),
+               "attn_model_config has a field after patterns: list it in model_config_fields");
+static const field_layout model_param_fields[] = {
+    ARRAY(attn_model_param, "char", name)
+    FIELD(attn_model_param, "int32_t", index)
+    FIELD(attn_model_param, "int32_t", offset)
+    FIELD(attn_model_param, "int32_t", count)
+    FIELD(attn_model_param, "int32_t", ndim)
+    FIELD(attn_model_param, "int32_t", rows)
+    FIELD(attn_model_param, "int32_t", cols)
+    FIELD(attn_model_param, "int32_t", is_matrix)
+    FIELD(attn_model_param, "int32_t", init_kind)
+    FIELD(attn_model_param, "double", init_std)
+    FIELD(attn_model_param, "double", init_value)
+};
+_Static_assert(ENDS_AT(attn_model_param, offsetof(attn_model_param, init_value) + sizeof(double)),
+               "attn_model_param has a field after init_value: list it in model_param_fields");
+#undef ENDS_AT
+#undef FIELD
+#undef ARRAY
+
+/* A writer that stops at the end of its buffer (a cut-off text fails to parse in the binding,
+ * which then refuses the module: LOAD). */
+typedef struct json_out {
+    char *at, *end;
+} json_out;
+static void put_text(json_out *o, const char *text) {
+    while (*text && o->at < o->end) *o->at++ = *text++;
+}
+static void put_size(json_out *o, size_t x) {
+    char digits[24];
+    int n = 0;
+    do digits[n++] = (char)('0' + x % 10); while ((x /= 10) != 0);
+    while (n && o->at < o->end) *o->at++ = digits[--n];
+}
+/* "key":{"bytes":B,"fields":[{"name":...,"type":...,"offset":O,"count":C},...]} */
+static void put_layout(json_out *o, const char *key, size_t bytes, const field_layout *fields, size_t count) {
+    put_text(o, "\"");
+    put_text(o, key);
+    put_text(o, "\":{\"bytes\":");
+    put_size(o, bytes);
+    put_text(o, ",\"fields\":[");
+    for (size_t i = 0; i < count; i++) {
+        put_text(o, i ? ",{\"name\":\"" : "{\"name\":\"");
+        put_text(o, fields[i].name);
+        put_text(o, "\",\"type\":\"");
+        put_text(o, fields[i].type);
+        put_text(o, "\",\"offset\":");
+        put_size(o, fields[i].offset);
+        put_text(o, ",\"count\":");
+        put_size(o, fields[i].count);
+        put_text(o, "}");
+    }
+    put_text(o, "]}");
+}
+
+/* The text above, then the layouts, whose offsets the preprocessor cannot write into a string:
+ * put together on the first call (the binding's, on the thread that loads the module). */
+static char metadata[sizeof metadata_json + 4096];
+const char *attn_metadata_json(void) {
+    if (metadata[0]) return metadata;
+    json_out o = {metadata, metadata + sizeof metadata - 1};
+    put_text(&o, metadata_json);
+    put_layout(&o, "modelConfig", sizeof(attn_model_config), model_config_fields,
+               sizeof model_config_fields / sizeof model_config_fields[0]);
+    put_text(&o, ",");
+    put_layout(&o, "modelParam", sizeof(attn_model_param), model_param_fields,
+               sizeof model_param_fields / sizeof model_param_fields[0]);
+    put_text(&o, "}");
+    *o.at = 0;
+    return metadata;
+}
