@@ -19,7 +19,7 @@
 // computes do not change its cost). Flops: the matrix products of the step only (stepFlops).
 import { tasks } from '../src/js/tasks.js';
 import { mulberry32 } from '../src/js/prng.js';
-import { modelConfig, VARIANTS } from '../web/experiment/variants.js';
+import { modelConfig, experimentVariants } from '../web/experiment/variants.js';
 import { relDiff } from './backward.mjs';
 import { roundRobin } from './measure.mjs';
 import { peakRunner } from './peak.mjs';
@@ -175,7 +175,7 @@ async function variantSteps(name, config, batch, shape, builds, rounds) {
 async function everyVariant(shape, builds, ctx) {
   const rows = [];
   const batch = randomBatch(shape);
-  for (const v of VARIANTS) {
+  for (const v of experimentVariants(builds[0].lab.variants)) {
     const config = modelConfig({ vocab: shape.vocab, seqLen: shape.seqLen, causal: true }, v, shape, 1);
     rows.push(...await variantSteps(v.name, config, batch, shape, builds, ctx.quick ? 2 : 4));
   }
@@ -191,7 +191,7 @@ async function taskDefaults(simd, ctx) {
     const shape = { vocab: task.vocab, seqLen: task.seqLen, dModel: d.dModel, heads: d.heads, layers: d.layers, dFF: d.dFF, batch: d.batch };
     const batch = task.sample(d.batch, 1, 'train');
     const rows = [];
-    for (const v of VARIANTS) rows.push(...await variantSteps(v.name, modelConfig(task, v, d, 1), batch, shape, [simd], ctx.quick ? 3 : 5));
+    for (const v of experimentVariants(simd.lab.variants)) rows.push(...await variantSteps(v.name, modelConfig(task, v, d, 1), batch, shape, [simd], ctx.quick ? 3 : 5));
     out.push({ task: name, shape: { ...shape, causal: task.causal }, rows });
     log(`  ${name} defaults (SIMD build): ${rows.map((r) => `${r.variant} ${r.status === 'ok' ? fmtMs(r.median_ms) : 'n/a'}`).join(', ')} ms`);
   }

@@ -27,7 +27,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { tasks } from '../src/js/tasks.js';
+import { tasks, TASK_NAMES } from '../src/js/tasks.js';
 import {
   LRS, LR_LADDER, SWEEP_SEEDS, REPORT_SEEDS, TRANSFER_SEEDS, CAPACITY_SEEDS, HEADLINE_TASKS, CAPACITY_VARIANTS, TRANSFER_VARIANTS,
   COST_VARIANTS, COST_SEQLENS, VARIANT_NAMES, capacityGrid, jobKey, settingsOf, chanceOf, EVAL_POINTS,
@@ -63,6 +63,7 @@ function args() {
   if (!(a.stepsScale > 0 && a.stepsScale <= 1)) throw new Error('--steps-scale must be in (0, 1]');
   scale = a.stepsScale;
   for (const p of a.phases) if (!PHASES.includes(p)) throw new Error(`unknown phase ${p}; the phases are ${PHASES.join(', ')}`);
+  for (const t of a.tasks ?? []) if (!TASK_NAMES.includes(t)) throw new Error(`unknown task ${t}; the tasks are ${TASK_NAMES.join(', ')}`);
   for (const v of a.variants) if (!VARIANT_NAMES.includes(v)) throw new Error(`unknown variant ${v}; known: ${VARIANT_NAMES.join(', ')}`);
   if (!Number.isInteger(a.workers) || a.workers < 1) throw new Error('--workers must be a positive integer');
   return a;

@@ -6,14 +6,15 @@
 //   ...change...
 //   node --experimental-wasm-relaxed-simd scripts/model-hashes.mjs > after.txt && diff before.txt after.txt
 //
-// The set: every variant of the experiments (web/experiment/variants.js, frozen random included),
+// The set: every variant of the experiments (web/experiment/variants.js: the binding's variants,
+// frozen random included),
 // 1 to 3 heads, batches of 2 to 32 sequences, on copy; each trains 6 steps. Builds: simd, scalar,
 // relaxed (when the engine validates it); threads: 1, 2, 3. Models are hashed through save(),
 // the parameters and moments of its body (docs/model.md, "Saved models").
 import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { init, features, tasks } from '../dist/attnlab.js';
-import { VARIANTS, modelConfig } from '../web/experiment/variants.js';
+import { experimentVariants, modelConfig } from '../web/experiment/variants.js';
 
 const { values: args } = parseArgs({ options: { builds: { type: 'string' }, threads: { type: 'string' } } });
 const builds = (args.builds ?? `simd,scalar${features().relaxedSimd ? ',relaxed' : ''}`).split(',');
@@ -35,7 +36,7 @@ const task = tasks.copy({ seqLen: 16, vocab: 12 });
 for (const build of builds) {
   for (const threads of threadCounts) {
     const lab = await init({ simd: build === 'relaxed' ? 'relaxed' : build === 'simd', threads, fresh: true });
-    for (const v of VARIANTS) {
+    for (const v of experimentVariants(lab.variants)) {
       for (const { heads, batch } of SHAPES) {
         const model = lab.model(modelConfig(task, v, { dModel: 24, heads: heads === 4 ? 3 : heads, layers: 2, dFF: 32 }, 5));
         let loss = 0;

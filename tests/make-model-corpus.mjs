@@ -3,7 +3,7 @@
 // tests/model-hostile.test.mjs. Run after a build: node tests/make-model-corpus.mjs
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { init, tasks } from '../dist/attnlab.js';
-import { VARIANTS, modelConfig } from '../web/experiment/variants.js';
+import { experimentVariants, modelConfig } from '../web/experiment/variants.js';
 
 const dir = new URL('./fixtures/model-corpus/', import.meta.url);
 mkdirSync(dir, { recursive: true });
@@ -19,7 +19,7 @@ const write = (name, model, steps) => {
   writeFileSync(new URL(`${name}.attnmodel`, dir), model.save());
   model.dispose();
 };
-for (const v of VARIANTS) write(v.name, lab.model(modelConfig(task, v, sizes, 3)), 2);
+for (const v of experimentVariants(lab.variants)) write(v.name, lab.model(modelConfig(task, v, sizes, 3)), 2);
 write('fixed-patterns', lab.model({ ...modelConfig(task, { variant: 'fixed' }, sizes, 1), options: { patterns: ['first', 'previous', 'current'] } }), 1);
 write('dense-hidden', lab.model({ ...modelConfig(task, { variant: 'dense' }, sizes, 1), hidden: 3, causal: false, weightDecay: 0 }), 1);
 write('factorized-random-rank', lab.model({ ...modelConfig(task, { variant: 'factorized-random' }, sizes, 2), rank: 2 }), 0);

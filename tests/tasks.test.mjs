@@ -5,7 +5,7 @@
 
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { tasks, DEFAULT_TEXT } from '../src/js/tasks.js';
+import { tasks, DEFAULT_TEXT, TASK_NAMES, TASK_KNOBS } from '../src/js/tasks.js';
 import {
   parameterTable, initParameters, forwardLoss, gradients, adamwStep, resolveConfig, initRule, headPattern, HEAD_PARAMETERS,
 } from '../src/js/reference-model.js';
@@ -15,7 +15,6 @@ import { VARIANTS, VARIANT_IDS, ARRAY_SHAPES, MIXTURE_COMPONENTS, OPTIONS, array
 /** What the reference model needs to know of the registry. */
 const REGISTRY = { variants: VARIANTS, options: OPTIONS };
 
-const TASK_NAMES = ['recall', 'copy', 'reverse', 'sort', 'text', 'verses'];
 const DEFAULT_KEYS = ['dModel', 'heads', 'layers', 'dFF', 'steps', 'batch', 'lr', 'warmup'];
 
 /** Small instances of every task (and the defaults). */
@@ -41,11 +40,13 @@ const INSTANCES = [
 const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
 
 describe('tasks: every task', () => {
-  test('the export holds exactly the six tasks, each with numeric defaults', () => {
+  test('the export holds exactly the tasks of TASK_NAMES, each with numeric defaults and its knobs among its options', () => {
     assert.deepEqual(Object.keys(tasks).sort(), [...TASK_NAMES].sort());
+    assert.deepEqual(Object.keys(TASK_KNOBS).sort(), [...TASK_NAMES].sort(), 'TASK_KNOBS has a line for every task');
     for (const name of TASK_NAMES) {
       const t = tasks[name]();
       assert.equal(t.name, name);
+      for (const k of TASK_KNOBS[name]) assert.ok(Object.hasOwn(t.options, k), `${name}: knob ${k} is one of its options`);
       assert.equal(typeof t.causal, 'boolean');
       assert.deepEqual(Object.keys(t.defaults).sort(), [...DEFAULT_KEYS].sort(), name);
       for (const k of DEFAULT_KEYS) assert.ok(Number.isFinite(t.defaults[k]) && t.defaults[k] > 0, `${name}.defaults.${k}`);

@@ -16,7 +16,24 @@
 // A run's seed seeds both the model and its data, so every number is a pure function of the job.
 
 import { tasks } from '../../src/js/tasks.js';
-import { VARIANTS } from '../../web/experiment/variants.js';
+import { experimentVariants } from '../../web/experiment/variants.js';
+
+/**
+ * The study's variants: every variant of the built binding with the curated extras
+ * (web/experiment/variants.js), as the page's Experiment view races them. Read from dist/, so
+ * the study needs a build (as its jobs do).
+ */
+export const VARIANTS = await (async () => {
+  let lab;
+  try {
+    lab = await (await import('../../dist/attnlab.js')).init({ threads: 1 });
+  } catch (err) {
+    throw new Error(`the study's variants come from dist/attnlab.js, which did not load (run \`npm run build\` first): ${err.message}`);
+  }
+  const list = experimentVariants(lab.variants);
+  lab.dispose();
+  return list;
+})();
 
 export const LRS = [3e-4, 1e-3, 3e-3, 1e-2];
 /**

@@ -8,6 +8,7 @@
 //   tasks.text({ text, seqLen })                     next character on a string of your own
 //   tasks.verses({ label, seqLen })                  which part of the Bible a verse comes from
 //   loadCorpus() (attnlab/corpus)                     the corpus, fetched (browsers) or read (Node)
+//   TASK_NAMES, TASK_KNOBS                           the tasks' names and the knobs a form shows
 //
 // Each factory returns a task
 //   { name, vocab, seqLen, causal, defaults: { dModel, heads, layers, dFF, steps, batch, lr, warmup },
@@ -978,6 +979,23 @@ export const tasks = Object.freeze({
   sort: sequenceTask('sort'),
   text,
   verses,
+});
+
+/** Every task's name, in the order above: what the page, the study and the tests loop over. */
+export const TASK_NAMES = Object.freeze(Object.keys(tasks));
+
+/**
+ * Each task's knobs: the options a form always shows a field for, in the form's order. The others
+ * follow from these unless given (recall's queries and layout), and the text and the corpus are
+ * the data, not knobs. A new task adds its line here, and the page's Experiment view offers it.
+ */
+export const TASK_KNOBS = Object.freeze({
+  recall: Object.freeze(['seqLen', 'pairs', 'vocab']),
+  copy: Object.freeze(['seqLen', 'vocab']),
+  reverse: Object.freeze(['seqLen', 'vocab']),
+  sort: Object.freeze(['seqLen', 'vocab']),
+  text: Object.freeze(['seqLen']),
+  verses: Object.freeze(['label', 'seqLen']),
 });
 
 export default tasks;

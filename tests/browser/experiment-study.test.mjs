@@ -45,6 +45,7 @@ describe('attnlab page: the Experiment view and the recorded study', () => {
     ({ binding } = await startEnv());
     simdLab = await binding.init({ simd: true, threads: 1 });
     config = await import(pathToFileURL(path.join(ROOT, 'web', 'experiment', 'config.js')).href);
+    config.useLabVariants(simdLab.variants); // as the page does with its binding's
   });
   after(stopEnv);
 

@@ -35,7 +35,8 @@ async function nodeRun(cfg, name, { stopAt } = {}) {
   const { tasks } = binding;
   const task = tasks[cfg.task]({ ...cfg.knobs, ...(cfg.task === 'text' ? { text: cfg.text || DEFAULT_TEXT } : {}) });
   // the page's own config → lab.model / lab.train arguments (a plain module: Node can load it)
-  const { modelConfig, trainOptions } = await import(pathToFileURL(path.join(ROOT, 'web', 'experiment', 'config.js')).href);
+  const { modelConfig, trainOptions, useLabVariants } = await import(pathToFileURL(path.join(ROOT, 'web', 'experiment', 'config.js')).href);
+  useLabVariants(simdLab.variants); // as the page does with its binding's
   const config = modelConfig(cfg, task, name);
   const model = simdLab.model(config);
   const controller = new AbortController();

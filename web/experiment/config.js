@@ -6,10 +6,10 @@
 //
 //   #view=experiment&x.task=copy&x.seqLen=16&x.vocab=8&x.vars=softmax,linear&x.lrs=linear:0.01&x.dModel=32&...&x.seed=1&x.seeds=3
 
-import { tasks, DEFAULT_TEXT } from '../../dist/tasks.js';
+import { tasks, DEFAULT_TEXT, TASK_NAMES as ALL_TASKS, TASK_KNOBS as ALL_TASK_KNOBS } from '../../dist/tasks.js';
 // The one list of variants (name, lab variant, options, freezeParam), shared with `npm run
 // experiments` and bench/training.mjs.
-import { VARIANTS, modelConfig as sharedModelConfig } from './variants.js';
+import { experimentVariants, modelConfig as sharedModelConfig } from './variants.js';
 
 /** The page's own words for a variant (the rest is the shared list's); a name missing here shows as itself. */
 const LABELS = {
@@ -22,18 +22,40 @@ const LABELS = {
 };
 
 /**
- * The variants an experiment can race: the experiments' list (named as in
- * experiments/summary.json, so the verdicts find the recorded numbers; a lab variant, plus
+ * The variants an experiment can race: the experiments' list (variants.js: every variant of the
+ * binding, named as in experiments/summary.json so the verdicts find the recorded numbers, plus
  * the Synthesizer paper's "fixed random" (random, its r frozen) and the softmax+random mixture with
  * a learned α per head), with the page's labels on top. Their colours: colors.js, by place here.
+ * Empty until useLabVariants: the list follows the binding the page loaded, so a new variant
+ * shows here by itself.
  */
-export const VARIANT_SPECS = VARIANTS.map((v) => ({ ...structuredClone(v), label: LABELS[v.name] ?? v.name }));
-export const SPEC_BY_NAME = Object.fromEntries(VARIANT_SPECS.map((s) => [s.name, s]));
+export let VARIANT_SPECS = [];
+export let SPEC_BY_NAME = {};
 export const labelOf = (name) => SPEC_BY_NAME[name]?.label ?? name;
 
-export const TASK_NAMES = ['recall', 'copy', 'reverse', 'sort', 'text'];
-/** The knobs of each task that always have a field (tasks.js's options), in form order. */
-export const TASK_KNOBS = { recall: ['seqLen', 'pairs', 'vocab'], copy: ['seqLen', 'vocab'], reverse: ['seqLen', 'vocab'], sort: ['seqLen', 'vocab'], text: ['seqLen'] };
+/**
+ * Sets the variants from the binding's lab.variants (the explore worker's hello), before any
+ * config is made or read. Each spec also says whether its trained widths define a model of any
+ * seqLen (decodesPastSeqLen, for the long-generation timing): not when the variant's parameters
+ * are sized by L, the length the Synthesizer parameters were made for (dense: [hidden, L],
+ * random: L × L, ...; the mixture, whose inputs are its components'), since it then decodes only
+ * up to its own seqLen (docs/model.md, "Generation").
+ */
+export function useLabVariants(labVariants) {
+  const byId = new Map(labVariants.map((v) => [v.id, v]));
+  VARIANT_SPECS = experimentVariants(labVariants).map((v) => ({
+    ...structuredClone(v), label: LABELS[v.name] ?? v.name, decodesPastSeqLen: !byId.get(v.variant).dims.includes('L'),
+  }));
+  SPEC_BY_NAME = Object.fromEntries(VARIANT_SPECS.map((s) => [s.name, s]));
+}
+
+/**
+ * The tasks the view trains: every task of tasks.js but verses, which the study trains as a
+ * fine-tuning of text models (a step the view does not offer).
+ */
+export const TASK_NAMES = ALL_TASKS.filter((t) => t !== 'verses');
+/** The knobs of each task that always have a field (tasks.js's TASK_KNOBS), in form order. */
+export const TASK_KNOBS = Object.fromEntries(TASK_NAMES.map((t) => [t, ALL_TASK_KNOBS[t]]));
 /** Options of a task that are never knobs: the text itself and the corpus. */
 const NOT_KNOBS = new Set(['text', 'corpus']);
 export const MODEL_FIELDS = ['dModel', 'heads', 'layers', 'dFF'];

@@ -16,7 +16,7 @@
 import { $, copyText, toast } from '../dom.js';
 import { on } from '../store.js';
 import {
-  encodeConfig, decodeConfig, defaultConfig, labelOf, BUILD_LABELS, presetConfig, makeTask, configProblem, runList, textLeftOut, textOf, modelConfig, PRESET_BY_ID,
+  useLabVariants, encodeConfig, decodeConfig, defaultConfig, labelOf, BUILD_LABELS, presetConfig, makeTask, configProblem, runList, textLeftOut, textOf, modelConfig, PRESET_BY_ID,
 } from './config.js';
 import { SetupForm } from './setup.js';
 import { ExperimentRunner, TrainClient, maxParallel } from './runner.js';
@@ -336,11 +336,12 @@ export function experimentShown() {
 
 /** Builds the view. lab: what the explore worker's hello said (variants); writeHash: the store's. */
 export function initExperiment(lab, { writeHash }) {
+  useLabVariants(lab.variants); // the variants to race: the binding's, with the curated extras
   // the link follows this view's config only while it is the view shown
   onHashChange = () => document.body.dataset.currentView === 'experiment' && writeHash();
   runner = new ExperimentRunner(scheduleRender);
   form = new SetupForm($('#x-setup'), {
-    presetsRoot: $('#x-presets-box'), errorBox: $('#x-config-error'), available: lab.variants.map((v) => v.id), onChange: configChanged,
+    presetsRoot: $('#x-presets-box'), errorBox: $('#x-config-error'), onChange: configChanged,
     presetConfig: async (id, keep) => {
       await loadSummary(); // its settings and learning rates
       return presetConfig(id, headlineOf(PRESET_BY_ID[id].task), keep);

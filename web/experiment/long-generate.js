@@ -21,14 +21,15 @@ export const LONG_POSITIONS = 2048;
 const WINDOW = 32;
 
 /**
- * Variants whose trained widths define a model of any seqLen. A Synthesizer head's parameters are
- * sized by seqLen (dense: [hidden, L], dense1: [dh, L], random: L × L, factorized-random: [L, rank]),
- * so it decodes only up to its own seqLen (docs/model.md,
- * "Generation"): a 2048-position copy would be another, far larger model. The mixture here has a
- * random component, so the same holds for it (at 2048 positions its r matrices with their
- * gradients and AdamW moments take ~600 MB at the text defaults: too much for a timing demo).
+ * Whether a variant's trained widths define a model of any seqLen (config.js's decodesPastSeqLen,
+ * from the registry's dims). A Synthesizer head's parameters are sized by seqLen (dense:
+ * [hidden, L], dense1: [dh, L], random: L × L, factorized-random: [L, rank]), so it decodes only
+ * up to its own seqLen (docs/model.md, "Generation"): a 2048-position copy would be another, far
+ * larger model. The mixture here has a random component, so the same holds for it (at 2048
+ * positions its r matrices with their gradients and AdamW moments take ~600 MB at the text
+ * defaults: too much for a timing demo).
  */
-const DECODES_LONG = new Set(['softmax', 'linear', 'efficient', 'taylor', 'fixed']);
+const decodesLong = (name) => SPEC_BY_NAME[name]?.decodesPastSeqLen === true;
 
 const label = (name) => SPEC_BY_NAME[name]?.label ?? name;
 
@@ -98,7 +99,7 @@ export class LongGenPanel {
       if (job.cancelled) break;
       const step = `Timing ${label(r.name)} (${i + 1} of ${runs.length})`;
       this.status.textContent = `${step}: starting…`;
-      if (!DECODES_LONG.has(r.name)) {
+      if (!decodesLong(r.name)) {
         na.push({ name: r.name, reason: `${r.name === 'mixture' ? 'its random component\'s parameters are' : 'its parameters are'} sized by seqLen, so it decodes only up to its own seqLen (${this.task.seqLen})` });
       } else {
         // the trained model's widths, vocab and seed; a long seqLen; nothing frozen (it never trains)

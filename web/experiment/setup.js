@@ -46,15 +46,14 @@ export class SetupForm {
    * root: the form's box; presetsRoot: the presets' box; errorBox: where a problem is shown (next
    * to Train). onChange(cfg, problem) after every edit (problem: { field, message } or null);
    * onPreset(id) before a preset is applied (it needs the recorded summary: presetConfig).
-   * available: the lab variant ids the binding has.
    */
-  constructor(root, { presetsRoot, errorBox, available, onChange, presetConfig }) {
+  constructor(root, { presetsRoot, errorBox, onChange, presetConfig }) {
     this.root = root;
     this.presetsRoot = presetsRoot;
     this.errorBox = errorBox;
     this.onChange = onChange;
     this.presetConfig = presetConfig;
-    this.specs = VARIANT_SPECS.filter((s) => available.includes(s.variant));
+    this.specs = VARIANT_SPECS; // the binding's variants (config.js's useLabVariants)
     this.cfg = configForTask('copy');
     this.locked = false;
     this.textTimer = null;
