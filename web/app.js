@@ -10,6 +10,7 @@
 //   outputs.js       timing, heatmaps of A and y, intermediates, row statistics, numbers
 //   compare.js       variants side by side against softmax
 //   scaling.js       time against n, in a worker of its own
+//   worker-client.js the page's side of its workers (worker.js, experiment-worker.js); worker-host.js theirs
 //   export.js        copy link, export JSON, copy as code
 //   theme.js         colour theme
 //   heatmap.js       canvas heatmaps with axes (colormap.js: colour maps, legend); tooltip.js

@@ -2,7 +2,7 @@
 // lab.train, then answers questions about the trained model. The page runs one of these per
 // variant, as many at once as the machine has cores (web/experiment/runner.js).
 //
-// Requests (postMessage), answered in order: { id, type, ... } -> { id, ok: true, ... } | { id, ok: false, error }
+// Requests (postMessage; the protocol: worker-client.js), answered in order: { id, type, ... } -> { id, ok: true, ... } | { id, ok: false, error }
 //   train    { build, config, task: { name, options }, train: { steps, batch, lr, warmup, evalEvery, evalBatch, seed } }
 //            -> { id, type: 'started', parameterCount, build } once the model exists,
 //               a { id, type: 'progress', point } per evaluation (lab.train's history entries), then
@@ -28,10 +28,8 @@
 // The pause is lab.train's `pause` hook: it changes when steps run, never what they compute, so
 // the page's numbers equal lab.train's in Node for the same config and build.
 
-const BINDING_URL = new URL('../dist/attnlab.js', import.meta.url).href;
-const INIT_OPTIONS = { relaxed: { simd: 'relaxed' }, simd: { simd: true }, scalar: { simd: false } };
+import { loadBinding, initBuild, errorOf, serve } from './worker-host.js';
 
-let mod = null;
 let lab = null;
 let model = null;
 let task = null;
@@ -45,22 +43,10 @@ let release = null;
 let controller = null;
 let abortRequested = false; // an abort can arrive while the binding is still loading
 
-function errorOf(err) {
-  return { code: err?.code ?? 'ERROR', name: err?.name ?? 'Error', message: String(err?.message ?? err) };
-}
-
-async function getLab(build) {
-  if (!INIT_OPTIONS[build]) throw Object.assign(new Error(`unknown build '${build}'`), { code: 'UNKNOWN' });
-  if (!mod) {
-    mod = await import(BINDING_URL).catch((err) => {
-      throw Object.assign(new Error(`could not load the binding (${BINDING_URL}): ${err.message}. Build it with \`npm run build\`.`), { code: 'LOAD' });
-    });
-  }
-  // this worker's own instance: disposing it on reset frees everything the model held
-  // threads: 1 — the view already runs one worker per core; a pool in each would oversubscribe
-  // the cores (spinning pools steal each other's time), and training is bit-identical either way
-  return mod.init({ ...INIT_OPTIONS[build], threads: 1, fresh: true, locateFile: (file) => new URL(`../dist/${file}`, import.meta.url).href });
-}
+// this worker's own instance: disposing it on reset frees everything the model held
+// threads: 1 — the view already runs one worker per core; a pool in each would oversubscribe
+// the cores (spinning pools steal each other's time), and training is bit-identical either way
+const getLab = (build) => initBuild(build, { threads: 1, fresh: true });
 
 function releasePause() {
   const r = release;
@@ -73,7 +59,7 @@ const pauseHook = () => (paused ? new Promise((resolve) => { release = resolve; 
 async function train(msg, post) {
   if (model) throw Object.assign(new Error('this worker has trained a model already; reset first'), { code: 'UNSUPPORTED' });
   lab = await getLab(msg.build);
-  task = mod.tasks[msg.task.name](msg.task.options);
+  task = (await loadBinding()).tasks[msg.task.name](msg.task.options);
   trainSeed = msg.train.seed;
   evalBatch = msg.train.evalBatch;
   model = lab.model(msg.config);
@@ -228,27 +214,9 @@ function dispose() {
   return { reply: {}, transfer: [] };
 }
 
-const HANDLERS = { train, inspect, generate, timeGeneration, probe, dispose };
-const CONTROL = {
+serve({ train, inspect, generate, timeGeneration, probe, dispose }, {
   pause: () => { paused = true; },
   resume: () => { paused = false; stepping = false; releasePause(); },
   step: () => { stepping = true; paused = false; releasePause(); },
   abort: () => { abortRequested = true; controller?.abort(); paused = false; releasePause(); },
-};
-
-let queue = Promise.resolve();
-self.onmessage = (e) => {
-  const msg = e.data;
-  if (CONTROL[msg.type]) return CONTROL[msg.type]();
-  queue = queue.then(async () => {
-    const post = (m) => self.postMessage({ id: msg.id, ...m });
-    try {
-      const h = HANDLERS[msg.type];
-      if (!h) throw Object.assign(new Error(`unknown request '${msg.type}'`), { code: 'UNKNOWN' });
-      const { reply, transfer } = await h(msg, post);
-      self.postMessage({ id: msg.id, ok: true, ...reply }, transfer);
-    } catch (err) {
-      self.postMessage({ id: msg.id, ok: false, error: errorOf(err) });
-    }
-  });
-};
+});

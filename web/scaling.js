@@ -125,7 +125,7 @@ async function startScaling() {
   drawScaling();
   const client = (scaling.client = new WorkerClient());
   try {
-    await client.call('scale', { plan }, [], (point) => {
+    await client.call('scale', { plan }, [], ({ point }) => {
       if (client !== scaling.client) return;
       scaling.points.push(point);
       prog.value = scaling.points.length;

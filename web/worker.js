@@ -1,54 +1,32 @@
 // Module worker: every attention call of the page runs here, never on the main thread.
 //
-// Requests (postMessage): { id, type, ... }   Replies: { id, ok: true, ... } | { id, ok: false, error }
+// Requests (postMessage; the protocol: worker-client.js): { id, type, ... }   Replies: { id, ok: true, ... } | { id, ok: false, error }
 //   hello { build }                       -> { build, simd, threads, threadsWhy, version, variants, options, dims, features }
 //   run   { variant, inputs, options, weights, build, timing, extras }
 //         -> { output, weights?, timing, build, simd, intermediates? }   (Float32Arrays transferred)
 //   scale { plan: { variants:[{id, opts}], builds, ns, d, dv, seed, preset, causal } }
 //         -> a { id, type: 'progress', point } per size, then { id, ok: true, done: true }
 // error: { code, message } (code from AttnError: SHAPE, VALUE, UNKNOWN, UNSUPPORTED, MEMORY, LOAD).
-// Builds are 'auto' | 'relaxed' | 'simd' | 'scalar'; init() caches one instance per build.
+// Builds are 'auto' | 'relaxed' | 'simd' | 'scalar'; one instance per build, kept.
 
 import { buildRequest } from './gen.js';
 import { intermediates } from '../dist/reference.js';
+import { loadBinding, initBuild, errorOf, serve } from './worker-host.js';
 
-const BINDING_URL = new URL('../dist/attnlab.js', import.meta.url).href;
-const INIT_OPTIONS = { auto: {}, relaxed: { simd: 'relaxed' }, simd: { simd: true }, scalar: { simd: false } };
 const SLOW_MS = 2000; // a scaling point slower than this stops its series (the next n costs ≥ 2×)
 const MAX_INPUT_VALUES = 48 * 1024 * 1024; // inputs above ~192 MB are skipped in the scaling run
 
-let modPromise = null;
-const labs = new Map();
+const labs = new Map(); // build -> its instance (a promise), kept for the next request
 
-function loadBinding() {
-  if (!modPromise) {
-    modPromise = import(BINDING_URL).catch((err) => {
-      modPromise = null;
-      const e = new Error(`could not load the binding (${BINDING_URL}): ${err.message}. Build it with \`npm run build\`.`);
-      e.code = 'LOAD';
-      throw e;
-    });
-  }
-  return modPromise;
-}
-
-async function getLab(build = 'auto') {
-  if (!INIT_OPTIONS[build]) throw Object.assign(new Error(`unknown build '${build}'`), { code: 'UNKNOWN' });
+function getLab(build = 'auto') {
   if (!labs.has(build)) {
-    const mod = await loadBinding();
-    const p = mod
-      .init({ ...INIT_OPTIONS[build], locateFile: (file) => new URL(`../dist/${file}`, import.meta.url).href })
-      .catch((err) => {
-        labs.delete(build);
-        throw err;
-      });
+    const p = initBuild(build).catch((err) => {
+      labs.delete(build);
+      throw err;
+    });
     labs.set(build, p);
   }
   return labs.get(build);
-}
-
-function errorOf(err) {
-  return { code: err?.code ?? 'ERROR', name: err?.name ?? 'Error', message: String(err?.message ?? err) };
 }
 
 function stats(samples) {
@@ -106,7 +84,7 @@ async function run(msg) {
   return { reply, transfer };
 }
 
-async function scale(msg) {
+async function scale(msg, post) {
   const { plan } = msg;
   const base = await getLab('auto');
   const byId = Object.fromEntries(base.variants.map((v) => [v.id, v]));
@@ -121,7 +99,7 @@ async function scale(msg) {
         const key = `${v.id}/${build}`;
         const point = { n, variant: v.id, build };
         if (stopped.has(key)) {
-          self.postMessage({ id: msg.id, type: 'progress', point: { ...point, skipped: stopped.get(key) } });
+          post({ type: 'progress', point: { ...point, skipped: stopped.get(key) } });
           continue;
         }
         try {
@@ -134,7 +112,7 @@ async function scale(msg) {
           }
           if (reqError) {
             stopped.set(key, reqError);
-            self.postMessage({ id: msg.id, type: 'progress', point: { ...point, skipped: reqError } });
+            post({ type: 'progress', point: { ...point, skipped: reqError } });
             continue;
           }
           const lab = await getLab(build);
@@ -148,7 +126,7 @@ async function scale(msg) {
           point.error = errorOf(err);
           stopped.set(key, `stopped after an error at n = ${n}: ${point.error.code}`);
         }
-        self.postMessage({ id: msg.id, type: 'progress', point });
+        post({ type: 'progress', point });
       }
     }
   }
@@ -186,20 +164,5 @@ async function hello(msg) {
   };
 }
 
-const HANDLERS = { hello, run, scale };
-
-// Requests are handled one at a time, in order.
-let queue = Promise.resolve();
-self.onmessage = (e) => {
-  const msg = e.data;
-  queue = queue.then(async () => {
-    const h = HANDLERS[msg.type];
-    try {
-      if (!h) throw Object.assign(new Error(`unknown request '${msg.type}'`), { code: 'UNKNOWN' });
-      const { reply, transfer } = await h(msg);
-      self.postMessage({ id: msg.id, ok: true, ...reply }, transfer);
-    } catch (err) {
-      self.postMessage({ id: msg.id, ok: false, error: errorOf(err) });
-    }
-  });
-};
+// Requests are handled one at a time, in order (worker-host.js).
+serve({ hello, run, scale });

@@ -9,49 +9,14 @@
 // onChange(what) is called after every change ('progress', 'status', 'reset').
 
 import { modelConfig, trainOptions, runList, lrOf } from './config.js';
+import { WorkerClient } from '../worker-client.js';
 
 const WORKER_URL = new URL('../experiment-worker.js', import.meta.url);
 
-/** The page's side of one experiment worker: numbered requests, events by type. */
-export class TrainClient {
+/** The page's side of one experiment worker (worker-client.js's protocol): onEvent(message) gets its events. */
+export class TrainClient extends WorkerClient {
   constructor(onEvent) {
-    this.w = new Worker(WORKER_URL, { type: 'module' });
-    this.next = 1;
-    this.pending = new Map();
-    this.terminated = false; // after terminate(), call() rejects at once (a terminated worker never answers)
-    this.w.onmessage = (e) => {
-      const m = e.data;
-      const p = this.pending.get(m.id);
-      if (m.type) return onEvent(m);
-      if (!p) return;
-      this.pending.delete(m.id);
-      if (m.ok) p.resolve(m);
-      else p.reject(Object.assign(new Error(m.error.message), m.error));
-    };
-    this.w.onerror = (e) => {
-      e.preventDefault?.();
-      const err = Object.assign(new Error(`the training worker failed: ${e.message || 'could not start (is dist/attnlab.js built?)'}`), { code: 'LOAD' });
-      for (const p of this.pending.values()) p.reject(err);
-      this.pending.clear();
-    };
-  }
-  call(type, payload = {}) {
-    if (this.terminated) return Promise.reject(Object.assign(new Error('cancelled: this worker has ended'), { code: 'CANCELLED' }));
-    const id = this.next++;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      this.w.postMessage({ id, type, ...payload });
-    });
-  }
-  control(type) {
-    if (!this.terminated) this.w.postMessage({ type });
-  }
-  terminate() {
-    this.terminated = true;
-    this.w.terminate();
-    const err = Object.assign(new Error('cancelled'), { code: 'CANCELLED' });
-    for (const p of this.pending.values()) p.reject(err);
-    this.pending.clear();
+    super(WORKER_URL, { onEvent, what: 'the training worker' });
   }
 }
 
