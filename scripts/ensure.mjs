@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const CHROMIUM = '/usr/bin/chromium';
-const DIST_FILES = ['reference.js', 'reference-model.js', 'prng.js', 'tasks.js', 'corpus.js', 'train.js', 'model.js', 'errors.js', 'attnlab.js', 'attnlab.d.ts', 'attnlab-simd.wasm', 'attnlab-scalar.wasm', 'attnlab-relaxed.wasm', 'kjv.txt', 'kjv-index.json'];
+const DIST_FILES = ['reference.js', 'reference-model.js', 'prng.js', 'tasks.js', 'corpus.js', 'train.js', 'model.js', 'registry.js', 'errors.js', 'attnlab.js', 'attnlab.d.ts', 'attnlab-simd.wasm', 'attnlab-scalar.wasm', 'attnlab-relaxed.wasm', 'kjv.txt', 'kjv-index.json'];
 const BUILD_INPUTS = ['src', 'build.sh', 'tests/c', 'package.json', 'data/kjv.txt', 'data/kjv-index.json'];
 
 function run(command, args, what) {

@@ -16,6 +16,7 @@
 // before it, and copies the results out into fresh Float32Arrays.
 
 import { AttnError, STATUS_CODES, align, describe, typedLength } from './errors.js';
+import { COMMON_OPTIONS, parseMetadata, describeOptions, describeDims } from './registry.js';
 import { Model } from './model.js';
 import { train } from './train.js';
 import { cores, stackBytes, startPool, threadsBlocked } from './pool.js';
@@ -91,12 +92,6 @@ const MODEL_SCRATCH_BYTES = 512;
 const WANT_WEIGHTS = 1; // attnlab.h ATTN_WANT_*
 const WANT_STATE = 2;
 const WANT_GRADS = 4;
-const COMMON_OPTIONS = ['causal', 'weights']; // every variant takes these (options.def)
-// How options.def's kinds look from JavaScript (lab.options[name].type).
-const KIND_TYPES = {
-  BOOL: 'boolean', CALL: 'boolean', NUMBER: 'number', OPTIONAL: 'number', ENUM: 'enum',
-  INT: 'integer', VARIANTS: 'list', WEIGHTS: 'numbers',
-};
 
 const cache = new Map();
 
@@ -301,64 +296,6 @@ async function readBytes(url) {
   return response.arrayBuffer();
 }
 
-
-/* ---- metadata ---- */
-
-// The registry as attn_metadata_json() describes it: variants.def, options.def and attnlab.h's lists.
-function parseMetadata(json) {
-  const meta = JSON.parse(json);
-  const list = (xs) => xs.filter((x) => x !== null);
-  const words = (text) => text.trim().split(/\s+/).filter(Boolean);
-  const variants = list(meta.variants).map((v) => Object.freeze({
-    id: v.id,
-    label: v.label,
-    family: v.family,
-    mixable: v.mixable === 1,
-    summary: v.summary,
-    formula: v.formula,
-    cost: v.cost,
-    dims: Object.freeze(words(v.dims)),
-    inputs: Object.freeze(words(v.inputs).map((spec) => {
-      const [name, shape] = spec.split(':');
-      return Object.freeze({ name, shape: Object.freeze(shape.split('*')) });
-    })),
-    options: Object.freeze(words(v.options)),
-  }));
-  let offset = 0;
-  const optionFields = new Map();
-  for (const f of list(meta.optionFields)) {
-    optionFields.set(f.name, { offset, float: f.type === 'float', count: f.count });
-    offset += 4 * f.count;
-  }
-  const patterns = list(meta.patterns);
-  const tilings = list(meta.tilings);
-  const lists = {
-    patterns: patterns.map((p) => p.name),
-    tilings: tilings.map((t) => t.name),
-    mixable: variants.filter((v) => v.mixable).map((v) => v.id),
-  };
-  const options = list(meta.options).map((o) => ({
-    ...o,
-    values: lists[o.values] ?? null,
-    appliesTo: variants.filter((v) => COMMON_OPTIONS.includes(o.name) || v.options.includes(o.name)).map((v) => v.id),
-  }));
-  return {
-    version: meta.version,
-    simd: meta.simd === 1,
-    fma: meta.fma === 1,
-    maxComponents: meta.maxComponents,
-    maxDim: meta.maxDim,
-    inputFields: words(meta.inputFields),
-    dims: list(meta.dims),
-    dimFields: list(meta.dims).map((d) => d.name),
-    optionFields,
-    optionsBytes: offset,
-    patterns,
-    lists,
-    options,
-    variants,
-  };
-}
 
 /* ---- the instance ---- */
 
@@ -934,37 +871,6 @@ class Instance {
     while (u8[end] !== 0) end++;
     return new TextDecoder().decode(u8.slice(ptr, end)); // a copy: browsers do not decode shared memory
   }
-}
-
-// lab.options: every option of options.def, for building forms; the checks are the rule.
-function describeOptions(meta) {
-  const info = {};
-  for (const o of meta.options) {
-    const entry = {
-      type: KIND_TYPES[o.kind],
-      default: o.default,
-      description: o.description,
-      appliesTo: Object.freeze(o.appliesTo),
-      grad: o.kind !== 'CALL', // attentionGrad takes it too (weights and state are attention()'s)
-    };
-    if (o.values) entry.values = Object.freeze(o.values.slice());
-    if (o.min !== null) entry.min = o.min;
-    if (o.kind === 'VARIANTS') entry.max = meta.maxComponents;
-    if (o.values === meta.lists.patterns) {
-      entry.causalValues = Object.freeze(meta.patterns.filter((p) => !p.lookAhead).map((p) => p.name));
-    }
-    info[o.name] = Object.freeze(entry);
-  }
-  return Object.freeze(info);
-}
-
-// lab.dims: what each dimension means, and which one a missing value stands for (L: n).
-function describeDims(meta) {
-  const info = {};
-  for (const d of meta.dims) {
-    info[d.name] = Object.freeze({ description: d.description, ...(d.defaultsTo !== 'none' ? { defaultsTo: d.defaultsTo } : {}) });
-  }
-  return Object.freeze(info);
 }
 
 

@@ -1,5 +1,5 @@
 // model.js — lab.model(config): a small transformer whose attention is one variant, trained in the
-// WebAssembly module by src/c/model.c (docs/model.md). A model holds one block of module memory
+// WebAssembly module by src/c/model_*.c (src/c/model.h says which file does what; docs/model.md). A model holds one block of module memory
 // until dispose(): its configuration struct, one frozen flag per parameter, and the parameters,
 // gradients and AdamW moments (four sections of P floats). Each call lays its tokens, targets,
 // results and workspace out above every such block, as attention() does; generate() lays out its
@@ -14,14 +14,18 @@
 import { AttnError, STATUS_CODES, align, describe, typedLength } from './errors.js';
 import { mulberry32 } from './prng.js';
 
-const CONFIG_BYTES = 256; // attn_model_config: 12 four-byte fields, a double, attn_options, a pointer, 1 + 16 ints
-const CONFIG_FIELDS = ['variant', 'vocab', 'seqLen', 'dModel', 'heads', 'layers', 'dFF', 'causal',
-  'hidden', 'rank', 'weightDecay', 'seed']; // in the struct's order; weightDecay is a float
-const R_STD_AT = 48; // double r_std follows the 12 fields
-const OPTIONS_AT = 56; // attn_options follows it; the frozen pointer follows the options
+// The block a model's attn_model_config takes (attnlab.h asserts the struct fits it). The struct's
+// layout, and attn_model_param's, come from the module (attn_metadata_json, registry.c: each
+// field's name, type and offset), so nothing here mirrors an offset.
+const CONFIG_BYTES = 256;
+// attn_model_config's scalar fields and the configuration's names for them (its options, frozen
+// pointer and patterns are written apart).
+const CONFIG_VALUES = {
+  variant: 'variant', vocab: 'vocab', seq_len: 'seqLen', d_model: 'dModel', heads: 'heads', layers: 'layers', d_ff: 'dFF',
+  causal: 'causal', hidden: 'hidden', rank: 'rank', weight_decay: 'weightDecay', seed: 'seed', r_std: 'rStd',
+};
 const R_STD_DEFAULT = 0.2;
 const R_STD_MAX = 1e6;
-const PARAM_BYTES = 80; // attn_model_param
 const SAVE_MAGIC = 'attnlab-model';
 const SAVE_VERSION = 2; // 1: no checksum, the gradient section saved too (still loaded)
 const HEADER_KEYS = ['format', 'version', 'config', 'step'];
@@ -39,7 +43,6 @@ const MODEL_SETS = new Map([
   ['alphaLogits', "a model learns its mixture weights per head (the parameters 'l*.h*.alpha', starting uniform)"],
   ['pattern', 'fixed heads take the patterns in turn: give the list as options.patterns (docs/model.md)'],
 ]);
-const MAX_PATTERNS = 16; // ATTN_MODEL_MAX_PATTERNS
 
 
 function positiveInt(name, x) {
@@ -108,8 +111,9 @@ function readConfig(engine, config) {
 function readPatterns(engine, patterns) {
   const names = engine.meta.options.find((o) => o.name === 'pattern').values;
   const length = Array.isArray(patterns) ? patterns.length : 0;
-  if (length < 1 || length > MAX_PATTERNS) {
-    throw new AttnError('VALUE', `model config: options.patterns must be an array of 1 to ${MAX_PATTERNS} pattern names among ${names.join(', ')}, got ${describe(patterns)}`);
+  const max = fieldOf(engine.meta.modelConfig, 'attn_model_config', 'patterns').count; // ATTN_MODEL_MAX_PATTERNS
+  if (length < 1 || length > max) {
+    throw new AttnError('VALUE', `model config: options.patterns must be an array of 1 to ${max} pattern names among ${names.join(', ')}, got ${describe(patterns)}`);
   }
   const out = [];
   for (let i = 0; i < length; i++) {
@@ -607,29 +611,44 @@ function configJson(config) {
   return c;
 }
 
-// The struct attn_model_config at ptr: the fields in CONFIG_FIELDS order, the attention options,
-// the frozen flags' pointer and the fixed patterns.
-function writeConfig(engine, ptr, c, frozenPtr) {
-  // the struct as laid out below (wasm32: a 4-byte pointer) must fit the block; attnlab.h asserts it too
-  if (OPTIONS_AT + engine.meta.optionsBytes + 8 + 4 * MAX_PATTERNS > CONFIG_BYTES) {
-    throw new AttnError('LOAD', `this module's attn_model_config does not fit the binding's ${CONFIG_BYTES}-byte block: binding and module differ`);
+// A field of one of the model's structs as the module lays it out, or LOAD naming it: a module
+// whose struct lacks a field the binding writes is not the binding's.
+function fieldOf(layout, struct, name) {
+  const field = layout.fields.get(name);
+  if (!field) throw new AttnError('LOAD', `this module's ${struct} has no field ${name}: binding and module differ`);
+  return field;
+}
+
+// Writes a number at byte `at` as the C type of its field.
+function putNumber(engine, at, type, value) {
+  const buffer = engine.i32().buffer;
+  switch (type) {
+    case 'int32_t': case 'pointer': new Int32Array(buffer, at, 1)[0] = value; break; // wasm32: 4-byte pointers
+    case 'uint32_t': new Uint32Array(buffer, at, 1)[0] = value; break;
+    case 'float': new Float32Array(buffer, at, 1)[0] = value; break;
+    case 'double': new Float64Array(buffer, at, 1)[0] = value; break;
+    default: throw new AttnError('LOAD', `attn_model_config: a field of type ${type} is not one the binding writes: binding and module differ`);
   }
-  const i32 = engine.i32(), f32 = engine.f32();
-  i32.fill(0, ptr >>> 2, (ptr + CONFIG_BYTES) >>> 2);
+}
+
+// The struct attn_model_config at ptr, by the module's layout: the scalar fields, the attention
+// options, the frozen flags' pointer and the fixed patterns.
+function writeConfig(engine, ptr, c, frozenPtr) {
+  const layout = engine.meta.modelConfig;
+  if (layout.bytes > CONFIG_BYTES) { // attnlab.h asserts it too
+    throw new AttnError('LOAD', `this module's attn_model_config (${layout.bytes} bytes) does not fit the binding's ${CONFIG_BYTES}-byte block: binding and module differ`);
+  }
+  const field = (name) => fieldOf(layout, 'attn_model_config', name);
+  engine.i32().fill(0, ptr >>> 2, (ptr + CONFIG_BYTES) >>> 2);
   const values = { ...c, variant: engine.variant(c.variant).index, causal: c.causal ? 1 : 0 };
-  CONFIG_FIELDS.forEach((name, i) => {
-    if (name === 'weightDecay') f32[(ptr >>> 2) + i] = values[name];
-    else if (name === 'seed') new Uint32Array(i32.buffer)[(ptr >>> 2) + i] = values[name];
-    else i32[(ptr >>> 2) + i] = values[name];
-  });
-  new Float64Array(i32.buffer, ptr + R_STD_AT, 1)[0] = c.rStd;
-  engine.writeOptionsAt(ptr + OPTIONS_AT, c.opt);
-  const frozenAt = ptr + OPTIONS_AT + engine.meta.optionsBytes; // after attn_options, whatever its size
-  i32[frozenAt >>> 2] = frozenPtr;
-  if (c.patterns) { // n_patterns, then patterns[], after the (wasm32: 4-byte) frozen pointer
+  for (const [name, key] of Object.entries(CONFIG_VALUES)) putNumber(engine, ptr + field(name).offset, field(name).type, values[key]);
+  engine.writeOptionsAt(ptr + field('options').offset, c.opt);
+  putNumber(engine, ptr + field('frozen').offset, field('frozen').type, frozenPtr);
+  if (c.patterns) {
     const names = engine.meta.options.find((o) => o.name === 'pattern').values;
-    i32[(frozenAt + 4) >>> 2] = c.patterns.length;
-    c.patterns.forEach((name, i) => { i32[((frozenAt + 8) >>> 2) + i] = names.indexOf(name); });
+    putNumber(engine, ptr + field('n_patterns').offset, field('n_patterns').type, c.patterns.length);
+    const at = field('patterns');
+    c.patterns.forEach((name, i) => putNumber(engine, ptr + at.offset + 4 * i, at.type, names.indexOf(name)));
   }
 }
 
@@ -641,6 +660,8 @@ function measure(engine, c) {
   const e = engine.exports();
   const cfg = engine.modelScratch(); // CONFIG_BYTES for the struct, then 64 for results, then an attn_model_param
   const result = cfg + CONFIG_BYTES, info = result + 64;
+  const param = engine.meta.modelParam;
+  const at = (name) => info + fieldOf(param, 'attn_model_param', name).offset;
   writeConfig(engine, cfg, c, 0);
   const check = (status, what) => { if (status !== 0) throw failure(engine, status, what); };
   check(e.attn_model_check(cfg, engine.detailPtr()), 'model config');
@@ -652,8 +673,8 @@ function measure(engine, c) {
   for (let i = 0; i < count; i++) {
     check(e.attn_model_param_info(cfg, i, info, engine.detailPtr()), 'parameter table');
     const i32 = engine.i32();
-    const f = (byte) => i32[(info + byte) >>> 2];
-    table.push(Object.freeze({ name: engine.cString(info), offset: f(36), count: f(40), rows: f(48), cols: f(52), matrix: f(56) !== 0 }));
+    const f = (name) => i32[at(name) >>> 2];
+    table.push(Object.freeze({ name: engine.cString(at('name')), offset: f('offset'), count: f('count'), rows: f('rows'), cols: f('cols'), matrix: f('is_matrix') !== 0 }));
   }
   return { count, bytes, table };
 }
