@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs as parseFlags } from 'node:util';
 
 export const BENCH_DIR = path.dirname(fileURLToPath(import.meta.url));
 export const ROOT = path.resolve(BENCH_DIR, '..');
@@ -49,27 +50,29 @@ export function respawnWithFlags(script, relaxedSupported) {
   return r.status ?? 1;
 }
 
+/** The flags of USAGE (--flag value or --flag=value; a list is comma-separated, --skip may repeat). */
 export function parseArgs(argv) {
-  const o = { quick: false, only: null, out: BENCH_DIR, sizes: null, skip: new Set(), help: false, trainingOnly: false, threadsOnly: false };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const val = () => {
-      if (a.includes('=')) return a.slice(a.indexOf('=') + 1);
-      if (i + 1 >= argv.length) throw new Error(`${a} needs a value`);
-      return argv[++i];
-    };
-    const list = () => val().split(',').map((s) => s.trim()).filter(Boolean);
-    if (a === '--quick') o.quick = true;
-    else if (a === '--training-only') o.trainingOnly = true;
-    else if (a === '--threads-only') o.threadsOnly = true;
-    else if (a.startsWith('--only')) o.only = list();
-    else if (a.startsWith('--out')) o.out = path.resolve(process.cwd(), val());
-    else if (a.startsWith('--sizes')) o.sizes = list().map(Number);
-    else if (a.startsWith('--skip')) for (const s of list()) o.skip.add(s);
-    else if (a === '--help' || a === '-h') o.help = true;
-    else throw new Error(`unknown argument ${a} (see --help)`);
+  let values;
+  try {
+    ({ values } = parseFlags({
+      args: argv,
+      options: {
+        quick: { type: 'boolean', default: false }, 'training-only': { type: 'boolean', default: false },
+        'threads-only': { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false },
+        only: { type: 'string' }, out: { type: 'string' }, sizes: { type: 'string' }, skip: { type: 'string', multiple: true },
+      },
+    }));
+  } catch (err) {
+    throw new Error(`${err.message} (see --help)`);
   }
-  return o;
+  const list = (text) => text.split(',').map((s) => s.trim()).filter(Boolean);
+  return {
+    quick: values.quick, trainingOnly: values['training-only'], threadsOnly: values['threads-only'], help: values.help,
+    only: values.only != null ? list(values.only) : null,
+    out: values.out != null ? path.resolve(process.cwd(), values.out) : BENCH_DIR,
+    sizes: values.sizes != null ? list(values.sizes).map(Number) : null,
+    skip: new Set((values.skip ?? []).flatMap(list)),
+  };
 }
 
 /**

@@ -15,6 +15,7 @@ import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const BINDING = new URL('../dist/attnlab.js', import.meta.url).href;
@@ -265,9 +266,12 @@ export async function threadsPhase({ quick = false, dir = HERE, log = console.lo
   return results;
 }
 
-const argv = process.argv.slice(2);
-if (argv[0] === '--child') {
-  child(argv[1], Number(argv[2]), argv.includes('--quick')).catch((e) => { console.error(e?.stack ?? e); process.exit(1); });
-} else if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
-  threadsPhase({ quick: argv.includes('--quick') }).catch((e) => { console.error(e?.stack ?? e); process.exit(1); });
+// node bench/threads.mjs [--quick]; the measuring children: --child WHO THREADS [--quick]
+const isMain = process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1]);
+if (isMain) {
+  const { values, positionals } = parseArgs({
+    options: { child: { type: 'string' }, quick: { type: 'boolean', default: false } }, allowPositionals: true,
+  });
+  const run = values.child != null ? child(values.child, Number(positionals[0]), values.quick) : threadsPhase({ quick: values.quick });
+  run.catch((e) => { console.error(e?.stack ?? e); process.exit(1); });
 }

@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const CHROMIUM = '/usr/bin/chromium';
@@ -89,12 +90,13 @@ export function ensureChromium() {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const args = new Set(process.argv.slice(2));
-  const all = args.size === 0;
   try {
-    if (all || args.has('--deps')) ensureDeps();
-    if (all || args.has('--build') || args.has('--force-build')) ensureBuild({ force: args.has('--force-build') });
-    if (all || args.has('--browser')) ensureChromium();
+    const flags = ['deps', 'build', 'force-build', 'browser'];
+    const { values } = parseArgs({ options: Object.fromEntries(flags.map((f) => [f, { type: 'boolean', default: false }])) });
+    const all = flags.every((f) => !values[f]);
+    if (all || values.deps) ensureDeps();
+    if (all || values.build || values['force-build']) ensureBuild({ force: values['force-build'] });
+    if (all || values.browser) ensureChromium();
   } catch (err) {
     console.error(`ensure: ${err.message}`);
     process.exit(1);

@@ -26,6 +26,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const DATA_FILE = '/usr/lib/bible.data';
@@ -55,12 +56,12 @@ function die(msg) {
 }
 
 function args(argv) {
-  const a = { out: join(root, 'data') };
-  for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === '--out' && argv[i + 1]) a.out = resolve(argv[++i]);
-    else die(`unknown argument ${argv[i]}; usage: node scripts/prepare-corpus.mjs [--out DIR]`);
+  try {
+    const { values } = parseArgs({ args: argv, options: { out: { type: 'string' } } });
+    return { out: values.out != null ? resolve(values.out) : join(root, 'data') };
+  } catch (err) {
+    die(`${err.message}; usage: node scripts/prepare-corpus.mjs [--out DIR]`);
   }
-  return a;
 }
 
 /** The installed version of a Debian package, or null. */

@@ -22,6 +22,7 @@
 
 import { mkdirSync, readFileSync, writeFileSync, readdirSync, unlinkSync, existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import path from 'node:path';
 import { reference } from '../src/js/reference.js';
 import {
@@ -322,7 +323,7 @@ export function fixtureCase(c) {
 }
 
 function main() {
-  const check = process.argv.includes('--check');
+  const { check } = parseArgs({ options: { check: { type: 'boolean', default: false } } }).values;
   const byVariant = buildCases();
   if (!check) mkdirSync(FIXTURE_DIR, { recursive: true });
   let total = 0;
