@@ -16,7 +16,9 @@
 // before it, and copies the results out into fresh Float32Arrays.
 
 import { AttnError, STATUS_CODES, align, describe, typedLength } from './errors.js';
-import { COMMON_OPTIONS, parseMetadata, describeOptions, describeDims } from './registry.js';
+import { parseMetadata, describeOptions, describeDims } from './registry.js';
+import { Heap, PAGE, MAX_MEMORY } from './heap.js';
+import { Options } from './options.js';
 import { Model } from './model.js';
 import { train } from './train.js';
 import { cores, stackBytes, startPool, threadsBlocked } from './pool.js';
@@ -76,8 +78,6 @@ export function features() {
   };
 }
 
-const PAGE = 65536;
-const MAX_MEMORY = 4 * 1024 * 1024 * 1024; // wasm32, and the modules' declared maximum
 // The control block of one call, at the start of the binding's memory: attn_dims, attn_inputs (an
 // array of pointers in ATTN_INPUT_LIST order), attn_options (fields in optionFields order), the
 // detail pointer, and the attn_plan. Field orders come from the module's metadata.
@@ -299,39 +299,42 @@ async function readBytes(url) {
 
 /* ---- the instance ---- */
 
+// An instance is three concerns: its memory (heap.js: views, strings, growth, the blocks models
+// keep), its attention options (options.js: read from the caller, written for the core), and
+// here the calls: each lays its dims and options into the control block, plans, lays its arrays
+// out above the models' blocks, runs and copies the results out. Models see the small ModelHost
+// interface (#host; src/js/model.js).
 class Instance {
   #exports;
-  #memory;
+  #heap;
   #meta;
   #byId;
-  #optionInfo; // name -> options.def entry with its field offsets
+  #options; // the attention options' reader and writer
   #heapBase;
   #controlBytes;
   #modelScratch; // offset of the models' scratch area in the control block
   #gradsOffset; // attn_grads: one pointer per input field, then alpha
-  #blocks = []; // memory that outlives a call (models): [{ offset, bytes }] by offset
-  #models = null; // the engine handed to models (src/js/model.js)
-  #views = null;
+  #host = null; // what models may use of this instance (src/js/model.js's ModelHost)
   #onDispose;
   #pool;
   #broken = null; // why the instance cannot run any more (BROKEN), once a threaded call trapped
 
   constructor(exports, onDispose, { memory = exports.memory, pool = null, threads = 1, reserved = 0 } = {}) {
     this.#exports = pool ? this.#guard(exports) : exports;
-    this.#memory = memory;
+    this.#heap = new Heap(memory);
     this.#onDispose = onDispose;
     this.#pool = pool;
     if (pool) pools?.register(this, pool.stop, this);
     if (typeof exports._initialize === 'function') exports._initialize(); // static constructors
     // above the static data (and, threaded, the workers' stacks)
     this.#heapBase = align(align(exports.attn_heap_base() >>> 0, 64) + reserved, 64);
-    this.#meta = parseMetadata(this.#cString(exports.attn_metadata_json()));
+    this.#meta = parseMetadata(this.#heap.cString(exports.attn_metadata_json()));
     this.#gradsOffset = align(PLAN_OFFSET + exports.attn_plan_size(), 16);
     this.#byId = new Map(this.#meta.variants.map((v, index) => [v.id, { ...v, index }]));
-    this.#optionInfo = new Map(this.#meta.options.map((o) => [o.name, o]));
+    this.#options = new Options({ meta: this.#meta, byId: this.#byId, heap: this.#heap, exports: () => this.#exports });
     this.#modelScratch = align(this.#gradsOffset + 4 * (this.#meta.inputFields.length + 1), 64);
     this.#controlBytes = this.#modelScratch + MODEL_SCRATCH_BYTES;
-    this.#ensure(this.#heapBase + this.#controlBytes, 'the control block'); // once, so no later check grows memory
+    this.#heap.reserve(this.#heapBase + this.#controlBytes, 'the control block'); // once, so no later check grows memory
     // What the module says it is: wasmBinary may hold another build than the one asked for.
     this.build = this.#meta.fma ? 'relaxed' : this.#meta.simd ? 'simd' : 'scalar';
     this.simd = this.build !== 'scalar';
@@ -344,14 +347,14 @@ class Instance {
     Object.defineProperty(this, INTERNAL, {
       value: Object.freeze({
         exports: () => { this.#alive(); return this.#exports; },
-        memory: () => { this.#alive(); return this.#memory; },
+        memory: () => { this.#alive(); return this.#heap.memory; },
       }),
     });
     Object.freeze(this);
   }
 
   // The exports of a threaded instance, each call of which turns a trap into BROKEN: every entry
-  // point (attention, attentionGrad, the models through #engine) calls the module through here.
+  // point (attention, attentionGrad, the models through #host) calls the module through here.
   // A trap in a threaded call leaves the pool mid-job (a worker gone, or the leader's job never
   // closed), so the instance is never called again. RangeError is the engine's own stack running
   // out inside WebAssembly, which unwinds the same way; any other error (a binding bug passing a
@@ -406,7 +409,7 @@ class Instance {
    */
   model(config) {
     this.#alive();
-    return new Model(this.#engine(), config);
+    return new Model(this.#modelHost(), config);
   }
 
   /**
@@ -424,83 +427,35 @@ class Instance {
    */
   loadModel(bytes, options) {
     this.#alive();
-    return Model.load(this.#engine(), bytes, options);
+    return Model.load(this.#modelHost(), bytes, options);
   }
 
-  // What src/js/model.js may use of this instance: memory, exports, option reading and errors.
-  #engine() {
-    if (this.#models) return this.#models;
-    const self = this;
-    this.#models = Object.freeze({
-      exports: () => { self.#alive(); return self.#exports; },
+  // What src/js/model.js may use of this instance (its ModelHost): the memory, the options, the
+  // registry, and the module's exports with the control block's two areas models use.
+  #modelHost() {
+    this.#host ??= Object.freeze({
+      heap: this.#heap,
+      options: this.#options,
       meta: this.#meta,
-      f32: () => self.#f32(),
-      i32: () => self.#i32(),
-      u8: () => self.#view().u8,
-      cString: (ptr) => self.#cString(ptr),
-      detailPtr: () => self.#heapBase + DETAIL_OFFSET,
-      variant: (id) => self.#byId.get(id),
-      readOptions: (variant, options, excluded) => self.#readOptions(variant, options, excluded),
-      writeOptionsAt: (ptr, opt) => self.#writeOptionsAt(ptr, opt),
-      alloc: (bytes) => self.#alloc(bytes),
-      free: (offset) => self.#free(offset),
-      scratchBase: () => self.#scratchBase(),
-      modelScratch: () => self.#heapBase + self.#modelScratch,
-      ensure: (end, what) => self.#ensure(end, what),
+      variant: (id) => this.#byId.get(id),
+      exports: () => { this.#alive(); return this.#exports; },
+      detailPtr: () => this.#heapBase + DETAIL_OFFSET,
+      modelScratch: () => this.#heapBase + this.#modelScratch,
     });
-    return this.#models;
-  }
-
-  // Memory that outlives a call, first fit above the control block; calls lay their buffers out
-  // above the last such block.
-  #alloc(bytes) {
-    let start = this.#heapBase + this.#controlBytes;
-    let at = this.#blocks.length;
-    for (let i = 0; i < this.#blocks.length; i++) {
-      if (this.#blocks[i].offset - start >= bytes) { at = i; break; }
-      start = align(this.#blocks[i].offset + this.#blocks[i].bytes, 64);
-    }
-    this.#ensure(start + bytes, `a model of ${(bytes / 2 ** 20).toFixed(1)} MiB`);
-    this.#blocks.splice(at, 0, { offset: start, bytes });
-    return start;
-  }
-
-  #free(offset) {
-    const i = this.#blocks.findIndex((b) => b.offset === offset);
-    if (i >= 0) this.#blocks.splice(i, 1);
-  }
-
-  #scratchBase() {
-    const last = this.#blocks[this.#blocks.length - 1];
-    return last ? align(last.offset + last.bytes, 64) : this.#heapBase + this.#controlBytes;
-  }
-
-  // Grows memory to hold `end` bytes, or throws MEMORY naming what needed it.
-  #ensure(end, what) {
-    if (!(end <= MAX_MEMORY)) {
-      throw new AttnError('MEMORY', `${what} needs ${(end / 2 ** 30).toFixed(1)} GiB, more than WebAssembly's 4 GiB memory`);
-    }
-    if (end <= this.#memory.buffer.byteLength) return;
-    try {
-      this.#memory.grow(Math.ceil((end - this.#memory.buffer.byteLength) / PAGE));
-    } catch (err) {
-      throw new AttnError('MEMORY', `${what} needs ${(end / 2 ** 20).toFixed(0)} MiB of WebAssembly memory ` +
-        `and the engine refused to grow it (${err.message})`);
-    }
+    return this.#host;
   }
 
   /** Bytes of WebAssembly memory held now. */
   memoryBytes() {
     this.#alive();
-    return this.#memory.buffer.byteLength;
+    return this.#heap.byteLength;
   }
 
   dispose() {
     if (!this.#exports) return;
     this.#stopPool();
     this.#exports = null;
-    this.#memory = null;
-    this.#views = null;
+    this.#heap.dispose();
     this.#onDispose();
   }
 
@@ -546,7 +501,7 @@ class Instance {
     if (alphaName) outputs.push({ name: alphaName, count: opt.components.length, cols: opt.components.length, grad: true });
     const base = this.#heapBase;
     const result = this.#execute(variant, dims, opt, wsBytes, [...arrays, dout], outputs, (at, wsOffset) => {
-      const u32 = this.#u32();
+      const u32 = this.#heap.u32();
       const grads = (base + this.#gradsOffset) >>> 2;
       this.#meta.inputFields.forEach((name, i) => { u32[grads + i] = at[`grad:${name}`] ?? 0; });
       u32[grads + this.#meta.inputFields.length] = alphaName ? at[`grad:${alphaName}`] : 0;
@@ -591,7 +546,7 @@ class Instance {
     if (typeof options !== 'object' || Array.isArray(options)) {
       throw new AttnError('VALUE', `options must be an object, got ${describe(options)}`);
     }
-    const opt = this.#readOptions(variant, options);
+    const opt = this.#options.read(variant, options);
     const parts = opt.components ? opt.components.map((c) => this.#byId.get(c)) : [variant];
     const names = this.#inputNames(inputs);
     const dims = readDims(parts, inputs, this.#meta);
@@ -606,143 +561,13 @@ class Instance {
     if (this.#broken) throw new AttnError('BROKEN', this.#broken);
   }
 
-  // The JavaScript side of each option: its type, and the names an enum or a list takes (the C
-  // core cannot see strings or arrays). Value rules (ranges, alpha summing to 1, mixable
-  // components, patterns that cannot be causal) are the core's, checked once by attn_plan_make.
-  // excluded: names this caller sets itself (a model's causal, its learned alpha), mapped to
-  // the reason given when the caller passes one anyway.
-  #readOptions(variant, options, excluded = new Map()) {
-    const accepted = [...COMMON_OPTIONS, ...variant.options].filter((name) => !excluded.has(name));
-    // every key and value read once, here: a getter or proxy trap runs once per option
-    const raw = new Map();
-    for (const key of Object.keys(options)) raw.set(key, options[key]);
-    for (const [key, value] of raw) {
-      if (value === undefined) continue;
-      if (excluded.has(key)) throw new AttnError('UNSUPPORTED', `option "${key}": ${excluded.get(key)}`);
-      if (!this.#optionInfo.has(key)) {
-        throw new AttnError('UNKNOWN', `unknown option "${key}"; ${variant.id} accepts ${accepted.join(', ')}`);
-      }
-      if (!accepted.includes(key)) {
-        throw new AttnError('UNSUPPORTED', `option "${key}" does not apply to ${variant.id}, which accepts ${accepted.join(', ')}`);
-      }
-    }
-    const opt = { given: new Map() };
-    for (const name of accepted) {
-      const info = this.#optionInfo.get(name);
-      const given = raw.get(name);
-      if (info.kind === 'WEIGHTS') continue; // read with the components they weigh
-      const value = given === undefined || given === null ? info.default : given; // null: the default, for every option
-      opt[name] = this.#readOption(info, value, given !== undefined && given !== null);
-      if (given !== undefined && given !== null) opt.given.set(name, opt[name]);
-    }
-    if (opt.components && !excluded.has('alpha')) this.#readWeights(variant, raw, opt);
-    return opt;
-  }
-
-  #readOption(info, value, given) {
-    const { name } = info;
-    switch (info.kind) {
-      case 'BOOL':
-      case 'CALL':
-        if (typeof value !== 'boolean') throw new AttnError('VALUE', `option ${name} must be true or false, got ${describe(value)}`);
-        return value;
-      case 'NUMBER':
-      case 'OPTIONAL':
-        if (value === null) return null;
-        if (typeof value !== 'number' || !Number.isFinite(value)) {
-          throw new AttnError('VALUE', `option ${name} must be a finite number, got ${describe(value)}`);
-        }
-        if (info.min !== null && value < info.min) throw new AttnError('VALUE', `option ${name} must be >= ${info.min}, got ${value}`);
-        return value;
-      case 'ENUM':
-        if (!info.values.includes(value)) {
-          throw new AttnError('VALUE', `option ${name} must be one of ${info.values.map((x) => `"${x}"`).join(', ')}, got ${describe(value)}`);
-        }
-        return value;
-      case 'INT':
-        if (!Number.isInteger(value) || value > 0x7fffffff || (info.min !== null && value < info.min)) {
-          throw new AttnError('VALUE', `option ${name} must be an integer >= ${info.min}, got ${describe(value)}`);
-        }
-        return value;
-      case 'VARIANTS': {
-        const max = this.#meta.maxComponents;
-        if (!given && value === null) {
-          throw new AttnError('VALUE', `option ${name} must be an array of 1 to ${max} variant ids among ${info.values.join(', ')}, got ${describe(value)}`);
-        }
-        const length = Array.isArray(value) ? value.length : 0; // read once, as each entry below
-        if (length < 1 || length > max) {
-          throw new AttnError('VALUE', `option ${name} must be an array of 1 to ${max} variant ids among ${info.values.join(', ')}, got ${describe(value)}`);
-        }
-        const list = [];
-        for (let i = 0; i < length; i++) list.push(value[i]);
-        for (const c of list) {
-          if (!this.#byId.has(c)) throw new AttnError('UNKNOWN', `${name}: unknown variant ${describe(c)}; a mixture combines ${info.values.join(', ')}`);
-          if (!info.values.includes(c)) throw new AttnError('UNSUPPORTED', `${name}: ${c} cannot be mixed; a mixture combines ${info.values.join(', ')}`);
-        }
-        return list;
-      }
-      default:
-        throw new AttnError('LOAD', `option ${name} has kind ${info.kind}, which this binding does not know`);
-    }
-  }
-
-  // Weights options (alpha, alphaLogits) share one array: exactly one is given, a number per component.
-  #readWeights(variant, raw, opt) {
-    const names = variant.options.filter((o) => this.#optionInfo.get(o).kind === 'WEIGHTS');
-    const given = names.filter((o) => raw.get(o) !== undefined && raw.get(o) !== null);
-    if (given.length !== 1) {
-      throw new AttnError('VALUE', given.length
-        ? `give ${given.join(' or ')}, not both`
-        : `${variant.id} needs ${names.map((o) => `${o} (${this.#optionInfo.get(o).description})`).join(' or ')}`);
-    }
-    const name = given[0];
-    const values = raw.get(name);
-    const count = opt.components.length;
-    const length = values !== null && typeof values === 'object' ? (ArrayBuffer.isView(values) && !(values instanceof DataView) ? typedLength.call(values) : values.length) : undefined;
-    if (typeof length !== 'number' || length !== count) {
-      throw new AttnError('VALUE', `${name} must hold one number per component (${count}), got ${describe(values)}`);
-    }
-    const list = [];
-    for (let i = 0; i < count; i++) {
-      const x = values[i];
-      if (typeof x !== 'number' || !Number.isFinite(x)) throw new AttnError('VALUE', `${name}[${i}] must be a finite number, got ${describe(x)}`);
-      list.push(x);
-    }
-    opt[name] = list;
-    opt.given.set(name, list);
-  }
-
   // Writes dims and options where attnlab.h's lists put them.
   #writeControl(dims, opt) {
     const base = this.#heapBase;
-    const i32 = this.#i32();
-    const f32 = this.#f32();
+    const i32 = this.#heap.i32();
     i32.fill(0, base >>> 2, (base + this.#controlBytes) >>> 2);
     this.#meta.dimFields.forEach((name, i) => { i32[((base + DIMS_OFFSET) >>> 2) + i] = dims[name] ?? 0; });
-    this.#writeOptionsAt(base + OPTIONS_OFFSET, opt);
-  }
-
-  // An attn_options struct at ptr: the defaults, then what opt.given holds.
-  #writeOptionsAt(ptr, opt) {
-    const i32 = this.#i32();
-    const f32 = this.#f32();
-    this.#exports.attn_options_default(ptr);
-    const fields = this.#meta.optionFields;
-    const at = (field, i = 0) => ((ptr + fields.get(field).offset) >>> 2) + i;
-    const put = (field, i, x) => { if (fields.get(field).float) f32[at(field, i)] = x; else i32[at(field, i)] = x; };
-    for (const [name, value] of opt.given) {
-      const info = this.#optionInfo.get(name);
-      const hasCompanion = info.companion !== 'none';
-      switch (info.kind) {
-        case 'BOOL': put(info.field, 0, value ? 1 : 0); break;
-        case 'NUMBER': case 'OPTIONAL': case 'INT': put(info.field, 0, value); break;
-        case 'ENUM': put(info.field, 0, info.values.indexOf(value)); break;
-        case 'VARIANTS': value.forEach((c, i) => put(info.field, i, this.#byId.get(c).index)); break;
-        case 'WEIGHTS': value.forEach((x, i) => put(info.field, i, x)); break;
-        default: break; // CALL: a flag of the plan
-      }
-      if (hasCompanion) put(info.companion, 0, info.kind === 'VARIANTS' ? value.length : 1);
-    }
+    this.#options.writeAt(base + OPTIONS_OFFSET, opt);
   }
 
   // attn_plan_make: the core's one validation of the call, and its workspace size.
@@ -759,7 +584,7 @@ class Instance {
   }
 
   #fail(status, dims, opt) {
-    const detail = this.#cString(this.#u32()[(this.#heapBase + DETAIL_OFFSET) >>> 2]);
+    const detail = this.#heap.cString(this.#heap.u32()[(this.#heapBase + DETAIL_OFFSET) >>> 2]);
     const shown = Object.entries(dims).map(([k, v]) => `${k} = ${v}`);
     if (opt?.pattern !== undefined && /pattern/.test(detail)) shown.push(`pattern "${opt.pattern}"`);
     for (const w of ['alpha', 'alphaLogits']) if (opt?.[w] && /alpha/.test(detail)) shown.push(`${w} [${opt[w].join(', ')}]`);
@@ -773,7 +598,7 @@ class Instance {
   #execute(variant, dims, opt, wsBytes, arrays, outputs, call) {
     const e = this.#exports;
     const base = this.#heapBase;
-    let cursor = this.#scratchBase();
+    let cursor = this.#heap.scratchBase();
     const place = (count) => {
       const at = cursor;
       cursor = align(cursor + count * 4, 64);
@@ -794,18 +619,17 @@ class Instance {
         `(${parts.join(', ')}), more than WebAssembly's 4 GiB memory` +
         (opt.weights ? '; request weights only for small n' : '; use a smaller n'));
     }
-    if (end > this.#memory.buffer.byteLength) {
+    if (end > this.#heap.byteLength) {
       checkFiniteInJs(arrays); // a call that fails must not grow memory, so check before growing
-      const pages = Math.ceil((end - this.#memory.buffer.byteLength) / PAGE);
       try {
-        this.#memory.grow(pages);
+        this.#heap.growTo(end);
       } catch (err) {
         throw new AttnError('MEMORY', `${variant.id} with n = ${dims.n} needs ${(end / 2 ** 20).toFixed(0)} MiB of ` +
           `WebAssembly memory and the engine refused to grow it (${err.message})`);
       }
     }
-    const f32 = this.#f32();
-    const u32 = this.#u32();
+    const f32 = this.#heap.f32();
+    const u32 = this.#heap.u32();
     this.#meta.inputFields.forEach((name, i) => { u32[((base + INPUTS_OFFSET) >>> 2) + i] = at[`input:${name}`] ?? 0; });
     for (const a of arrays) {
       f32.set(a.data, a.offset >>> 2);
@@ -820,11 +644,11 @@ class Instance {
       if (bad >= 0) {
         const what = o.grad ? `the gradient of ${o.name}` : o.name;
         throw new AttnError('VALUE', `${what}[${Math.floor(bad / o.cols)}][${bad % o.cols}] came out ` +
-          `${this.#f32()[(o.offset >>> 2) + bad]}: an intermediate (a logit, exp or normaliser) left float32's range; ` +
+          `${this.#heap.f32()[(o.offset >>> 2) + bad]}: an intermediate (a logit, exp or normaliser) left float32's range; ` +
           'scale the inputs down' + (opt.scale != null ? ` or use a smaller scale than ${opt.scale}` : '') +
           (opt.eps === 0 ? ' or use eps > 0' : ''));
       }
-      const heap = this.#f32();
+      const heap = this.#heap.f32();
       result[o.grad ? `grad:${o.name}` : o.name] = heap.slice(o.offset >>> 2, (o.offset >>> 2) + o.count);
     }
     return result;
@@ -839,7 +663,7 @@ class Instance {
       if (o.kind !== 'NUMBER' && o.kind !== 'INT') continue;
       const field = this.#meta.optionFields.get(o.field);
       const at = (base + OPTIONS_OFFSET + field.offset) >>> 2;
-      const value = field.float ? this.#f32()[at] : this.#i32()[at];
+      const value = field.float ? this.#heap.f32()[at] : this.#heap.i32()[at];
       if (!field || Math.abs(value - o.default) > 1e-6 * Math.abs(o.default)) {
         throw new AttnError('LOAD', `the ${this.build} module's attn_options layout does not match this binding (${o.name})`);
       }
@@ -851,25 +675,6 @@ class Instance {
         this.#meta.inputFields.length * 4 > OPTIONS_OFFSET - INPUTS_OFFSET) {
       throw new AttnError('LOAD', `the ${this.build} module's structs do not fit this binding's control block`);
     }
-  }
-
-  // Views are re-created whenever memory has grown (growth detaches the old buffer).
-  #view() {
-    const buffer = this.#memory.buffer;
-    if (!this.#views || this.#views.buffer !== buffer) {
-      this.#views = { buffer, f32: new Float32Array(buffer), i32: new Int32Array(buffer), u32: new Uint32Array(buffer), u8: new Uint8Array(buffer) };
-    }
-    return this.#views;
-  }
-  #f32() { return this.#view().f32; }
-  #i32() { return this.#view().i32; }
-  #u32() { return this.#view().u32; }
-
-  #cString(ptr) {
-    const u8 = this.#view().u8;
-    let end = ptr;
-    while (u8[end] !== 0) end++;
-    return new TextDecoder().decode(u8.slice(ptr, end)); // a copy: browsers do not decode shared memory
   }
 }
 

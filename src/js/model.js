@@ -14,6 +14,18 @@
 import { AttnError, STATUS_CODES, align, describe, typedLength } from './errors.js';
 import { mulberry32 } from './prng.js';
 
+/**
+ * What a model uses of the instance that made it (attnlab.js's #modelHost), and nothing more.
+ * @typedef {object} ModelHost
+ * @property {import('./heap.js').Heap} heap          memory: views, C strings, growth, the block a model keeps
+ * @property {import('./options.js').Options} options attention options: read() from a config, writeAt() a struct
+ * @property {object} meta                            the registry (registry.js), with the model structs' layouts
+ * @property {(id: string) => object} variant         a variant's registry entry, with its index
+ * @property {() => object} exports                   the module's exports (throws once the instance is disposed or broken)
+ * @property {() => number} detailPtr                 where the core writes the detail of a failure
+ * @property {() => number} modelScratch              the control block's area where a model is measured
+ */
+
 // The block a model's attn_model_config takes (attnlab.h asserts the struct fits it). The struct's
 // layout, and attn_model_param's, come from the module (attn_metadata_json, registry.c: each
 // field's name, type and offset), so nothing here mirrors an offset.
@@ -54,17 +66,17 @@ function positiveInt(name, x) {
 
 // The configuration as given, checked for what JavaScript must know (types, names); the core
 // checks the rest (heads dividing dModel, a Synthesizer's sizes, option values).
-function readConfig(engine, config) {
+function readConfig(host, config) {
   if (config === null || typeof config !== 'object' || Array.isArray(config)) {
     throw new AttnError('VALUE', `lab.model() takes a config object, got ${describe(config)}`);
   }
   for (const key of Object.keys(config)) {
     if (!KEYS.has(key)) throw new AttnError('UNKNOWN', `model config: unknown field "${key}"; expected ${[...KEYS].join(', ')}`);
   }
-  const variant = engine.variant(config.variant ?? 'softmax');
+  const variant = host.variant(config.variant ?? 'softmax');
   if (!variant) {
     throw new AttnError('UNKNOWN', `model config: unknown variant ${describe(config.variant)}; expected one of ` +
-      engine.meta.variants.map((v) => v.id).join(', '));
+      host.meta.variants.map((v) => v.id).join(', '));
   }
   const c = { variant: variant.id };
   for (const name of SIZES) c[name] = positiveInt(name, config[name]);
@@ -97,10 +109,10 @@ function readConfig(engine, config) {
   for (const key of Object.keys(options)) attention[key] = options[key];
   const { patterns } = attention;
   delete attention.patterns;
-  c.opt = engine.readOptions(variant, attention, MODEL_SETS);
+  c.opt = host.options.read(variant, attention, MODEL_SETS);
   c.options = Object.fromEntries(c.opt.given);
   if (patterns !== undefined && patterns !== null) {
-    c.patterns = readPatterns(engine, patterns);
+    c.patterns = readPatterns(host, patterns);
     c.options.patterns = c.patterns.slice();
   }
   return c;
@@ -108,10 +120,10 @@ function readConfig(engine, config) {
 
 // options.patterns: names of fixed patterns, cycled over the heads. The names are checked here
 // (the core sees indices); which variant and which causal setting may take them, in the core.
-function readPatterns(engine, patterns) {
-  const names = engine.meta.options.find((o) => o.name === 'pattern').values;
+function readPatterns(host, patterns) {
+  const names = host.meta.options.find((o) => o.name === 'pattern').values;
   const length = Array.isArray(patterns) ? patterns.length : 0;
-  const max = fieldOf(engine.meta.modelConfig, 'attn_model_config', 'patterns').count; // ATTN_MODEL_MAX_PATTERNS
+  const max = fieldOf(host.meta.modelConfig, 'attn_model_config', 'patterns').count; // ATTN_MODEL_MAX_PATTERNS
   if (length < 1 || length > max) {
     throw new AttnError('VALUE', `model config: options.patterns must be an array of 1 to ${max} pattern names among ${names.join(', ')}, got ${describe(patterns)}`);
   }
@@ -229,7 +241,7 @@ function draw(row, temperature, random) {
 }
 
 export class Model {
-  #engine;
+  #host;
   #block = -1; // offset of this model's memory: config struct, frozen flags, model block
   #bytes = 0;  // of the model block
   #params = []; // the parameter table: { name, offset, count, rows, cols, matrix }
@@ -241,12 +253,12 @@ export class Model {
    * (version 2: parameters and the two AdamW moments; version 1: also the gradients, which are not
    * kept); resetOptimizer keeps the parameters only (step 0, zero moments).
    */
-  constructor(engine, config, loaded = null) {
-    this.#engine = engine;
-    const c = readConfig(engine, config);
+  constructor(host, config, loaded = null) {
+    this.#host = host;
+    const c = readConfig(host, config);
     // Measured, tabled and checked in the control block's scratch: nothing is allocated or grown
     // until everything the configuration (or a saved file) declares has been checked.
-    const { count, bytes, table } = measure(engine, c);
+    const { count, bytes, table } = measure(host, c);
     const frozen = frozenFlags(table, c.freeze);
     const floats = loaded ? savedFloats(loaded, bytes / 16) : null;
     const { opt, ...shown } = c;
@@ -254,13 +266,13 @@ export class Model {
     this.#saved = deepFreeze(configJson(this.config));
     this.#bytes = bytes;
     this.#params = Object.freeze(table);
-    const e = engine.exports();
-    this.#block = engine.alloc(CONFIG_BYTES + align(4 * count, 64) + bytes);
+    const e = host.exports();
+    this.#block = host.heap.alloc(CONFIG_BYTES + align(4 * count, 64) + bytes);
     try {
-      writeConfig(engine, this.#block, c, this.#block + CONFIG_BYTES);
-      engine.i32().set(frozen, (this.#block + CONFIG_BYTES) >>> 2);
+      writeConfig(host, this.#block, c, this.#block + CONFIG_BYTES);
+      host.heap.i32().set(frozen, (this.#block + CONFIG_BYTES) >>> 2);
       if (floats) {
-        const P = bytes / 16, at = this.#memory() >>> 2, f32 = engine.f32();
+        const P = bytes / 16, at = this.#memory() >>> 2, f32 = host.heap.f32();
         f32.set(floats.parameters, at);
         f32.fill(0, at + P, at + 2 * P); // gradients are recomputed by every call that needs them
         if (loaded.resetOptimizer) {
@@ -270,7 +282,7 @@ export class Model {
           this.#step = loaded.step;
         }
       } else {
-        const st = e.attn_model_init(this.#block, this.#memory(), this.#bytes, engine.detailPtr());
+        const st = e.attn_model_init(this.#block, this.#memory(), this.#bytes, host.detailPtr());
         if (st !== 0) this.#fail(st, 'model init');
       }
     } catch (err) {
@@ -299,13 +311,13 @@ export class Model {
       throw new AttnError('VALUE', `trainStep: this model has taken ${this.#step} steps, as many as AdamW's int32 step count allows`);
     }
     const r = this.#lossCall('attn_model_loss_backward', tokens, targets, 'trainStep');
-    const e = this.#engine.exports();
-    const normAt = this.#engine.scratchBase();
-    this.#engine.ensure(normAt + 16, 'trainStep');
-    const st = e.attn_model_adamw(this.#cfg(), this.#memory(), this.#bytes, lr, this.#step + 1, normAt, this.#engine.detailPtr());
+    const e = this.#host.exports();
+    const normAt = this.#host.heap.scratchBase();
+    this.#host.heap.ensure(normAt + 16, 'trainStep');
+    const st = e.attn_model_adamw(this.#cfg(), this.#memory(), this.#bytes, lr, this.#step + 1, normAt, this.#host.detailPtr());
     if (st !== 0) this.#fail(st, 'trainStep');
     this.#step++;
-    return { ...r, gradNorm: this.#engine.f32()[normAt >>> 2] };
+    return { ...r, gradNorm: this.#host.heap.f32()[normAt >>> 2] };
   }
 
   /** Mean cross-entropy and accuracy over the positions with a target (>= 0). */
@@ -320,7 +332,7 @@ export class Model {
     const tok = readInts('tokens', tokens, { multipleOf: seqLen, lo: 0, hi: vocab - 1 });
     const batch = tok.length / seqLen;
     return this.#call(batch, [tok], tok.length * vocab, (at, out, ws, wsBytes, e) =>
-      e.attn_model_forward(this.#cfg(), this.#memory(), this.#bytes, at[0], batch, out, ws, wsBytes, this.#engine.detailPtr()),
+      e.attn_model_forward(this.#cfg(), this.#memory(), this.#bytes, at[0], batch, out, ws, wsBytes, this.#host.detailPtr()),
     { check: (bad, value) => `forward: logits[${Math.floor(bad / vocab)}][${bad % vocab}] (row = sequence position, column = token) ` +
         `came out ${value}: ${OVERFLOW}` });
   }
@@ -385,10 +397,10 @@ export class Model {
       throw new AttnError('VALUE', `generate: seed must be an integer in [0, 2^32), got ${describe(seed)}`);
     }
     this.#alive(); // the prompt's getters ran since the first check
-    const e = this.#engine.exports();
-    const sizes = this.#engine.scratchBase();
-    this.#engine.ensure(sizes + 64, 'generate');
-    const u32 = () => new Uint32Array(this.#engine.i32().buffer);
+    const e = this.#host.exports();
+    const sizes = this.#host.heap.scratchBase();
+    this.#host.heap.ensure(sizes + 64, 'generate');
+    const u32 = () => new Uint32Array(this.#host.heap.i32().buffer);
     let st = e.attn_model_decode_size(this.#cfg(), sizes);
     if (st === 0) st = e.attn_model_decode_workspace_size(this.#cfg(), sizes + 4);
     if (st !== 0) throw new AttnError(STATUS_CODES[st] ?? 'MEMORY', `generate: the decoding state of this model does not fit in WebAssembly memory`);
@@ -396,7 +408,7 @@ export class Model {
     const state = sizes + 64;
     const out = align(state + stateBytes, 64);
     const ws = align(out + vocab * 4, 64);
-    this.#engine.ensure(ws + wsBytes, 'generate');
+    this.#host.heap.ensure(ws + wsBytes, 'generate');
     st = e.attn_model_decode_reset(this.#cfg(), state);
     if (st !== 0) this.#fail(st, 'generate');
 
@@ -407,7 +419,7 @@ export class Model {
     const random = mulberry32(seed);
     const step = (position) => {
       const status = e.attn_model_decode_step(this.#cfg(), this.#memory(), this.#bytes, state, tokens[position], position,
-        out, ws, wsBytes, this.#engine.detailPtr());
+        out, ws, wsBytes, this.#host.detailPtr());
       if (status !== 0) this.#fail(status, 'generate');
     };
     let position = 0;
@@ -418,9 +430,9 @@ export class Model {
       const bad = Number(e.attn_find_nonfinite(out, vocab));
       if (bad >= 0) {
         throw new AttnError('VALUE', `generate: the logit of token ${bad} after position ${position} came out ` +
-          `${this.#engine.f32()[(out >>> 2) + bad]}: ${OVERFLOW}`);
+          `${this.#host.heap.f32()[(out >>> 2) + bad]}: ${OVERFLOW}`);
       }
-      const row = this.#engine.f32().subarray(out >>> 2, (out >>> 2) + vocab);
+      const row = this.#host.heap.f32().subarray(out >>> 2, (out >>> 2) + vocab);
       tokens[position + 1] = temperature === 0 ? argmax(row) : draw(row, temperature, random);
       msPerToken[g] = performance.now() - start;
       logits.set(row, g * vocab);
@@ -445,7 +457,7 @@ export class Model {
       }
     }
     return this.#call(1, [tok], seqLen * seqLen, (at, out, ws, wsBytes, e) =>
-      e.attn_model_attention_map(this.#cfg(), this.#memory(), this.#bytes, at[0], layer, head, out, ws, wsBytes, this.#engine.detailPtr()),
+      e.attn_model_attention_map(this.#cfg(), this.#memory(), this.#bytes, at[0], layer, head, out, ws, wsBytes, this.#host.detailPtr()),
     {
       measure: (e, at) => e.attn_model_attention_map_workspace_size(this.#cfg(), at),
       check: (bad, value) => `attentionMap: A[${Math.floor(bad / seqLen)}][${bad % seqLen}] of layer ${layer}, head ${head} came out ${value}: ${OVERFLOW}`,
@@ -459,7 +471,7 @@ export class Model {
   save() {
     this.#alive();
     const header = new TextEncoder().encode(JSON.stringify({ format: SAVE_MAGIC, version: SAVE_VERSION, config: this.#saved, step: this.#step }));
-    const P = this.#bytes / 16, at = this.#memory() >>> 2, f32 = this.#engine.f32();
+    const P = this.#bytes / 16, at = this.#memory() >>> 2, f32 = this.#host.heap.f32();
     const start = 4 + align(header.length, 4);
     const out = new Uint8Array(start + 12 * P + 4);
     const view = new DataView(out.buffer);
@@ -472,7 +484,7 @@ export class Model {
     return out;
   }
 
-  static load(engine, bytes, options) {
+  static load(host, bytes, options) {
     const { resetOptimizer = false } = readMethodOptions('loadModel', options, ['resetOptimizer']);
     if (typeof resetOptimizer !== 'boolean') throw new AttnError('VALUE', `loadModel: resetOptimizer must be true or false, got ${describe(resetOptimizer)}`);
     const view = bytesOf(bytes);
@@ -507,7 +519,7 @@ export class Model {
     const start = 4 + align(length, 4);
     const end = header.version === 1 ? view.length : view.length - 4;
     try {
-      return new Model(engine, header.config, { step, version: header.version, body: view.subarray(Math.min(start, end), end), resetOptimizer });
+      return new Model(host, header.config, { step, version: header.version, body: view.subarray(Math.min(start, end), end), resetOptimizer });
     } catch (err) {
       if (err instanceof AttnError && !err.message.startsWith('loadModel')) err.message = `loadModel: ${err.message}`;
       throw err;
@@ -517,7 +529,7 @@ export class Model {
   /** Frees the model's memory; later calls throw DISPOSED. */
   dispose() {
     if (this.#block < 0) return;
-    this.#engine.free(this.#block);
+    this.#host.heap.free(this.#block);
     this.#block = -1;
   }
 
@@ -525,14 +537,14 @@ export class Model {
 
   #alive() {
     if (this.#block < 0) throw new AttnError('DISPOSED', 'this model was disposed');
-    this.#engine.exports(); // throws DISPOSED when the instance is
+    this.#host.exports(); // throws DISPOSED when the instance is
   }
 
   #cfg() { return this.#block; }
   #memory() { return this.#block + CONFIG_BYTES + align(4 * this.#params.length, 64); }
 
   #fail(status, what) {
-    throw failure(this.#engine, status, what);
+    throw failure(this.#host, status, what);
   }
 
   // Tokens and targets in, one result array out, a workspace for the batch (measured by
@@ -540,27 +552,27 @@ export class Model {
   // block and copied out; `check` (for float results) names the first value that is not finite.
   #call(batch, ints, outCount, run, { measure = (e, at) => e.attn_model_workspace_size(this.#cfg(), batch, at), check = null } = {}) {
     this.#alive();
-    const e = this.#engine.exports();
-    let cursor = this.#engine.scratchBase();
+    const e = this.#host.exports();
+    let cursor = this.#host.heap.scratchBase();
     const wsAt = cursor;
-    this.#engine.ensure(cursor + 64, 'a model call');
+    this.#host.heap.ensure(cursor + 64, 'a model call');
     const st = measure(e, wsAt);
     if (st !== 0) throw new AttnError(STATUS_CODES[st] ?? 'MEMORY', `a batch of ${batch} sequences does not fit in WebAssembly memory`);
-    const wsBytes = new Uint32Array(this.#engine.i32().buffer)[wsAt >>> 2];
+    const wsBytes = new Uint32Array(this.#host.heap.i32().buffer)[wsAt >>> 2];
     const at = ints.map((a) => { const p = cursor; cursor = align(cursor + a.length * 4, 64); return p; });
     const out = cursor;
     cursor = align(cursor + outCount * 4, 64);
     const ws = cursor;
-    this.#engine.ensure(ws + wsBytes, `a batch of ${batch} sequences`);
-    const i32 = this.#engine.i32();
+    this.#host.heap.ensure(ws + wsBytes, `a batch of ${batch} sequences`);
+    const i32 = this.#host.heap.i32();
     ints.forEach((a, k) => i32.set(a, at[k] >>> 2));
     const status = run(at, out, ws, wsBytes, e);
     if (status !== 0) this.#fail(status, 'model');
     if (check) {
       const bad = Number(e.attn_find_nonfinite(out, outCount));
-      if (bad >= 0) throw new AttnError('VALUE', check(bad, this.#engine.f32()[(out >>> 2) + bad]));
+      if (bad >= 0) throw new AttnError('VALUE', check(bad, this.#host.heap.f32()[(out >>> 2) + bad]));
     }
-    return this.#engine.f32().slice(out >>> 2, (out >>> 2) + outCount);
+    return this.#host.heap.f32().slice(out >>> 2, (out >>> 2) + outCount);
   }
 
   #lossCall(fn, tokens, targets, what) {
@@ -570,7 +582,7 @@ export class Model {
     const tgt = readInts('targets', targets, { expected: tok.length, lo: -1, hi: this.config.vocab - 1 });
     const batch = tok.length / seqLen;
     const r = this.#call(batch, [tok, tgt], 4, (at, out, ws, wsBytes, e) =>
-      e[fn](this.#cfg(), this.#memory(), this.#bytes, at[0], at[1], batch, out, out + 4, out + 8, ws, wsBytes, this.#engine.detailPtr()));
+      e[fn](this.#cfg(), this.#memory(), this.#bytes, at[0], at[1], batch, out, out + 4, out + 8, ws, wsBytes, this.#host.detailPtr()));
     const ints = new Int32Array(r.buffer);
     const loss = r[0], correct = ints[1], counted = ints[2];
     if (!Number.isFinite(loss)) {
@@ -582,7 +594,7 @@ export class Model {
 
   #section(k) {
     this.#alive();
-    const f32 = this.#engine.f32();
+    const f32 = this.#host.heap.f32();
     const P = this.#bytes / 16;
     const base = (this.#memory() >>> 2) + k * P;
     const out = {};
@@ -596,8 +608,8 @@ export class Model {
 const OVERFLOW = 'an intermediate of the forward pass left float32\'s range (parameters too large: ' +
   'a training step with too large an lr or weight decay, or a saved model with extreme values)';
 
-function failure(engine, status, what) {
-  const detail = engine.cString(engine.i32()[engine.detailPtr() >>> 2]);
+function failure(host, status, what) {
+  const detail = host.heap.cString(host.heap.i32()[host.detailPtr() >>> 2]);
   return new AttnError(STATUS_CODES[status] ?? 'VALUE', `${what}: ${detail}`);
 }
 
@@ -620,8 +632,8 @@ function fieldOf(layout, struct, name) {
 }
 
 // Writes a number at byte `at` as the C type of its field.
-function putNumber(engine, at, type, value) {
-  const buffer = engine.i32().buffer;
+function putNumber(host, at, type, value) {
+  const buffer = host.heap.i32().buffer;
   switch (type) {
     case 'int32_t': case 'pointer': new Int32Array(buffer, at, 1)[0] = value; break; // wasm32: 4-byte pointers
     case 'uint32_t': new Uint32Array(buffer, at, 1)[0] = value; break;
@@ -633,22 +645,22 @@ function putNumber(engine, at, type, value) {
 
 // The struct attn_model_config at ptr, by the module's layout: the scalar fields, the attention
 // options, the frozen flags' pointer and the fixed patterns.
-function writeConfig(engine, ptr, c, frozenPtr) {
-  const layout = engine.meta.modelConfig;
+function writeConfig(host, ptr, c, frozenPtr) {
+  const layout = host.meta.modelConfig;
   if (layout.bytes > CONFIG_BYTES) { // attnlab.h asserts it too
     throw new AttnError('LOAD', `this module's attn_model_config (${layout.bytes} bytes) does not fit the binding's ${CONFIG_BYTES}-byte block: binding and module differ`);
   }
   const field = (name) => fieldOf(layout, 'attn_model_config', name);
-  engine.i32().fill(0, ptr >>> 2, (ptr + CONFIG_BYTES) >>> 2);
-  const values = { ...c, variant: engine.variant(c.variant).index, causal: c.causal ? 1 : 0 };
-  for (const [name, key] of Object.entries(CONFIG_VALUES)) putNumber(engine, ptr + field(name).offset, field(name).type, values[key]);
-  engine.writeOptionsAt(ptr + field('options').offset, c.opt);
-  putNumber(engine, ptr + field('frozen').offset, field('frozen').type, frozenPtr);
+  host.heap.i32().fill(0, ptr >>> 2, (ptr + CONFIG_BYTES) >>> 2);
+  const values = { ...c, variant: host.variant(c.variant).index, causal: c.causal ? 1 : 0 };
+  for (const [name, key] of Object.entries(CONFIG_VALUES)) putNumber(host, ptr + field(name).offset, field(name).type, values[key]);
+  host.options.writeAt(ptr + field('options').offset, c.opt);
+  putNumber(host, ptr + field('frozen').offset, field('frozen').type, frozenPtr);
   if (c.patterns) {
-    const names = engine.meta.options.find((o) => o.name === 'pattern').values;
-    putNumber(engine, ptr + field('n_patterns').offset, field('n_patterns').type, c.patterns.length);
+    const names = host.meta.options.find((o) => o.name === 'pattern').values;
+    putNumber(host, ptr + field('n_patterns').offset, field('n_patterns').type, c.patterns.length);
     const at = field('patterns');
-    c.patterns.forEach((name, i) => putNumber(engine, ptr + at.offset + 4 * i, at.type, names.indexOf(name)));
+    c.patterns.forEach((name, i) => putNumber(host, ptr + at.offset + 4 * i, at.type, names.indexOf(name)));
   }
 }
 
@@ -656,25 +668,25 @@ function writeConfig(engine, ptr, c, frozenPtr) {
 // the control block, so nothing grows): its checks, its parameter count, the bytes of its block
 // and its parameter table. The checks (64-bit sizes, layers x heads <= ATTN_MODEL_MAX_HEADS) come
 // first, so a configuration that declares a huge model is refused before any table is read.
-function measure(engine, c) {
-  const e = engine.exports();
-  const cfg = engine.modelScratch(); // CONFIG_BYTES for the struct, then 64 for results, then an attn_model_param
+function measure(host, c) {
+  const e = host.exports();
+  const cfg = host.modelScratch(); // CONFIG_BYTES for the struct, then 64 for results, then an attn_model_param
   const result = cfg + CONFIG_BYTES, info = result + 64;
-  const param = engine.meta.modelParam;
+  const param = host.meta.modelParam;
   const at = (name) => info + fieldOf(param, 'attn_model_param', name).offset;
-  writeConfig(engine, cfg, c, 0);
-  const check = (status, what) => { if (status !== 0) throw failure(engine, status, what); };
-  check(e.attn_model_check(cfg, engine.detailPtr()), 'model config');
-  check(e.attn_model_param_count(cfg, result, engine.detailPtr()), 'model config');
-  const count = engine.i32()[result >>> 2];
+  writeConfig(host, cfg, c, 0);
+  const check = (status, what) => { if (status !== 0) throw failure(host, status, what); };
+  check(e.attn_model_check(cfg, host.detailPtr()), 'model config');
+  check(e.attn_model_param_count(cfg, result, host.detailPtr()), 'model config');
+  const count = host.heap.i32()[result >>> 2];
   check(e.attn_model_size(cfg, result), 'model config');
-  const bytes = new Uint32Array(engine.i32().buffer)[result >>> 2];
+  const bytes = new Uint32Array(host.heap.i32().buffer)[result >>> 2];
   const table = [];
   for (let i = 0; i < count; i++) {
-    check(e.attn_model_param_info(cfg, i, info, engine.detailPtr()), 'parameter table');
-    const i32 = engine.i32();
+    check(e.attn_model_param_info(cfg, i, info, host.detailPtr()), 'parameter table');
+    const i32 = host.heap.i32();
     const f = (name) => i32[at(name) >>> 2];
-    table.push(Object.freeze({ name: engine.cString(at('name')), offset: f('offset'), count: f('count'), rows: f('rows'), cols: f('cols'), matrix: f('is_matrix') !== 0 }));
+    table.push(Object.freeze({ name: host.heap.cString(at('name')), offset: f('offset'), count: f('count'), rows: f('rows'), cols: f('cols'), matrix: f('is_matrix') !== 0 }));
   }
   return { count, bytes, table };
 }
