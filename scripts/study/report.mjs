@@ -159,7 +159,7 @@ function lrSensitivity(s, spread) {
   const attention = ['softmax'].map(sum)[0];
   const linear = ['linear', 'efficient', 'taylor'].map(sum).reduce((a, b) => [a[0] + b[0], a[1] + b[1]], [0, 0]);
   const summary = attention[1] && linear[1]
-    ? `validation runs of the sweep reaching ${100 * THRESHOLD} % (accuracy tasks, four rates each): softmax ${attention[0]} of ${attention[1]}, linear family ${linear[0]} of ${linear[1]}`
+    ? `validation runs of the sweep reaching ${100 * THRESHOLD} % (accuracy tasks, every rate swept): softmax ${attention[0]} of ${attention[1]}, linear family ${linear[0]} of ${linear[1]}`
     : 'n/a';
   const fa = attention[1] ? attention[0] / attention[1] : NaN, fl = linear[1] ? linear[0] / linear[1] : NaN;
   const verdict = !Number.isFinite(fa) || !Number.isFinite(fl) ? 'not comparable' : fl < fa ? 'agrees in direction' : 'disagrees in direction';
