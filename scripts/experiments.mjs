@@ -115,14 +115,13 @@ function phaseJobs(phase, result, a) {
       }
     }
   } else if (phase === 'capacity') {
-    for (const cell of capacityGrid()) for (const v of CAPACITY_VARIANTS.filter((x) => a.variants.includes(x))) {
+    // seed by seed, so that a run cut short has the whole grid at its first seeds
+    for (const seed of CAPACITY_SEEDS) for (const cell of capacityGrid()) for (const v of CAPACITY_VARIANTS.filter((x) => a.variants.includes(x))) {
       const lr = lrOf('recall', v);
       if (lr == null) continue;
       const t = task('recall', cell.taskOptions);
-      for (const seed of CAPACITY_SEEDS) {
-        jobs.push(trainJob({ experiment: 'capacity', task: taskSpec('recall', cell.taskOptions), cell: { pairs: cell.pairs, dModel: cell.dModel },
-          variant: v, seed, lr, settings: settings('recall', t, { dModel: cell.dModel }) }));
-      }
+      jobs.push(trainJob({ experiment: 'capacity', task: taskSpec('recall', cell.taskOptions), cell: { pairs: cell.pairs, dModel: cell.dModel },
+        variant: v, seed, lr, settings: settings('recall', t, { dModel: cell.dModel }) }));
     }
   } else if (phase === 'transfer') {
     const verses = task('verses');
