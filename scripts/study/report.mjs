@@ -492,6 +492,14 @@ export function writeReport(result, out, { quick = false, recorded = null } = {}
       'Generation, ms per token (median over each window of positions):', '', grow.join('\n'), '', '![generation time per token](cost-generate.svg)', '');
     if (wall) md.push('![text: bits per character against training time](text-wall-time.svg)', '');
   }
+  // the phases a partial recording left out, named, so that an absent section is not read as nothing found
+  const notRun = [
+    !s.capacity && 'capacity (recall against pairs and width)',
+    !s.transfer && 'transfer (pretraining on the corpus, then verses)',
+    !Object.keys(s.timing).length && 'timing (ms/step of each training alone: the tables\' last column is empty)',
+    !s.cost && 'cost (training tokens/s against sequence length, generation ms/token)',
+  ].filter(Boolean);
+  if (!quick && notRun.length) md.push('## Not run in this recording', '', `Phases of the plan with no recorded run: ${notRun.join('; ')}. \`npm run experiments\` runs them (finished jobs are kept).`, '');
   if (!quick) md.push('## Against the papers', '', 'Each row: the published finding, where its number was read, attnlab\'s numbers from this study, and whether they agree. The published side was checked against the papers\' own tables where they could be read; where only secondary copies could be, the row says so.', '', papersTable(s), '');
   const notes = path.join(out, 'notes.md');
   if (!quick && existsSync(notes)) md.push('## Reading', '', readFileSync(notes, 'utf8').trim(), '');
