@@ -97,6 +97,9 @@ export function summarize(result) {
       const values = runs.map((r) => metricOf(task, r));
       const ok = values.filter(Number.isFinite);
       const ci = meanCI(ok);
+      // an accuracy lies in [0, 1]: a t interval over bimodal seeds (a run learns or it does not)
+      // can reach past either end, and is cut there (the protocol line says so)
+      if (task !== 'text') Object.assign(ci, { lo: Math.max(0, ci.lo), hi: Math.min(1, ci.hi) });
       const e = {
         lr: runs[0]?.lr ?? chooseLr(result, task, v), params: runs[0]?.parameterCount ?? sweep[0]?.parameterCount,
         seeds: runs.map((r) => r.seed), values, mean: ci.mean, lo: ci.lo, hi: ci.hi, n: runs.length,
@@ -417,7 +420,7 @@ export function writeReport(result, out, { quick = false, recorded = null } = {}
     md.push('## Protocol', '',
       `- Every (task, variant): a learning-rate sweep over ${LRS.join(', ')} (extended outward along ${LR_LADDER.join(', ')} while the best rate is at an edge of those swept) on sweep seed ${(s.protocol?.sweepSeeds ?? SWEEP_SEEDS).join(', ')} (never reported), the rate chosen on the **validation** split (an independent stream for the synthetic tasks; the validation chapters for text and verses): the highest validation accuracy, ties within ${100 * TIE} points broken by the lower validation loss; for text, the lowest validation bits per character. Then seeds ${(s.protocol?.reportSeeds ?? []).join(', ')} at that rate, reported on the **held-out** split (the test chapters for text and verses).`,
       `- A run's seed seeds the model and its data. Every other setting is the task's default (src/js/tasks.js), chosen by pilots of softmax alone before any other variant ran on it (the pilots are recorded there and in experiments/notes.md).`,
-      `- Accuracy tasks: a run has **learned** the task when its final held-out accuracy is ≥ ${100 * THRESHOLD} %; counts with 95 % Wilson intervals and Fisher's exact test against softmax's count; mean accuracy with a 95 % Student-t interval over seeds; steps to ${100 * THRESHOLD} % = the first evaluation at or above it (evaluated every steps / ${s.protocol?.evalPoints ?? 40} steps, the resolution of that number).`,
+      `- Accuracy tasks: a run has **learned** the task when its final held-out accuracy is ≥ ${100 * THRESHOLD} %; counts with 95 % Wilson intervals and Fisher's exact test against softmax's count; mean accuracy with a 95 % Student-t interval over seeds, cut at 0 and 100 % (with bimodal outcomes read the counts first); steps to ${100 * THRESHOLD} % = the first evaluation at or above it (evaluated every steps / ${s.protocol?.evalPoints ?? 40} steps, the resolution of that number).`,
       '- Text: bits per character on every character of the test chapters (202,035), mean with a 95 % t interval.',
       '- ms/step: measured in a pass of its own, one training at a time on an otherwise idle machine (10 warm-up steps, median of 5 blocks of 10). The trainings themselves ran two at a time, one per core.',
       '');
