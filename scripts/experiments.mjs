@@ -115,7 +115,6 @@ function phaseJobs(phase, result, a) {
       }
     }
   } else if (phase === 'capacity') {
-    // seed by seed, so that a run cut short has the whole grid at its first seeds
     for (const seed of CAPACITY_SEEDS) for (const cell of capacityGrid()) for (const v of CAPACITY_VARIANTS.filter((x) => a.variants.includes(x))) {
       const lr = lrOf('recall', v);
       if (lr == null) continue;
@@ -181,7 +180,10 @@ function fmt(ms) {
 
 async function runJobs(jobs, workers, result, save, log) {
   if (!jobs.length) return;
-  const queue = jobs.slice().sort((p, q) => units(q) - units(p)); // longest first: the last jobs are short
+  // longest first, so that the last jobs are short; the capacity grid seed by seed before that, so
+  // that a run cut short has the whole grid at its first seeds
+  const seedRank = (j) => (j.experiment === 'capacity' ? j.seed : 0);
+  const queue = jobs.slice().sort((p, q) => seedRank(p) - seedRank(q) || units(q) - units(p));
   const total = queue.length;
   let done = 0;
   const t0 = Date.now();
