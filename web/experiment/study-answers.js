@@ -1,14 +1,14 @@
-// The two short answers at the top of the Experiment view. The study's author writes them from
-// experiments/results.md once the recorded study is in (`npm run experiments`); until then they
-// point there. Plain text; each answer is one or two sentences.
+// The two short answers at the top of the Experiment view, written from the recorded study
+// (experiments/results.md and the reading in experiments/notes.md; `npm run experiments`). Plain
+// text; each answer is one or two sentences. Rewrite them when the recorded study changes.
 
 export const STUDY_ANSWERS = [
   {
     question: 'Is token-to-token attention necessary?',
-    answer: 'Placeholder, to be written from the recorded study: see experiments/results.md for how many of five seeds each variant learned on each task, with intervals.',
+    answer: 'For looking a value up by its key, yes: on associative recall softmax learned it on 5 of 5 seeds, and every Synthesizer (dense, random, factorized, trained or frozen) and the fixed patterns stayed at chance on every seed. For tasks decided by position (copy, reverse, sort) and for next-character prediction on the King James Bible, no: the trained Synthesizers did as well, and on text after 1,500 steps better (2.04–2.06 bits per character against softmax\'s 2.15; fixed patterns 2.00).',
   },
   {
     question: 'Is softmax necessary?',
-    answer: 'Placeholder, to be written from the recorded study: see experiments/results.md for recall (content lookup) and text (bits per character), where the linear family and softmax part ways.',
+    answer: 'Not for the position tasks nor for text, where efficient attention matched softmax (2.16 bits per character). For recall the kernel decides: taylor (1 + cos) reached 86–95 % on every seed, elu+1 linear and efficient stayed at chance on every seed.',
   },
 ];
