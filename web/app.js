@@ -14,7 +14,7 @@
 //   export.js        copy link, export JSON, copy as code
 //   theme.js         colour theme
 //   heatmap.js       canvas heatmaps with axes (colormap.js: colour maps, legend); tooltip.js
-//   test-hook.js     window.__attnlab for the browser tests
+//   test-hook.js     window.__attnlab for the browser tests (loaded only when they ask, below)
 //   view.js          the Explore / Experiment switch (#view=experiment&x.… opens Experiment)
 //   experiment/      the Experiment view: train variants side by side (experiment/index.js)
 //   load-check.js    (a classic script) what to do when the page cannot start, e.g. from file://
@@ -32,7 +32,6 @@ import { initOutputs } from './outputs.js';
 import { initCompare } from './compare.js';
 import { initScaling } from './scaling.js';
 import { initExport } from './export.js';
-import { installTestHook } from './test-hook.js';
 import { initViews, showView } from './view.js';
 import { initExperiment, experimentHash, loadExperimentHash, experimentShown } from './experiment/index.js';
 import { viewOfHash } from './experiment/config.js';
@@ -51,8 +50,18 @@ function showHashNotes(more = []) {
     : '';
 }
 
+/**
+ * The browser tests' read-only view of the page (window.__attnlab). A test sets
+ * window.__attnlabTestHook before the page loads; a visitor's page never fetches the module.
+ */
+async function testHook() {
+  if (window.__attnlabTestHook !== true) return {};
+  const { installTestHook } = await import('./test-hook.js');
+  return installTestHook();
+}
+
 async function boot() {
-  const hook = installTestHook();
+  const hook = await testHook();
   const linked = location.hash; // the link the page was opened with (nothing below may rewrite it first)
   initTheme();
   initExport();

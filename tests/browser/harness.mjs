@@ -70,8 +70,14 @@ export function toF32Inputs(inputs) {
   return out;
 }
 
+/** Asks the page for its test hook (window.__attnlab), which a visitor's page does not load. */
+export function withTestHook(context) {
+  return context.addInitScript(() => { window.__attnlabTestHook = true; });
+}
+
 export async function newPage(t, { hash = '', viewport = { width: 1280, height: 900 }, colorScheme = 'light', summary = SUMMARY_FIXTURE } = {}) {
   const context = await browser.newContext({ viewport, colorScheme, acceptDownloads: true });
+  await withTestHook(context);
   const page = await context.newPage();
   if (summary) await page.route('**/experiments/summary.json', (route) => route.fulfill({ path: summary, contentType: 'application/json' }));
   page.requests = [];

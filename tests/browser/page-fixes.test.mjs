@@ -86,6 +86,26 @@ describe('attnlab page: edge cases', () => {
     assertNoProblems(page);
   });
 
+  test("a visitor's page does not fetch the test hook (web/test-hook.js) and has no window.__attnlab, and runs as usual", async () => {
+    const context = await env.browser.newContext({ viewport: DESKTOP });
+    try {
+      const page = await context.newPage();
+      const requests = [];
+      const problems = [];
+      page.on('request', (r) => requests.push(r.url()));
+      page.on('pageerror', (e) => problems.push(e.message));
+      page.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()); });
+      await page.goto(env.server.url + '#experiment');
+      await page.waitForFunction(() => /\bms\b/.test(document.querySelector('#timing').textContent), null, { timeout: 30000 });
+      assert.equal(await page.evaluate(() => typeof window.__attnlab), 'undefined');
+      assert.deepEqual(requests.filter((u) => /test-hook/.test(u)), []);
+      assert.ok(requests.some((u) => u.endsWith('/web/experiment/index.js')), 'the Experiment view loaded (its hook is skipped too)');
+      assert.deepEqual(problems, []);
+    } finally {
+      await context.close();
+    }
+  });
+
   test('opened from file://, the page says to serve it (npm start or a static server)', async () => {
     const context = await env.browser.newContext({ viewport: DESKTOP });
     try {

@@ -34,6 +34,7 @@ const browser = await chromium.launch({
 });
 try {
   const page = await browser.newPage({ viewport: { width: 1200, height: experiment ? 1000 : 800 }, colorScheme: 'light' });
+  await page.addInitScript(() => { window.__attnlabTestHook = true; }); // the page's test hook (web/app.js)
   await page.goto(server.url + hash);
   await page.waitForFunction(() => window.__attnlab?.ready);
   await page.evaluate(() => window.__attnlab.idle());

@@ -8,7 +8,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { ROOT, startEnv, stopEnv, idle } from './harness.mjs';
+import { ROOT, startEnv, stopEnv, idle, withTestHook } from './harness.mjs';
 import { startServer } from '../../scripts/serve.mjs';
 
 let env, plain;
@@ -25,6 +25,7 @@ after(async () => {
 async function open(t, url) {
   const context = await env.browser.newContext();
   t.after(() => context.close());
+  await withTestHook(context);
   const page = await context.newPage();
   const problems = [];
   page.on('pageerror', (e) => problems.push(e.message));

@@ -402,7 +402,7 @@ export function initExperiment(lab, { writeHash }) {
     if (runner.trained.length && !runner.active) inspected = inspect.load(runner.trained.filter((r) => r.first), runner.task);
   });
   render();
-  installHook();
+  if (window.__attnlab) installHook(); // only where a test asked for the hook (web/app.js)
 }
 
 /** window.__attnlab.experiment: what tests/browser/experiment.test.mjs reads. */
