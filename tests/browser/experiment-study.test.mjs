@@ -120,6 +120,43 @@ describe('attnlab page: the Experiment view and the recorded study', () => {
     assertNoProblems(page);
   });
 
+  test('1. with the repository\'s own experiments/summary.json: every preset at its recorded settings and rates; the token-to-token preset on seed 1 gives the recorded accuracies and counts', async (t) => {
+    // The file a visitor gets, not the fixture: a re-recorded study changes the numbers, not this test.
+    const real = JSON.parse(fs.readFileSync(path.join(ROOT, 'experiments', 'summary.json'), 'utf8'));
+    const page = await newPage(t, { hash: '#view=experiment', viewport: DESKTOP, summary: null });
+    for (const p of config.PRESETS) {
+      const h = real.headline[p.task];
+      assert.ok(h, `the recorded study has the ${p.id} preset's task ${p.task}`);
+      await page.click(`button[data-preset="${p.id}"]`);
+      await page.waitForFunction(([tk, v]) => { const c = window.__attnlab.experiment.config(); return c.task === tk && c.variants.join() === v; }, [p.task, p.variants.join()]);
+      const cfg = await X(page, (x) => x.config());
+      for (const k of ['dModel', 'heads', 'layers', 'dFF']) assert.equal(cfg.model[k], h.settings[k], `${p.id}: ${k} is the recorded study's`);
+      for (const k of ['steps', 'batch', 'warmup', 'evalBatch']) assert.equal(cfg.train[k], h.settings[k], `${p.id}: ${k} is the recorded study's`);
+      assert.equal(cfg.train.evalEvery, h.evalEvery, `${p.id}: evaluated as often as the recorded study`);
+      for (const v of p.variants) {
+        assert.ok(h.variants[v], `${p.id}: the recorded study has ${v} on ${p.task}`);
+        assert.equal(config.lrOf(cfg, v), h.variants[v].lr, `${p.id}: ${v} at the rate the recorded sweep chose`);
+      }
+    }
+    await page.click('button[data-preset="token-copy"]');
+    await page.waitForFunction(() => window.__attnlab.experiment.config().task === 'copy' && window.__attnlab.experiment.config().variants.length === 5);
+    await page.fill('#x-seed', '1');
+    await page.waitForFunction(() => window.__attnlab.experiment.config().seed === 1);
+    await page.click('#x-play');
+    await xIdle(page);
+    const runs = await X(page, (x) => x.runs());
+    const h = real.headline.copy;
+    const pct0 = (x) => `${Math.round(100 * x)}`;
+    for (const r of runs) {
+      const e = h.variants[r.variant];
+      assert.equal(six(r.final.evalAccuracy), e.values[e.seeds.indexOf(1)], `${r.variant}: the recorded seed-1 held-out accuracy`);
+      const text = await page.textContent(`#x-verdicts li[data-variant="${r.variant}"]`);
+      assert.ok(text.includes(`learned this on ${e.learned} of ${e.n} seeds (95 % CI ${pct0(e.wilson.lo)}–${pct0(e.wilson.hi)} %)`), `${r.variant}: the recorded count in "${text}"`);
+      assert.match(text, /seed 1: the same held-out accuracy as recorded/);
+    }
+    assertNoProblems(page);
+  });
+
   test('1. several seeds: each variant trains once per seed, each at its own learning rate; link and code carry both', async (t) => {
     const page = await newPage(t, { hash: hashOf({ seeds: 2, lrs: 'linear:0.01' }), viewport: DESKTOP });
     assert.match(await page.textContent('#x-seeds-note'), /seeds 3 to 4/);
