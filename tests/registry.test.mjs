@@ -1,8 +1,9 @@
 // Every variant in the registry (lab.variants, from src/c/variants.def) is covered everywhere the
 // suite and the page need it: a fixture file with cases (tests/fixtures, made by
 // tests/make-fixtures.mjs), a definition in src/js/reference.js (logits or weights, explain, flops,
-// grad) whose explanation and defaults agree with the reference and the binding, and fixtures the generic
-// sweep of make-fixtures.mjs can produce. A failure says what is missing and which file to edit.
+// grad) whose explanation and defaults agree with the reference and the binding, fixtures the generic
+// sweep of make-fixtures.mjs can produce, and a colour in the Experiment view (web/experiment/colors.js).
+// A failure says what is missing and which file to edit.
 //
 //   node --experimental-wasm-relaxed-simd --test tests/registry.test.mjs
 
@@ -18,6 +19,8 @@ import {
   builds, loadBuild, makeInputs, randomArray, closeTo, caseName, MIXTURE_COMPONENTS, isMixable, isMixture,
 } from './helpers.mjs';
 import { genericCases } from './make-fixtures.mjs';
+import { experimentVariants } from '../web/experiment/variants.js';
+import { COLORS } from '../web/experiment/colors.js';
 
 const FIXTURE_DIR = fileURLToPath(new URL('./fixtures/', import.meta.url));
 const DIMS = { n: 6, d: 4, dv: 3, h: 5, L: 8, a: 2, b: 4, rank: 2 };
@@ -162,4 +165,17 @@ test('src/js/reference.js defines no variant that lab.variants lacks', () => {
   const extra = Object.keys(definitions).filter((id) => !ids.includes(id));
   assert.deepEqual(extra, [], `definitions in ${REFERENCE} for ids not in lab.variants: ${extra.join(', ')} ` +
     '(remove them, or add the variant to src/c/variants.def)');
+});
+
+test('every variant the Experiment view races has its own colour in web/experiment/colors.js', () => {
+  const names = experimentVariants(labs[buildList[0]].variants).map((v) => v.name);
+  const missing = names.filter((name) => !Object.hasOwn(COLORS, name));
+  assert.deepEqual(missing, [], `no colour for ${missing.join(', ')}: add a [light, dark] pair under its name to COLORS in ` +
+    'web/experiment/colors.js (3:1 contrast on the light and the dark panel, a hue family of its own; the comment there lists them)');
+  const taken = new Map();
+  for (const name of names) {
+    const key = COLORS[name].join('/');
+    assert.ok(!taken.has(key), `web/experiment/colors.js gives ${name} the colours of ${taken.get(key)}`);
+    taken.set(key, name);
+  }
 });

@@ -25,7 +25,7 @@ const LABELS = {
  * The variants an experiment can race: the experiments' list (variants.js: every variant of the
  * binding, named as in experiments/summary.json so the verdicts find the recorded numbers, plus
  * the Synthesizer paper's "fixed random" (random, its r frozen) and the softmax+random mixture with
- * a learned α per head), with the page's labels on top. Their colours: colors.js, by place here.
+ * a learned α per head), with the page's labels on top. Their colours: colors.js, by name.
  * Empty until useLabVariants: the list follows the binding the page loaded, so a new variant
  * shows here by itself.
  */
