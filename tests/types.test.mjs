@@ -100,7 +100,8 @@ describe('attnlab.d.ts from the packed package', () => {
     assert.deepEqual(D.gradResult, ['grads', 'output'], 'GradResult keys');
     assert.deepEqual(D.features, sorted(Object.keys(pkg.features())), 'Features keys vs features()');
     assert.deepEqual(D.instance, sorted([...Object.keys(lab), ...proto]), 'AttnLab members vs the instance');
-    assert.deepEqual(D.variants, sorted(lab.variants.map((v) => v.id)), 'KnownVariantId vs lab.variants ids');
+    assert.deepEqual(D.variants, sorted(lab.variants.map((v) => v.id)), 'KnownVariantId vs lab.variants ids: ' +
+      'a variant added to src/c/variants.def goes into KnownVariantId (src/js/attnlab.d.ts, then rebuild) and KNOWN_VARIANTS (tests/consumers/types/usage.ts)');
     assert.deepEqual(D.patterns, sorted(lab.options.pattern.values), 'FixedPattern vs lab.options.pattern.values');
     assert.deepEqual(D.tilings, sorted(lab.options.tiling.values), "AttentionOptions['tiling'] vs lab.options.tiling.values");
     for (const t of Object.values(lab.options).map((o) => o.type)) assert.ok(D.optionTypes.includes(t), `OptionInfo['type'] lacks '${t}'`);
