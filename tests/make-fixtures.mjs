@@ -13,7 +13,8 @@
 // mixtures of chosen components, magnitude 4, n >= 500). A variant without a table gets the generic
 // sweep (genericCases), built from its dims, inputs and options in lab.variants, so a new variant has
 // fixtures as soon as this script is rerun (`npm run fixtures`). Seeds are handed out in order, so new
-// cases go after the existing ones and the committed fixtures stay as they are.
+// cases go after the existing ones and the committed fixtures stay as they are, but for the mixture's:
+// its cases over every mixable component (MIXTURE_COMPONENTS) change when a mixable variant is added.
 //
 // Every case is also checked for conditioning: the reference is re-run with every input perturbed by a
 // few float32 ulps; if that moves any output by more than half of the accuracy bar (docs/contract.md),
