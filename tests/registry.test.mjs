@@ -2,7 +2,7 @@
 // suite and the page need it: a fixture file with cases (tests/fixtures, made by
 // tests/make-fixtures.mjs), a definition in src/js/reference.js (logits or weights, explain, flops,
 // grad) whose explanation and defaults agree with the reference and the binding, fixtures the generic
-// sweep of make-fixtures.mjs can produce, and a colour in the Experiment view (web/experiment/colors.js).
+// sweep of make-fixtures.mjs can produce; and that the Experiment view's colours name no stale or shared entry.
 // A failure says what is missing and which file to edit.
 //
 //   node --experimental-wasm-relaxed-simd --test tests/registry.test.mjs
@@ -20,7 +20,7 @@ import {
 } from './helpers.mjs';
 import { genericCases } from './make-fixtures.mjs';
 import { experimentVariants } from '../web/experiment/variants.js';
-import { COLORS } from '../web/experiment/colors.js';
+import { COLORS, FALLBACK } from '../web/experiment/colors.js';
 
 const FIXTURE_DIR = fileURLToPath(new URL('./fixtures/', import.meta.url));
 const DIMS = { n: 6, d: 4, dv: 3, h: 5, L: 8, a: 2, b: 4, rank: 2 };
@@ -167,14 +167,15 @@ test('src/js/reference.js defines no variant that lab.variants lacks', () => {
     '(remove them, or add the variant to src/c/variants.def)');
 });
 
-test('every variant the Experiment view races has its own colour in web/experiment/colors.js', () => {
-  const names = experimentVariants(labs[buildList[0]].variants).map((v) => v.name);
-  const missing = names.filter((name) => !Object.hasOwn(COLORS, name));
-  assert.deepEqual(missing, [], `no colour for ${missing.join(', ')}: add a [light, dark] pair under its name to COLORS in ` +
-    'web/experiment/colors.js (3:1 contrast on the light and the dark panel, a hue family of its own; the comment there lists them)');
-  const taken = new Map();
-  for (const name of names) {
-    const key = COLORS[name].join('/');
+test('the Experiment view\'s colours (web/experiment/colors.js): each named one a variant it races, no two alike, the fallback unlike any', () => {
+  // A variant without an entry is drawn in FALLBACK (a new variant needs no edit there to show);
+  // a named colour must not be stale, shared, or the fallback's.
+  const names = new Set(experimentVariants(labs[buildList[0]].variants).map((v) => v.name));
+  const stale = Object.keys(COLORS).filter((name) => !names.has(name));
+  assert.deepEqual(stale, [], `COLORS in web/experiment/colors.js names ${stale.join(', ')}, which the Experiment view does not race (remove the entry)`);
+  const taken = new Map([[FALLBACK.join('/'), 'the fallback']]);
+  for (const [name, pair] of Object.entries(COLORS)) {
+    const key = pair.join('/');
     assert.ok(!taken.has(key), `web/experiment/colors.js gives ${name} the colours of ${taken.get(key)}`);
     taken.set(key, name);
   }
