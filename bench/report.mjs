@@ -134,7 +134,22 @@ function notesSection(results, L) {
   L.push('', `![time against n](scaling${m.quick ? '-quick' : ''}.svg)`, '');
 }
 
-export function markdown(results, targets) {
+/**
+ * The kept forward pass (bench/kept.mjs, run alone: it compares this build's training with an
+ * older build's): its goals from kept.json in the output directory, when there is one.
+ */
+export function keptSection(kept, L) {
+  if (!kept?.goals) return;
+  const m = kept.meta;
+  L.push('## Kept forward pass', '', `attention(id, inputs, { keep: true }) then result.backward(dOutput), against attention() then attentionGrad(), and a softmax ` +
+    `training step before and after each head's backward stopped running its forward pass again: [kept.md](kept.md) (\`node --expose-gc bench/kept.mjs --old DIR\`, run alone; ` +
+    `${m.date.slice(0, 10)}, commit ${m.commit ?? '?'}, load average ${m.loadavg_start.toFixed(2)} / ${m.loadavg_end.toFixed(2)}). Its goals:`, '');
+  L.push('| goal | measured | required | status | by |', '|---|---:|---:|---|---|');
+  for (const g of kept.goals) L.push(`| ${g.what} | ${g.measured} | ${g.required} | ${g.met ? '✅ met' : '❌ not met'} | ${g.by} |`);
+  L.push('');
+}
+
+export function markdown(results, targets, kept = null) {
   const L = [];
   header(results, L);
   targetsSection(results, targets, L);
@@ -142,6 +157,7 @@ export function markdown(results, targets) {
   memorySection(results, L);
   backwardSection(results, targets, L);
   trainingSection(results, targets, L);
+  keptSection(kept, L);
   if (results.threads?.rows) {
     L.push('## Threads', '', `Time against thread count and attnlab against onnxruntime-web and tfjs-wasm at equal thread counts: [threads.md](threads${results.meta.quick ? '-quick' : ''}.md) (bench/threads.mjs). Its goals:`, '');
     L.push(...threadGoals(results.threads).slice(2));
@@ -162,7 +178,9 @@ export function writeReports(results, { dir, suffix = '' }) {
     throw e;
   }
   writeJson();
-  fs.writeFileSync(files[1], markdown(results, results.targets));
+  let kept = null;
+  try { kept = JSON.parse(fs.readFileSync(path.join(dir, 'kept.json'), 'utf8')); } catch { /* not measured here */ }
+  fs.writeFileSync(files[1], markdown(results, results.targets, kept));
   fs.writeFileSync(files[2], svg(results));
   return files;
 }

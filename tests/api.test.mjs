@@ -58,7 +58,7 @@ test('lab.options describes every option, and every listed value is accepted', a
   const lab = await init({ simd: true });
   assert.equal(lab.version, version);
   assert.deepEqual(Object.keys(lab.options).sort(),
-    ['alpha', 'alphaLogits', 'causal', 'components', 'eps', 'pattern', 'scale', 'state', 'tiling', 'weights', 'window']);
+    ['alpha', 'alphaLogits', 'causal', 'components', 'eps', 'keep', 'pattern', 'scale', 'state', 'tiling', 'weights', 'window']);
   const fixed = { n: 6, dv: 2, v: Float32Array.from({ length: 12 }, (_, i) => i) };
   for (const pattern of lab.options.pattern.values) {
     assert.equal(lab.attention('fixed', fixed, { pattern }).output.length, 12, pattern);

@@ -98,6 +98,9 @@ describe('attnlab.d.ts from the packed package', () => {
     assert.deepEqual(D.grads, sorted([...lab.variants.flatMap((v) => v.inputs.map((s) => s.name)), 'alpha', 'alphaLogits']),
       "GradResult['grads'] keys vs the arrays of lab.variants, alpha and alphaLogits");
     assert.deepEqual(D.gradResult, ['grads', 'output'], 'GradResult keys');
+    assert.deepEqual(D.keptResult, ['backward', 'lse', 'normalizer', 'output', 'state', 'weights'], 'KeptResult keys');
+    assert.deepEqual(report.kept, { keys: ['backward', 'lse', 'output'], lse: 6, grads: ['k', 'q', 'v'], same: true },
+      "attention('softmax', ..., { keep: true }): output, lse and backward, attentionGrad's gradients");
     assert.deepEqual(D.features, sorted(Object.keys(pkg.features())), 'Features keys vs features()');
     assert.deepEqual(D.instance, sorted([...Object.keys(lab), ...proto]), 'AttnLab members vs the instance');
     // KnownVariantId is the ids when the .d.ts was written (VariantId takes any other): each must

@@ -52,21 +52,27 @@ int64_t attn_find_nonfinite(const float *x, size_t count) {
     return -1;
 }
 
-/* Lays out (measuring) or runs the backward pass (with its forward) of a plan. */
+/* Lays out (measuring) or runs the backward pass of a plan: with its own forward pass (kept NULL,
+ * out receives y), or from a kept forward pass (attn_plan_run_kept's y and lse; out unused). The
+ * linear family and fixed keep nothing: from a kept pass they run their whole backward, their y
+ * going to a scratch carved here, before their own buffers, alike when measuring and running. */
 static void backward(const attn_plan *plan, const attn_inputs *in, const float *dout, float *out,
-                     const attn_grads *grads, arena *ws) {
+                     const attn_kept *kept, const attn_grads *grads, arena *ws) {
     attn_variant v = plan->variant;
-    if (attn_family_is(v, "linear"))
-        attn_linear_backward(v, &plan->dims, in, &plan->options, dout, out, grads, ws);
-    else if (attn_family_is(v, "fixed")) {
+    int linear = attn_family_is(v, "linear"), fixed = attn_family_is(v, "fixed");
+    if (kept && (linear || fixed)) out = arena_floats(ws, (uint64_t)plan->dims.n * (uint64_t)plan->dims.dv);
+    if (linear)
+        attn_linear_backward(v, &plan->dims, in, &plan->options, dout, out, !kept, grads, ws);
+    else if (fixed) {
         if (!arena_measuring(ws)) attn_fixed_backward(&plan->dims, in, &plan->options, dout, out, grads);
     } else
-        attn_softmax_backward(v, &plan->dims, in, &plan->options, dout, out, grads, ws);
+        attn_softmax_backward(v, &plan->dims, in, &plan->options, dout, out, kept, grads, ws);
 }
 
-/* Lays out (measuring) or runs the forward pass of a plan over the workspace. */
+/* Lays out (measuring) or runs the forward pass of a plan over the workspace; lse (softmax-type
+ * variants, streaming) receives each row's log-sum-exp when not NULL. */
 static void forward(const attn_plan *plan, const attn_inputs *in, float *out, float *weights,
-                    arena *ws) {
+                    float *lse, arena *ws) {
     attn_variant v = plan->variant;
     const attn_dims *dims = &plan->dims;
     const attn_options *opt = &plan->options;
@@ -77,7 +83,7 @@ static void forward(const attn_plan *plan, const attn_inputs *in, float *out, fl
     } else { /* softmax-type: a logit source under the streaming softmax */
         logit_sources sources;
         const logit_source *src = attn_prepare_logits(v, dims, in, opt, ws, &sources, 0);
-        attn_softmax_attend(src, dims, in->v, opt->causal, out, weights, 0, ws);
+        attn_softmax_attend(src, dims, in->v, opt->causal, out, weights, lse, ws);
     }
 }
 
@@ -85,12 +91,15 @@ attn_status attn_plan_make(attn_variant v, const attn_dims *dims, const attn_opt
                            int32_t flags, attn_plan *plan, const char **detail) {
     if (!plan) FAIL(ATTN_ERR_SHAPE, "plan is required");
     *plan = (attn_plan){0};
-    if (flags & ~(int32_t)(ATTN_WANT_WEIGHTS | ATTN_WANT_STATE | ATTN_WANT_GRADS | WANT_STATE_ONLY))
+    if (flags & ~(int32_t)(ATTN_WANT_WEIGHTS | ATTN_WANT_STATE | ATTN_WANT_GRADS | ATTN_WANT_KEPT | WANT_STATE_ONLY))
         FAIL(ATTN_ERR_VALUE, "flags holds bits that are not ATTN_WANT_*");
     attn_status s = attn_validate(v, dims, opt, detail);
     if (s != ATTN_OK) return s;
     if ((flags & ATTN_WANT_STATE) && !attn_family_is(v, "linear"))
         FAIL(ATTN_ERR_UNSUPPORTED, "only linear, efficient and taylor keep a state");
+    /* a kept forward pass streams (the weights path computes no lse) and returns y and lse alone */
+    if ((flags & ATTN_WANT_KEPT) && (flags & (ATTN_WANT_WEIGHTS | ATTN_WANT_STATE)))
+        FAIL(ATTN_ERR_UNSUPPORTED, "a kept forward pass returns y and lse alone: weights and state need a run of their own");
     plan->variant = v;
     plan->dims = *dims;
     if (plan->dims.L <= 0) plan->dims.L = plan->dims.n;
@@ -105,13 +114,20 @@ attn_status attn_plan_make(attn_variant v, const attn_dims *dims, const attn_opt
         float weights_marker = 0.0f; /* non-NULL so the plan counts what weights need; never written */
         attn_inputs none = {0};
         arena measure = {0, 0, 1, plan->threads};
-        forward(plan, &none, 0, (flags & ATTN_WANT_WEIGHTS) ? &weights_marker : 0, &measure);
+        forward(plan, &none, 0, (flags & ATTN_WANT_WEIGHTS) ? &weights_marker : 0, 0, &measure);
         need = measure.used;
     }
     if (flags & ATTN_WANT_GRADS) {
         attn_inputs none = {0};
         arena measure = {0, 0, 1, plan->threads};
-        backward(plan, &none, 0, 0, 0, &measure);
+        backward(plan, &none, 0, 0, 0, 0, &measure);
+        need = measure.used > need ? measure.used : need;
+    }
+    if (flags & ATTN_WANT_KEPT) { /* the forward pass above; the backward from it, smaller */
+        attn_inputs none = {0};
+        attn_kept kept = {0, 0};
+        arena measure = {0, 0, 1, plan->threads};
+        backward(plan, &none, 0, 0, &kept, 0, &measure);
         need = measure.used > need ? measure.used : need;
     }
     if (flags & ATTN_WANT_STATE) {
@@ -146,7 +162,7 @@ attn_status attn_plan_run(const attn_plan *plan, const attn_inputs *in, float *o
     if (missing) FAIL(ATTN_ERR_SHAPE, missing);
     if (want_out) {
         arena ws = {(unsigned char *)workspace, 0, 0, plan->threads};
-        forward(plan, in, out, want_weights ? weights : 0, &ws);
+        forward(plan, in, out, want_weights ? weights : 0, 0, &ws);
     }
     if (want_state) {
         arena ws = {(unsigned char *)workspace, 0, 0, plan->threads};
@@ -181,7 +197,48 @@ attn_status attn_plan_backward(const attn_plan *plan, const attn_inputs *in, con
     if (!missing) missing = missing_grad(plan->variant, grads, &plan->options);
     if (missing) FAIL(ATTN_ERR_SHAPE, missing);
     arena ws = {(unsigned char *)workspace, 0, 0, plan->threads};
-    backward(plan, in, dout, out, grads, &ws);
+    backward(plan, in, dout, out, 0, grads, &ws);
+    if (detail) *detail = "";
+    return ATTN_OK;
+}
+
+/* Softmax-type variants keep each row's log-sum-exp; the linear family and fixed keep nothing. */
+static int keeps_lse(attn_variant v) { return !attn_family_is(v, "linear") && !attn_family_is(v, "fixed"); }
+
+attn_status attn_plan_run_kept(const attn_plan *plan, const attn_inputs *in, float *out, float *lse,
+                               void *workspace, size_t ws_bytes, const char **detail) {
+    if (!plan || plan->magic != plan_seal(plan))
+        FAIL(ATTN_ERR_SHAPE, "plan was not made by attn_plan_make, or was changed since");
+    if (!(plan->flags & ATTN_WANT_KEPT)) FAIL(ATTN_ERR_SHAPE, "the plan was made without ATTN_WANT_KEPT");
+    if (ws_bytes < plan->workspace_bytes || (plan->workspace_bytes && !workspace))
+        FAIL(ATTN_ERR_MEMORY, "workspace is smaller than the plan's workspace_bytes");
+    if (!in || !out) FAIL(ATTN_ERR_SHAPE, "inputs and out are required");
+    if (keeps_lse(plan->variant) && !lse) FAIL(ATTN_ERR_SHAPE, "lse is required: a softmax-type variant keeps each row's log-sum-exp");
+    const char *missing = attn_missing_input(plan->variant, in, &plan->options);
+    if (missing) FAIL(ATTN_ERR_SHAPE, missing);
+    arena ws = {(unsigned char *)workspace, 0, 0, plan->threads};
+    forward(plan, in, out, 0, keeps_lse(plan->variant) ? lse : 0, &ws);
+    if (detail) *detail = "";
+    return ATTN_OK;
+}
+
+attn_status attn_plan_backward_kept(const attn_plan *plan, const attn_inputs *in, const float *dout,
+                                    const float *out, const float *lse, const attn_grads *grads,
+                                    void *workspace, size_t ws_bytes, const char **detail) {
+    if (!plan || plan->magic != plan_seal(plan))
+        FAIL(ATTN_ERR_SHAPE, "plan was not made by attn_plan_make, or was changed since");
+    if (!(plan->flags & ATTN_WANT_KEPT)) FAIL(ATTN_ERR_SHAPE, "the plan was made without ATTN_WANT_KEPT");
+    if (ws_bytes < plan->workspace_bytes || (plan->workspace_bytes && !workspace))
+        FAIL(ATTN_ERR_MEMORY, "workspace is smaller than the plan's workspace_bytes");
+    if (!in || !dout || !grads) FAIL(ATTN_ERR_SHAPE, "inputs, dout and grads are required");
+    if (keeps_lse(plan->variant) && (!out || !lse))
+        FAIL(ATTN_ERR_SHAPE, "out and lse are required: a softmax-type variant's backward reads the kept y and lse");
+    const char *missing = attn_missing_input(plan->variant, in, &plan->options);
+    if (!missing) missing = missing_grad(plan->variant, grads, &plan->options);
+    if (missing) FAIL(ATTN_ERR_SHAPE, missing);
+    arena ws = {(unsigned char *)workspace, 0, 0, plan->threads};
+    attn_kept kept = {out, lse};
+    backward(plan, in, dout, 0, &kept, grads, &ws);
     if (detail) *detail = "";
     return ATTN_OK;
 }

@@ -168,6 +168,11 @@ void attn_options_default(attn_options *opt);
 #define ATTN_WANT_WEIGHTS 1 /* the run receives a weights buffer [n, n] */
 #define ATTN_WANT_STATE 2   /* the run receives state [F, dv] and normalizer [F] (linear family) */
 #define ATTN_WANT_GRADS 4   /* attn_plan_backward: the workspace covers the backward pass */
+#define ATTN_WANT_KEPT 8    /* attn_plan_run_kept and attn_plan_backward_kept: the workspace covers a
+                             * forward pass that keeps what the backward needs and the backward from
+                             * it (softmax-type: less than ATTN_WANT_GRADS, no second forward; the
+                             * others: n*dv floats more, for the y they recompute). Not with
+                             * ATTN_WANT_WEIGHTS or ATTN_WANT_STATE (ATTN_ERR_UNSUPPORTED) */
 typedef struct attn_plan {
     attn_variant variant;
     attn_dims dims;       /* L resolved (0 -> n) */
@@ -213,10 +218,46 @@ typedef struct attn_grads {
  * Softmax-type variants recompute their logits block by block from each row's log-sum-exp
  * (FlashAttention's backward), the linear family keeps O(F*dv) state with a reverse sweep when
  * causal, fixed is A^T*dout: no variant allocates n x n. The grads arrays must not overlap the
- * inputs, dout, out or each other (some passes use them as scratch between sweeps). */
+ * inputs, dout, out or each other (some passes use them as scratch between sweeps). After a forward
+ * pass of one's own, attn_plan_backward_kept (below) skips the one this runs. */
 attn_status attn_plan_backward(const attn_plan *plan, const attn_inputs *in, const float *dout,
                                float *out, const attn_grads *grads, void *workspace,
                                size_t ws_bytes, const char **detail);
+
+/* ---- a kept forward pass: the forward once, then its backward without running it again ----
+ * A training step runs the forward pass, then the backward pass, which needs each row's y and
+ * log-sum-exp: attn_plan_backward computes them again (a forward pass inside the backward, about a
+ * third of its time for softmax-type variants); a kept forward pass hands them over instead. Both
+ * take a plan made with ATTN_WANT_KEPT (alone, or with ATTN_WANT_GRADS for a workspace that covers
+ * every entry point).
+ *
+ * attn_plan_run_kept: the forward pass.
+ *   out [n, dv] = y, the bits attn_plan_run writes
+ *   lse [n]: softmax-type variants (softmax, the Synthesizer variants, mixture): each row's
+ *            log-sum-exp of its masked logits, lse_i = m_i + log sum_j exp(B_ij + M_ij - m_i),
+ *            m_i = max_j (B_ij + M_ij), accumulated key block by key block as the forward pass
+ *            does (so A_ij = exp(B_ij + M_ij - lse_i)). The linear family and fixed keep nothing
+ *            beyond y: lse is not written and may be NULL (see below).
+ * attn_plan_backward_kept: the backward pass from it.
+ *   dout [n, dv]; out [n, dv] and lse [n]: what attn_plan_run_kept wrote for these inputs and this
+ *   plan's dims and options (read only; on any thread count: a softmax-type forward pass is the
+ *   same bits on every thread count); grads as for attn_plan_backward.
+ * The gradients are bit-identical to attn_plan_backward's for the same inputs, plan and dout, on
+ * every build and thread count: the kept y and lse are the bits attn_plan_backward recomputes, and
+ * everything after them runs the same code in the same order. A y or lse from other inputs gives
+ * other (wrong) gradients, never a read outside the arrays.
+ * The linear family (linear, efficient, taylor) and fixed recompute instead: attn_plan_run_kept is
+ * attn_plan_run, and attn_plan_backward_kept runs their whole backward pass (the same gradients;
+ * out and lse are not read and may be NULL), its y going to a scratch in the workspace. Their
+ * forward pass is O(n*d*dv), a fraction of the backward's sweeps, and what the reverse sweep of a
+ * causal one needs is the state after every position, O(n*F*dv): more to keep than to recompute.
+ * The workspace is plan->workspace_bytes; out, lse, dout, the inputs and the grads arrays must not
+ * overlap the workspace or the grads arrays. */
+attn_status attn_plan_run_kept(const attn_plan *plan, const attn_inputs *in, float *out, float *lse,
+                               void *workspace, size_t ws_bytes, const char **detail);
+attn_status attn_plan_backward_kept(const attn_plan *plan, const attn_inputs *in, const float *dout,
+                                    const float *out, const float *lse, const attn_grads *grads,
+                                    void *workspace, size_t ws_bytes, const char **detail);
 
 /* One-call conveniences: the workspace of attn_backward, and attn_plan_make + attn_plan_backward. */
 attn_status attn_backward_size(attn_variant variant, const attn_dims *dims, const attn_options *opt,

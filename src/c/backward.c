@@ -1,7 +1,8 @@
 /* backward.c — gradients of the softmax-type variants (softmax, the Synthesizer variants and
  * their mixture), streaming like FlashAttention's backward pass: never n x n.
  *
- * The forward pass runs first and keeps each row's log-sum-exp (lse) and y. With D_i = dO_i . y_i,
+ * The forward pass runs first and keeps each row's log-sum-exp (lse) and y, or a kept forward pass
+ * (attn_plan_run_kept) hands them over and this one is skipped. With D_i = dO_i . y_i,
  * each block of BI queries then visits the key blocks again: the logit tile is recomputed by its
  * source, P = exp(B - lse) (the softmax, exactly), dP = dO v^T, dS = P * (dP - D); dV accumulates
  * P^T dO, and dS goes back to the logit source, which accumulates the gradients of what it read
@@ -105,7 +106,7 @@ static void key_pass(void *ctx, int piece, int thread) {
 
 void attn_softmax_backward(attn_variant v, const attn_dims *dims, const attn_inputs *in,
                            const attn_options *opt, const float *dout, float *out,
-                           const attn_grads *grads, arena *ws) {
+                           const attn_kept *kept, const attn_grads *grads, arena *ws) {
     int n = dims->n, dv = dims->dv, dvp = round_up(dv, 2 * VW), causal = opt->causal != 0;
     uint64_t nq = round_up64(n, QP), nk = round_up64(n, BJ);
     logit_sources sources;
@@ -131,13 +132,18 @@ void attn_softmax_backward(attn_variant v, const attn_dims *dims, const attn_inp
             slices[t].mdS = arena_floats(ws, (uint64_t)2 * BI * BJ);
         }
     }
-    attn_softmax_attend(src, dims, in ? in->v : 0, causal, out, 0, b.lse, ws); /* carves its own */
+    /* The forward pass, unless a kept one gave y and lse: the same bits either way (the streaming
+     * driver computes each row alike whatever the source was prepared for and on any thread), so
+     * everything below is too. */
+    if (!kept) attn_softmax_attend(src, dims, in ? in->v : 0, causal, out, 0, b.lse, ws); /* carves its own */
     if (arena_measuring(ws)) return;
 
+    const float *y = kept ? kept->y : out;
+    if (kept) attn_copy(b.lse, kept->lse, n);
     attn_zero_grads(v, dims, opt, grads);
     for (int i = n; i < (int)nq; i++) b.lse[i] = ATTN_INF, b.D[i] = 0.0f;
     for (int i = 0; i < n; i++) {
-        const float *o = out + (size_t)i * dv, *g = dout + (size_t)i * dv;
+        const float *o = y + (size_t)i * dv, *g = dout + (size_t)i * dv;
         float s = 0.0f;
         for (int e = 0; e < dv; e++) s += g[e] * o[e];
         b.D[i] = s;

@@ -412,11 +412,21 @@ int attn_state_width(attn_variant v, int d);
  * Each runs the forward pass too (out = y), then writes the gradients of sum(dout * y) into the
  * grads arrays of the inputs the variant reads (overwriting them). Workspace from the arena; when
  * measuring, only counts (in, dout, out and grads are then NULL). No n x n memory. */
+/* What a kept forward pass (attn_plan_run_kept) left for the backward: y [n, dv] and each row's
+ * log-sum-exp [n] (both NULL while measuring). */
+typedef struct attn_kept {
+    const float *y, *lse;
+} attn_kept;
+/* kept NULL: the forward pass runs first and writes out. kept: its y and lse are read instead and
+ * out is not used; the logit tiles, P, dP and dS are those the forward pass would have given (its
+ * y and lse are the bits this pass computes for itself), so the gradients are too. */
 void attn_softmax_backward(attn_variant v, const attn_dims *dims, const attn_inputs *in,
                            const attn_options *opt, const float *dout, float *out,
-                           const attn_grads *grads, arena *ws);
+                           const attn_kept *kept, const attn_grads *grads, arena *ws);
+/* exact_y: out must end as attention()'s y (the causal family split over threads recomputes it
+ * with a second forward pass); 0: out is scratch (a kept forward pass already gave y). */
 void attn_linear_backward(attn_variant v, const attn_dims *dims, const attn_inputs *in,
-                          const attn_options *opt, const float *dout, float *out,
+                          const attn_options *opt, const float *dout, float *out, int exact_y,
                           const attn_grads *grads, arena *ws);
 void attn_fixed_backward(const attn_dims *dims, const attn_inputs *in, const attn_options *opt,
                          const float *dout, float *out, const attn_grads *grads);

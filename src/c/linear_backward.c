@@ -931,7 +931,7 @@ static void efficient_causal_backward(const attn_dims *dims, const attn_inputs *
 }
 
 void attn_linear_backward(attn_variant v, const attn_dims *dims, const attn_inputs *in,
-                          const attn_options *opt, const float *dout, float *out,
+                          const attn_options *opt, const float *dout, float *out, int exact_y,
                           const attn_grads *grads, arena *ws) {
     if (v != ATTN_EFFICIENT)
         kernel_backward(v, dims, in, opt, dout, out, grads, ws);
@@ -946,7 +946,7 @@ void attn_linear_backward(attn_variant v, const attn_dims *dims, const attn_inpu
      * thread count, and the gradients stay those of the backward's own y (within the bar). Its
      * workspace is carved after the backward's, measured alike. */
     int threads = imin(arena_threads(ws), ATTN_MAX_THREADS), pool = attn_thread_count();
-    if (opt->causal && threads > 1 &&
+    if (exact_y && opt->causal && threads > 1 &&
         (arena_measuring(ws) || (pool > 1 && pool <= threads && dims->n > BT)))
         attn_linear_family(v, dims, in, opt, out, 0, ws);
 }

@@ -38,6 +38,7 @@ typedef struct slot {
 
 typedef struct model_shape {
     int V, T, D, H, layers, F, dh;
+    int keeps_lse;             /* softmax-type heads: the forward pass keeps each row's log-sum-exp */
     attn_dims dims;            /* of every head's attention */
     int nslots;
     slot slots[MAX_SLOTS];     /* one head's parameters in table order */
@@ -95,12 +96,12 @@ typedef struct bufs {
     float *acts;       /* layers x layer_floats: see layer_view */
     int64_t act_floats;
     float *lnf, *lnf_stats, *logits;
-    float *dres, *dtmp, *dy, *dproj, *dpre, *wt, *head_grads, *attn_out;
+    float *dres, *dtmp, *dy, *dproj, *dpre, *wt, *head_grads;
     void *plan_ws;
     size_t plan_bytes;
-    /* Threads: each thread's own attention workspace (plan_stride bytes apart) and output
-     * scratch (T x dh floats apart), and one head_grads per sequence, summed in sequence order
-     * after the sequences ran in parallel, as one thread sums them. */
+    /* Threads: each thread's own attention workspace (plan_stride bytes apart), and one
+     * head_grads per sequence, summed in sequence order after the sequences ran in parallel, as
+     * one thread sums them. */
     int threads;
     size_t plan_stride;
     float *row_loss;   /* [NR]: each position's cross-entropy */
@@ -111,6 +112,9 @@ typedef struct layer_view {
     float *ln1, *ln1_stats; /* stats: mean [NR], then 1/std [NR] */
     float *proj;            /* [H][nproj][NR, dh] */
     float *y;               /* [H][NR, dh] */
+    float *lse;             /* [H][NR]: each row's log-sum-exp (keeps_lse), which the backward
+                             * pass reads instead of running the head's forward pass again;
+                             * NULL for the linear family and fixed, which keep nothing */
     float *ln2, *ln2_stats;
     float *pre, *act;       /* [NR, F]: fc1 output, GELU of it */
 } layer_view;
@@ -153,8 +157,10 @@ void model_gelu_forward_span(const void *ctx, int lo, int hi);
 void model_gelu_backward_span(const void *ctx, int lo, int hi);
 void model_gelu_forward(size_t count, const float *x, float *y); /* on the calling thread */
 
-/* A head's attention: its inputs (the projections from `proj`, the parameters at hp), its plan,
- * and the pieces (one per sequence) of its forward and backward passes. */
+/* A head's attention: its inputs (the projections from `proj`, the parameters at hp), its plan
+ * (ATTN_WANT_KEPT), and the pieces (one per sequence) of its forward pass, which keeps y and lse,
+ * and of its backward pass, which reads them (attn_plan_backward_kept: the gradients of
+ * attn_plan_backward, bit for bit, without a second forward pass). */
 void model_head_inputs(const model_shape *s, const float *hp, const float *proj, int h, int b, int NR,
                        attn_inputs *in);
 attn_status model_head_plan(const attn_model_config *cfg, const model_shape *s, const float *hp, int h,
@@ -169,7 +175,8 @@ typedef struct head_job {
     const float *hp;
     float *hg;          /* backward: the head's parameter gradients */
     const float *proj;
-    float *y;           /* forward: [H][NR, dh] */
+    float *y;           /* [H][NR, dh]: the forward pass writes it, the backward pass reads it */
+    float *lse;         /* [H][NR] (NULL: the head keeps none) */
     const attn_model_config *cfg;
     int h;
     attn_status status; /* the first failure (every piece runs the same plan: all fail alike) */

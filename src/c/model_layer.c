@@ -162,25 +162,27 @@ attn_status model_head_plan(const attn_model_config *cfg, const model_shape *s, 
                             attn_plan *plan, const char **detail) {
     attn_options opt;
     model_head_options(cfg, s, h, s->alpha_slot >= 0 ? hp + s->slots[s->alpha_slot].offset : 0, &opt);
-    return attn_plan_make((attn_variant)cfg->variant, &s->dims, &opt, ATTN_WANT_GRADS, plan, detail);
+    return attn_plan_make((attn_variant)cfg->variant, &s->dims, &opt, ATTN_WANT_KEPT, plan, detail);
 }
 
-/* Sequence b: y of the head's rows, on the thread's workspace slice. */
+/* Sequence b: y of the head's rows (and their lse), on the thread's workspace slice. */
 void model_head_forward_piece(const void *ctx, int b, int thread) {
     head_job *job = (head_job *)(uintptr_t)ctx; /* the stage's task passes it back as const */
     const model_shape *s = job->s;
     const bufs *w = job->w;
     attn_inputs in;
     model_head_inputs(s, job->hp, job->proj, job->h, b, w->NR, &in);
-    float *y = job->y + ((size_t)job->h * w->NR + (size_t)b * s->T) * s->dh;
+    size_t row = (size_t)job->h * w->NR + (size_t)b * s->T;
+    float *y = job->y + row * s->dh, *lse = job->lse ? job->lse + row : 0;
     unsigned char *ws = (unsigned char *)w->plan_ws + (size_t)thread * w->plan_stride;
     const char *detail = 0;
-    attn_status st = attn_plan_run(job->plan, &in, y, 0, 0, 0, ws, w->plan_bytes, &detail);
+    attn_status st = attn_plan_run_kept(job->plan, &in, y, lse, ws, w->plan_bytes, &detail);
     if (st != ATTN_OK) job->status = st, job->detail = detail;
 }
 
 /* Sequence b: the gradients of its projections' rows (dproj) and of the head's parameters, into
- * the sequence's own head_grads (the pass sums them in sequence order). */
+ * the sequence's own head_grads (the pass sums them in sequence order), from the y and lse its
+ * forward piece kept. */
 void model_head_backward_piece(const void *ctx, int b, int thread) {
     head_job *job = (head_job *)(uintptr_t)ctx;
     const model_shape *s = job->s;
@@ -199,11 +201,11 @@ void model_head_backward_piece(const void *ctx, int b, int thread) {
             field[sl->input] = w->dproj + ((size_t)(h * s->nproj + k++) * NR + (size_t)b * T) * dh;
         else field[sl->input] = head_grads + sl->offset;
     }
-    const float *dy = w->dy + ((size_t)h * NR + (size_t)b * T) * dh;
+    size_t row = (size_t)h * NR + (size_t)b * T;
+    const float *dy = w->dy + row * dh, *y = job->y + row * dh, *lse = job->lse ? job->lse + row : 0;
     unsigned char *ws = (unsigned char *)w->plan_ws + (size_t)thread * w->plan_stride;
-    float *attn_out = w->attn_out + (size_t)thread * T * dh;
     const char *detail = 0;
-    attn_status st = attn_plan_backward(job->plan, &in, dy, attn_out, &gr, ws, w->plan_bytes, &detail);
+    attn_status st = attn_plan_backward_kept(job->plan, &in, dy, y, lse, &gr, ws, w->plan_bytes, &detail);
     if (st != ATTN_OK) job->status = st, job->detail = detail;
 }
 

@@ -27,10 +27,12 @@ void model_layer_view(const model_shape *s, const bufs *w, int l, layer_view *v)
     v->ln2 = p, p += BD;
     v->ln2_stats = p, p += 2 * w->NR;
     v->pre = p, p += BF;
-    v->act = p;
+    v->act = p, p += BF;
+    v->lse = s->keeps_lse ? p : 0; /* last: the buffers before it keep the offsets they had without it */
 }
 
-/* The largest attention workspace of any head (patterns differ, nothing else does). */
+/* The largest attention workspace of any head (patterns differ, nothing else does): a kept forward
+ * pass and the backward pass from it. */
 static attn_status plan_bytes(const attn_model_config *cfg, const model_shape *s, size_t *bytes,
                               const char **detail) {
     *bytes = 0;
@@ -38,7 +40,7 @@ static attn_status plan_bytes(const attn_model_config *cfg, const model_shape *s
         attn_options opt;
         attn_plan plan;
         model_head_options(cfg, s, h, 0, &opt);
-        attn_status st = attn_plan_make((attn_variant)cfg->variant, &s->dims, &opt, ATTN_WANT_GRADS, &plan, detail);
+        attn_status st = attn_plan_make((attn_variant)cfg->variant, &s->dims, &opt, ATTN_WANT_KEPT, &plan, detail);
         if (st != ATTN_OK) return st;
         if (plan.workspace_bytes > *bytes) *bytes = plan.workspace_bytes;
     }
@@ -59,7 +61,7 @@ void model_layout(const model_shape *s, int B, size_t pbytes, arena *ws, bufs *w
     w->plan_stride = (pbytes + 15u) & ~(size_t)15u;
     w->plan_ws = arena_floats(ws, (uint64_t)smul(w->threads, (int64_t)w->plan_stride / 4)), w->plan_bytes = pbytes;
     w->res = arena_floats(ws, (uint64_t)smul(2 * (int64_t)s->layers + 1, BD));
-    w->act_floats = sadd(sadd(smul(3 + s->nproj, BD), smul(2, BF)), 4 * NR);
+    w->act_floats = sadd(sadd(smul(3 + s->nproj, BD), smul(2, BF)), sadd(4 * NR, s->keeps_lse ? smul(s->H, NR) : 0));
     w->act_floats = (w->act_floats + 3) & ~(int64_t)3; /* keep every layer 16-byte aligned */
     w->acts = arena_floats(ws, (uint64_t)smul(s->layers, w->act_floats));
     w->lnf = arena_floats(ws, (uint64_t)BD);
@@ -72,7 +74,6 @@ void model_layout(const model_shape *s, int B, size_t pbytes, arena *ws, bufs *w
     w->dpre = arena_floats(ws, (uint64_t)BF);
     w->wt = arena_floats(ws, (uint64_t)sadd(smul(V, D), smul(s->layers, wt_layer_floats(s))));
     w->head_grads = arena_floats(ws, (uint64_t)smul(B, s->head_floats));
-    w->attn_out = arena_floats(ws, (uint64_t)smul(w->threads, smul(s->T, s->dh)));
     w->row_loss = arena_floats(ws, (uint64_t)NR);
     w->row_hit = (int32_t *)(void *)arena_floats(ws, (uint64_t)NR);
 }
@@ -202,7 +203,7 @@ attn_status model_forward(const attn_model_config *cfg, const model_shape *s, co
             attn_plan plan;
             attn_status st_plan = model_head_plan(cfg, s, hp, h, &plan, detail);
             if (st_plan != ATTN_OK) return st_plan;
-            head_job job = {s, w, &plan, hp, 0, v.proj, v.y, 0, h, ATTN_OK, 0};
+            head_job job = {s, w, &plan, hp, 0, v.proj, v.y, v.lse, 0, h, ATTN_OK, 0};
             attn_stage_add(&st, model_head_forward_piece, &job, w->B);
             attn_stage_run(&st);
             if (job.status != ATTN_OK) {
@@ -435,7 +436,7 @@ static attn_status backward(const attn_model_config *cfg, const model_shape *s, 
             attn_plan plan;
             attn_status st_plan = model_head_plan(cfg, s, hp, h, &plan, detail);
             if (st_plan != ATTN_OK) return st_plan;
-            head_job job = {s, w, &plan, hp, hg, v.proj, 0, cfg, h, ATTN_OK, 0};
+            head_job job = {s, w, &plan, hp, hg, v.proj, v.y, v.lse, cfg, h, ATTN_OK, 0};
             if (h == 0 && lone) {
                 stage_attention_sums(&st, &lncols, &pending, &prod2, &og, hmid, v.ln2_stats, ln2g, ln2b);
                 attn_stage_run(&st);

@@ -100,7 +100,8 @@ static int32_t dim_value(const attn_dims *dims, const char *name) {
 
 int attn_family_is(attn_variant v, const char *family) { return str_eq(variants[v].family, family); }
 int attn_accepts(attn_variant v, const char *option) {
-    return str_eq(option, "causal") || str_eq(option, "weights") || list_has(variants[v].options, option);
+    return str_eq(option, "causal") || str_eq(option, "weights") || str_eq(option, "keep") ||
+           list_has(variants[v].options, option);
 }
 
 /* ---- defaults ---- */

@@ -79,6 +79,12 @@ export interface AttentionOptions {
   weights?: boolean | null;
   /** linear, efficient, taylor: also return `state` and `normalizer`, what they keep instead of A. */
   state?: boolean | null;
+  /**
+   * Keep what the backward pass needs: the result (a KeptResult) also has `backward(dOutput)`,
+   * attentionGrad's gradients without running the forward pass again, and for softmax-type
+   * variants `lse`. Not with weights or state (UNSUPPORTED).
+   */
+  keep?: boolean | null;
   /** softmax: logit scale, default 1/sqrt(d). */
   scale?: number | null;
   /** linear, taylor: denominator epsilon, default 1e-6. */
@@ -112,8 +118,8 @@ export interface AttentionResult {
   normalizer?: Float32Array;
 }
 
-/** attentionGrad's options: attention()'s without weights and state. */
-export type GradOptions = Omit<AttentionOptions, 'weights' | 'state'>;
+/** attentionGrad's options: attention()'s without weights, state and keep. */
+export type GradOptions = Omit<AttentionOptions, 'weights' | 'state' | 'keep'>;
 
 export interface GradResult {
   /** [n, dv]: y, as attention() returns it. */
@@ -123,6 +129,25 @@ export interface GradResult {
    * parameter the call does not read are 0); a mixture adds alpha or alphaLogits.
    */
   grads: Partial<Record<'q' | 'k' | 'v' | 'x' | 'w1' | 'b1' | 'w2' | 'b2' | 'w' | 'r' | 'wa' | 'ba' | 'wb' | 'bb' | 'r1' | 'r2' | 'alpha' | 'alphaLogits', Float32Array>>;
+}
+
+/** What attention() returns with keep: true. */
+export interface KeptResult extends AttentionResult {
+  /**
+   * [n], softmax-type variants (softmax, the Synthesizer variants, mixture) only: each row's
+   * log-sum-exp of its masked logits, lse_i = log sum_j exp(B_ij + M_ij), so A_ij = exp(B_ij + M_ij - lse_i).
+   * The linear family and fixed keep nothing but y (their backward pass recomputes its forward sweeps).
+   */
+  lse?: Float32Array;
+  /**
+   * The backward pass from this forward pass: { output, grads } exactly as attentionGrad(id,
+   * inputs, dOutput, options) returns them (the same bits, on every build and thread count),
+   * without running the forward pass again. dOutput: [n, dv]. It uses the binding's own copies of
+   * the inputs, y and lse (in JavaScript memory: nothing to dispose of), so it may run any number
+   * of times, and later calls or changes to the arrays you passed or got back do not change it.
+   * Throws DISPOSED once the instance is disposed; SHAPE or VALUE for a bad dOutput.
+   */
+  backward(dOutput: Matrix): GradResult;
 }
 
 export interface InputSpec {
@@ -166,7 +191,7 @@ export interface OptionInfo {
   min?: number;
   /** The most entries a 'list' takes. */
   max?: number;
-  /** Whether attentionGrad takes the option too (weights and state are attention()'s only). */
+  /** Whether attentionGrad takes the option too (weights, state and keep are attention()'s only). */
   grad: boolean;
   /** pattern: the values allowed with causal: true (the others look ahead). */
   causalValues?: readonly string[];
@@ -213,7 +238,11 @@ export interface AttnLab {
   readonly options: Readonly<Record<keyof AttentionOptions, OptionInfo>>;
   /** Every dimension name (n, d, dv, h, L, a, b, rank) with what it means. */
   readonly dims: Readonly<Record<'n' | 'd' | 'dv' | 'h' | 'L' | 'a' | 'b' | 'rank', DimInfo>>;
-  /** Run one variant. Synchronous. Throws AttnError on bad input. */
+  /**
+   * Run one variant. Synchronous. Throws AttnError on bad input. With keep: true the result also
+   * carries lse and backward(dOutput) (KeptResult).
+   */
+  attention(id: VariantId, inputs: AttentionInputs, options: AttentionOptions & { keep: true }): KeptResult;
   attention(id: VariantId, inputs: AttentionInputs, options?: AttentionOptions): AttentionResult;
   /**
    * The backward pass: y and the gradient of sum(dOutput * y) with respect to every array the

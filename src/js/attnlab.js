@@ -92,6 +92,7 @@ const MODEL_SCRATCH_BYTES = 512;
 const WANT_WEIGHTS = 1; // attnlab.h ATTN_WANT_*
 const WANT_STATE = 2;
 const WANT_GRADS = 4;
+const WANT_KEPT = 8;
 
 const cache = new Map();
 
@@ -460,11 +461,15 @@ class Instance {
   }
 
   /**
-   * Runs one variant; docs/contract.md gives the math, the inputs and the options.
-   * @returns {{ output: Float32Array, weights?: Float32Array, state?: Float32Array, normalizer?: Float32Array }}
+   * Runs one variant; docs/contract.md gives the math, the inputs and the options. With keep: true
+   * the result also has lse (softmax-type variants) and backward(dOutput), the backward pass from
+   * this forward pass (docs/contract.md, "Gradients").
+   * @returns {{ output: Float32Array, weights?: Float32Array, state?: Float32Array, normalizer?: Float32Array,
+   *             lse?: Float32Array, backward?: (dOutput: ArrayLike<number>) => { output: Float32Array, grads: Record<string, Float32Array> } }}
    */
   attention(id, inputs, options = {}) {
     const { variant, opt, dims, arrays } = this.#read(id, inputs, options);
+    if (opt.keep) return this.#attentionKept(variant, opt, dims, arrays);
     this.#alive(); // reading the inputs ran the caller's getters, which may have disposed of this instance
     this.#writeControl(dims, opt);
     const flags = (opt.weights ? WANT_WEIGHTS : 0) | (opt.state ? WANT_STATE : 0);
@@ -491,26 +496,94 @@ class Instance {
         throw new AttnError('UNSUPPORTED', `option "${flag}" does not apply to attentionGrad, which returns output and grads; call attention() for ${flag}`);
       }
     }
+    if (opt.keep) {
+      throw new AttnError('UNSUPPORTED', 'option "keep" does not apply to attentionGrad, which runs its own forward pass; ' +
+        'call attention() with keep: true, then result.backward(dOutput)');
+    }
     const [dout] = readArrays([{ name: 'dOutput', shape: ['n', 'dv'] }], { dOutput }, dims, new Set(['dOutput']), parts);
     this.#alive(); // reading the inputs ran the caller's getters, which may have disposed of this instance
     this.#writeControl(dims, opt);
     const { wsBytes } = this.#plan(variant, dims, opt, WANT_GRADS);
+    const base = this.#heapBase;
     const outputs = [{ name: 'output', count: dims.n * dims.dv, cols: dims.dv }];
+    return this.#gradients(variant, opt, dims, wsBytes, [...arrays, dout], arrays, outputs, (at, wsOffset) =>
+      this.#exports.attn_plan_backward(base + PLAN_OFFSET, base + INPUTS_OFFSET, at['input:dOutput'],
+        at.output, base + this.#gradsOffset, wsOffset, wsBytes, base + DETAIL_OFFSET));
+  }
+
+  // A backward pass: a gradient output per array the variant reads (and alpha or alphaLogits for a
+  // mixture), their pointers written into the attn_grads block, then call(at, wsOffset).
+  #gradients(variant, opt, dims, wsBytes, laid, arrays, outputs, call) {
     for (const a of arrays) outputs.push({ name: a.name, count: a.count, cols: a.cols, grad: true });
     const alphaName = opt.components ? (opt.alphaLogits ? 'alphaLogits' : 'alpha') : null;
     if (alphaName) outputs.push({ name: alphaName, count: opt.components.length, cols: opt.components.length, grad: true });
     const base = this.#heapBase;
-    const result = this.#execute(variant, dims, opt, wsBytes, [...arrays, dout], outputs, (at, wsOffset) => {
+    const result = this.#execute(variant, dims, opt, wsBytes, laid, outputs, (at, wsOffset) => {
       const u32 = this.#heap.u32();
       const grads = (base + this.#gradsOffset) >>> 2;
       this.#meta.inputFields.forEach((name, i) => { u32[grads + i] = at[`grad:${name}`] ?? 0; });
       u32[grads + this.#meta.inputFields.length] = alphaName ? at[`grad:${alphaName}`] : 0;
-      return this.#exports.attn_plan_backward(base + PLAN_OFFSET, base + INPUTS_OFFSET, at['input:dOutput'],
-        at.output, base + this.#gradsOffset, wsOffset, wsBytes, base + DETAIL_OFFSET);
+      return call(at, wsOffset);
     });
     const grads = {};
     for (const o of outputs) if (o.grad) grads[o.name] = result[`grad:${o.name}`];
     return { output: result.output, grads };
+  }
+
+  // attention() with keep: true. The forward pass keeps y and, for softmax-type variants, each
+  // row's log-sum-exp (attn_plan_run_kept); the result's backward(dOutput) runs the backward pass
+  // from them (attn_plan_backward_kept: attentionGrad's gradients, bit for bit, without its
+  // forward pass). What backward needs lives in JavaScript memory, in copies of the binding's own
+  // made after the run (the inputs as the core read them, y and lse), and is copied in again by
+  // each backward call: nothing stays in WebAssembly memory, so there is nothing to dispose of and
+  // later calls cannot change it, nor can changes to the returned arrays. The variant, dims,
+  // options and inputs travel with the result, so backward cannot be handed another variant's or
+  // shape's forward pass; it throws DISPOSED once the instance is disposed.
+  #attentionKept(variant, opt, dims, arrays) {
+    for (const flag of ['weights', 'state']) {
+      if (opt[flag]) {
+        throw new AttnError('UNSUPPORTED', `options "keep" and "${flag}" do not go together: a kept forward pass returns ` +
+          `output and lse for result.backward(); call attention() without keep for ${flag}`);
+      }
+    }
+    this.#alive(); // reading the inputs ran the caller's getters, which may have disposed of this instance
+    this.#writeControl(dims, opt);
+    const { wsBytes } = this.#plan(variant, dims, opt, WANT_KEPT);
+    const keepsLse = variant.family !== 'linear' && variant.family !== 'fixed';
+    const outputs = [{ name: 'output', count: dims.n * dims.dv, cols: dims.dv }];
+    if (keepsLse) outputs.push({ name: 'lse', count: dims.n, cols: 1 });
+    const base = this.#heapBase;
+    const result = this.#execute(variant, dims, opt, wsBytes, arrays, outputs, (at, wsOffset) =>
+      this.#exports.attn_plan_run_kept(base + PLAN_OFFSET, base + INPUTS_OFFSET, at.output, at.lse ?? 0,
+        wsOffset, wsBytes, base + DETAIL_OFFSET));
+    const heap = this.#heap.f32();
+    const copy = (a, data) => ({ name: a.name, shape: a.shape, count: a.count, cols: a.cols, data });
+    const kept = {
+      variant, opt, dims,
+      arrays: arrays.map((a) => copy(a, heap.slice(a.offset >>> 2, (a.offset >>> 2) + a.count))),
+      y: copy({ name: 'output', shape: ['n', 'dv'], count: dims.n * dims.dv, cols: dims.dv }, result.output.slice()),
+      lse: keepsLse ? copy({ name: 'lse', shape: ['n'], count: dims.n, cols: 1 }, result.lse.slice()) : null,
+    };
+    result.backward = (dOutput) => this.#backwardKept(kept, dOutput);
+    return result;
+  }
+
+  // result.backward(dOutput) of a kept forward pass: { output, grads } as attentionGrad gives them.
+  #backwardKept(kept, dOutput) {
+    this.#alive();
+    const { variant, opt, dims } = kept;
+    const parts = opt.components ? opt.components.map((c) => this.#byId.get(c)) : [variant];
+    const [dout] = readArrays([{ name: 'dOutput', shape: ['n', 'dv'] }], { dOutput }, dims, new Set(['dOutput']), parts);
+    this.#alive(); // reading dOutput may have run the caller's getters
+    this.#writeControl(dims, opt);
+    const { wsBytes } = this.#plan(variant, dims, opt, WANT_KEPT);
+    const base = this.#heapBase;
+    const laid = [...kept.arrays, dout, kept.y, ...(kept.lse ? [kept.lse] : [])];
+    const outputs = []; // y is the kept one: no output of the call's own
+    const result = this.#gradients(variant, opt, dims, wsBytes, laid, kept.arrays, outputs, (at, wsOffset) =>
+      this.#exports.attn_plan_backward_kept(base + PLAN_OFFSET, base + INPUTS_OFFSET, at['input:dOutput'],
+        at['input:output'], at['input:lse'] ?? 0, base + this.#gradsOffset, wsOffset, wsBytes, base + DETAIL_OFFSET));
+    return { output: kept.y.data.slice(), grads: result.grads };
   }
 
   // The keys of inputs, each a dimension or an array some variant reads: a name no variant reads

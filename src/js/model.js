@@ -51,6 +51,7 @@ const MODEL_SETS = new Map([
   ['causal', 'a model is causal or not as a whole: give causal in the model config'],
   ['weights', 'a model returns logits; model.attentionMap is for A'],
   ['state', 'a model keeps no attention state to return'],
+  ['keep', 'a model keeps what its backward pass needs by itself'],
   ['alpha', "a model learns its mixture weights per head (the parameters 'l*.h*.alpha', starting uniform)"],
   ['alphaLogits', "a model learns its mixture weights per head (the parameters 'l*.h*.alpha', starting uniform)"],
   ['pattern', 'fixed heads take the patterns in turn: give the list as options.patterns (docs/model.md)'],

@@ -3,7 +3,7 @@
 // and lab.options / lab.dims built from it. Nothing here knows a particular variant or option.
 
 /** Every variant takes these (options.def). */
-export const COMMON_OPTIONS = ['causal', 'weights'];
+export const COMMON_OPTIONS = ['causal', 'weights', 'keep'];
 // How options.def's kinds look from JavaScript (lab.options[name].type).
 const KIND_TYPES = {
   BOOL: 'boolean', CALL: 'boolean', NUMBER: 'number', OPTIONAL: 'number', ENUM: 'enum',
@@ -82,7 +82,7 @@ export function describeOptions(meta) {
       default: o.default,
       description: o.description,
       appliesTo: Object.freeze(o.appliesTo),
-      grad: o.kind !== 'CALL', // attentionGrad takes it too (weights and state are attention()'s)
+      grad: o.kind !== 'CALL', // attentionGrad takes it too (weights, state and keep are attention()'s)
     };
     if (o.values) entry.values = Object.freeze(o.values.slice());
     if (o.min !== null) entry.min = o.min;

@@ -99,6 +99,118 @@ static void check_backward(attn_variant var, const attn_dims *dims, const attn_i
     (void)out;
 }
 
+/* Gradient arrays for every input in reads, each of exactly its size (ASan catches an overrun). */
+typedef struct grad_set {
+    attn_grads g;
+    float *owned[17];
+    size_t count[17];
+    int no;
+} grad_set;
+static void grads_alloc(const attn_dims *dims, const attn_inputs *in, grad_set *gs) {
+    int n = dims->n, d = dims->d, dv = dims->dv, L = dims->L;
+    *gs = (grad_set){0};
+#define GRAD(name, size)                                                                  \
+    if (in->name) gs->count[gs->no] = (size_t)(size),                                     \
+                  gs->g.name = gs->owned[gs->no++] = calloc((size_t)(size), sizeof(float))
+    GRAD(q, n * d); GRAD(k, n * d); GRAD(v, n * dv); GRAD(x, n * d);
+    GRAD(w1, d * dims->h); GRAD(b1, dims->h); GRAD(w2, dims->h * L); GRAD(b2, L);
+    GRAD(w, d * L); GRAD(r, L * L); GRAD(wa, d * dims->a); GRAD(ba, dims->a);
+    GRAD(wb, d * dims->b); GRAD(bb, dims->b); GRAD(r1, L * dims->rank); GRAD(r2, L * dims->rank);
+#undef GRAD
+    gs->count[gs->no] = ATTN_MAX_COMPONENTS;
+    gs->g.alpha = gs->owned[gs->no++] = calloc(ATTN_MAX_COMPONENTS, sizeof(float));
+}
+static void grads_free(grad_set *gs) {
+    for (int t = 0; t < gs->no; t++) free(gs->owned[t]);
+}
+
+/* float64 log-sum-exp of softmax's row i from its definition: log sum_j exp(q_i . k_j / sqrt(d)). */
+static double ref_softmax_lse(int n, int d, const float *q, const float *k, int causal, int i) {
+    double mx = -INFINITY, sum = 0, *row = malloc((size_t)n * sizeof *row);
+    int valid = causal ? i + 1 : n;
+    for (int j = 0; j < valid; j++) {
+        double s = 0;
+        for (int c = 0; c < d; c++) s += (double)q[i * d + c] * k[j * d + c];
+        row[j] = s / sqrt((double)d);
+        if (row[j] > mx) mx = row[j];
+    }
+    for (int j = 0; j < valid; j++) sum += exp(row[j] - mx);
+    free(row);
+    return mx + log(sum);
+}
+
+/* A kept forward pass (attn_plan_run_kept) then the backward from it (attn_plan_backward_kept):
+ * y is attn_run's to the bit, softmax's lse is its float64 log-sum-exp, every gradient is
+ * attn_plan_backward's to the bit, the workspace is smaller for softmax-type variants (no second
+ * forward pass; the others add a scratch for the y they recompute), and the kept plan's misuses
+ * are refused. Every buffer at its exact size. */
+static void check_kept(attn_variant var, const attn_dims *dims, const attn_inputs *in, const attn_options *opt,
+                       const float *streamed) {
+    int n = dims->n, dv = dims->dv, softmax_type = var <= ATTN_MIXTURE;
+    unsigned saved = rng_state; /* dout from a stream of its own: the cases after keep their inputs */
+    rng_state ^= 0x7f4a7c15u;
+    float *dout = rand_array((size_t)n * dv);
+    rng_state = saved;
+    const char *detail = NULL;
+    attn_plan full, kept;
+    attn_status s = attn_plan_make(var, dims, opt, ATTN_WANT_GRADS, &full, &detail);
+    CHECK(s == ATTN_OK, "%s n=%d grads plan: %s %s", variant_name(var), n, attn_status_string(s), detail);
+    s = attn_plan_make(var, dims, opt, ATTN_WANT_KEPT, &kept, &detail);
+    CHECK(s == ATTN_OK, "%s n=%d kept plan: %s %s", variant_name(var), n, attn_status_string(s), detail);
+    if (s != ATTN_OK) return;
+    /* the linear family and fixed recompute y into a scratch of n*dv floats */
+    size_t scratch = softmax_type ? 0 : (size_t)n * dv * sizeof(float) + 16;
+    CHECK(kept.workspace_bytes <= full.workspace_bytes + scratch, "%s n=%d causal=%d: the kept plan's workspace %zu > the grads plan's %zu + %zu",
+          variant_name(var), n, opt->causal, kept.workspace_bytes, full.workspace_bytes, scratch);
+    if (softmax_type)
+        CHECK(kept.workspace_bytes < full.workspace_bytes, "%s n=%d causal=%d: the kept plan's workspace %zu is not below the grads plan's %zu",
+              variant_name(var), n, opt->causal, kept.workspace_bytes, full.workspace_bytes);
+    grad_set a, b;
+    grads_alloc(dims, in, &a), grads_alloc(dims, in, &b);
+    float *y_full = malloc((size_t)n * dv * sizeof(float)), *y_kept = malloc((size_t)n * dv * sizeof(float));
+    float *lse = malloc((size_t)n * sizeof(float));
+    void *ws_full = malloc(full.workspace_bytes ? full.workspace_bytes : 1);
+    void *ws_kept = malloc(kept.workspace_bytes ? kept.workspace_bytes : 1);
+    s = attn_plan_backward(&full, in, dout, y_full, &a.g, ws_full, full.workspace_bytes, &detail);
+    CHECK(s == ATTN_OK, "%s n=%d backward: %s %s", variant_name(var), n, attn_status_string(s), detail);
+    s = attn_plan_run_kept(&kept, in, y_kept, lse, ws_kept, kept.workspace_bytes, &detail);
+    CHECK(s == ATTN_OK, "%s n=%d run_kept: %s %s", variant_name(var), n, attn_status_string(s), detail);
+    for (int i = 0; i < n * dv; i++)
+        CHECK(y_kept[i] == streamed[i] || (y_kept[i] != y_kept[i] && streamed[i] != streamed[i]),
+              "%s n=%d causal=%d: the kept pass's y[%d] = %.9g, attn_run's %.9g", variant_name(var), n, opt->causal, i,
+              y_kept[i], streamed[i]);
+    if (var == ATTN_SOFTMAX)
+        for (int i = 0; i < n; i++) {
+            double want = ref_softmax_lse(n, dims->d, in->q, in->k, opt->causal, i);
+            CHECK(fabs(lse[i] - want) <= 1e-5 + 1e-5 * fabs(want), "softmax n=%d d=%d causal=%d: lse[%d] = %.9g, float64 %.9g",
+                  n, dims->d, opt->causal, i, lse[i], want);
+        }
+    s = attn_plan_backward_kept(&kept, in, dout, y_kept, lse, &b.g, ws_kept, kept.workspace_bytes, &detail);
+    CHECK(s == ATTN_OK, "%s n=%d backward_kept: %s %s", variant_name(var), n, attn_status_string(s), detail);
+    for (int t = 0; t < a.no; t++)
+        for (size_t i = 0; i < a.count[t]; i++)
+            CHECK(memcmp(&a.owned[t][i], &b.owned[t][i], sizeof(float)) == 0,
+                  "%s n=%d d=%d dv=%d causal=%d: gradient array %d [%zu] from the kept pass %.9g, attn_plan_backward's %.9g",
+                  variant_name(var), n, dims->d, dv, opt->causal, t, i, b.owned[t][i], a.owned[t][i]);
+    /* misuse: a plan without ATTN_WANT_KEPT, a softmax-type variant's lse missing */
+    CHECK(attn_plan_run_kept(&full, in, y_kept, lse, ws_full, full.workspace_bytes, &detail) == ATTN_ERR_SHAPE &&
+              strstr(detail, "ATTN_WANT_KEPT"), "%s: run_kept on a grads plan: %s", variant_name(var), detail);
+    CHECK(attn_plan_backward(&kept, in, dout, y_kept, &b.g, ws_kept, kept.workspace_bytes, &detail) == ATTN_ERR_SHAPE,
+          "%s: attn_plan_backward on a kept plan", variant_name(var));
+    s = attn_plan_backward_kept(&kept, in, dout, y_kept, NULL, &b.g, ws_kept, kept.workspace_bytes, &detail);
+    CHECK(softmax_type ? s == ATTN_ERR_SHAPE && strstr(detail, "lse") : s == ATTN_OK,
+          "%s: backward_kept without lse: %s %s", variant_name(var), attn_status_string(s), detail);
+    s = attn_plan_run_kept(&kept, in, y_kept, NULL, ws_kept, kept.workspace_bytes, &detail);
+    CHECK(softmax_type ? s == ATTN_ERR_SHAPE && strstr(detail, "lse") : s == ATTN_OK,
+          "%s: run_kept without lse: %s %s", variant_name(var), attn_status_string(s), detail);
+    CHECK(attn_plan_run_kept(&kept, in, y_kept, lse, ws_kept, kept.workspace_bytes - 16, &detail) ==
+              (kept.workspace_bytes >= 16 ? ATTN_ERR_MEMORY : ATTN_OK), "%s: a short workspace", variant_name(var));
+    s = attn_plan_make(var, dims, opt, ATTN_WANT_KEPT | ATTN_WANT_WEIGHTS, &kept, &detail);
+    CHECK(s == ATTN_ERR_UNSUPPORTED, "%s: kept with weights: %s", variant_name(var), attn_status_string(s));
+    grads_free(&a), grads_free(&b);
+    free(dout), free(y_full), free(y_kept), free(lse), free(ws_full), free(ws_kept);
+}
+
 static void run_case(attn_variant var, int n, int d, int dv, int causal, int want_weights,
                      int pattern) {
     attn_dims dims = {.n = n, .d = d, .dv = dv, .h = 5, .L = n + 3, .rank = 3};
@@ -201,6 +313,7 @@ static void run_case(attn_variant var, int n, int d, int dv, int causal, int wan
               "state of softmax accepted");
     }
     if (weights) check_backward(var, &dims, &in, &opt, out, weights);
+    else check_kept(var, &dims, &in, &opt, out);
     free(ws), free(out), free(weights);
     for (int i = 0; i < na; i++) free(arrays[i]);
 }

@@ -9,7 +9,7 @@ import { init, features, version, AttnError, tasks, evaluateHeldOut } from 'attn
 import { loadCorpus } from 'attnlab/corpus';
 import type {
   AttnLab, AttnErrorCode, AttentionInputs, AttentionOptions, AttentionResult, BuildName, DimInfo, Features,
-  FixedPattern, GradOptions, GradResult, InitOptions, InputSpec, KnownVariantId, Matrix, MixtureComponent, OptionInfo,
+  FixedPattern, GradOptions, GradResult, InitOptions, InputSpec, KeptResult, KnownVariantId, Matrix, MixtureComponent, OptionInfo,
   VariantId, VariantInfo, Model, ModelConfig, LossResult, GenerateResult, Task, TaskBatch, TrainResult, TrainOptions,
   Corpus, TextTask, VersesTask, VerseInfo,
 } from 'attnlab';
@@ -22,7 +22,7 @@ export interface Env {
 
 // Exact key lists: Record<K, true> needs every key of K and rejects any other.
 const OPTION_KEYS: Record<keyof AttentionOptions, true> = {
-  causal: true, weights: true, state: true, scale: true, eps: true, tiling: true, components: true, alpha: true,
+  causal: true, weights: true, state: true, keep: true, scale: true, eps: true, tiling: true, components: true, alpha: true,
   alphaLogits: true, pattern: true, window: true,
 };
 const DIM_KEYS: Record<keyof AttnLab['dims'], true> = { n: true, d: true, dv: true, h: true, L: true, a: true, b: true, rank: true };
@@ -47,6 +47,9 @@ const GRAD_KEYS: Record<keyof GradResult['grads'], true> = {
   bb: true, r1: true, r2: true, alpha: true, alphaLogits: true,
 };
 const GRAD_RESULT_KEYS: Record<keyof GradResult, true> = { output: true, grads: true };
+const KEPT_RESULT_KEYS: Record<keyof KeptResult, true> = {
+  output: true, weights: true, state: true, normalizer: true, lse: true, backward: true,
+};
 const DIM_INFO_KEYS: Record<keyof DimInfo, true> = { description: true, defaultsTo: true };
 const INPUT_FIELD_KEYS: Record<keyof InputSpec, true> = { name: true, shape: true };
 const FEATURE_KEYS: Record<keyof Features, true> = { simd: true, relaxedSimd: true };
@@ -212,6 +215,16 @@ export async function exercise(env: Env) {
   const gradWithArray = lab.attentionGrad('fixed', { n, dv, v: plain }, Array.from(dOutput), { pattern: 'first' });
   gradSummary.grads.push(...keys(gradWithArray.grads).map((g) => `first:${g}`));
 
+  // a kept forward pass, then the backward pass from it
+  const kept: KeptResult = lab.attention('softmax', { n, d, dv, q, k, v }, { keep: true, causal: true });
+  const lse: Float32Array | undefined = kept.lse;
+  const fromKept: GradResult = kept.backward(dOutput);
+  const direct: GradResult = lab.attentionGrad('softmax', { n, d, dv, q, k, v }, dOutput, { causal: true });
+  const keptSummary = {
+    keys: keys(kept), lse: lse?.length ?? null, grads: keys(fromKept.grads),
+    same: (['q', 'k', 'v'] as const).every((g) => fromKept.grads[g]?.every((x, i) => Object.is(x, direct.grads[g]?.[i]))),
+  };
+
   const memory: number = lab.memoryBytes();
 
   // a model trained on a task
@@ -284,7 +297,7 @@ export async function exercise(env: Env) {
     declared: {
       options: keys(OPTION_KEYS), dims: keys(DIM_KEYS), inputs: keys(INPUT_KEYS), variantInfo: keys(VARIANT_INFO_KEYS),
       optionInfo: keys(OPTION_INFO_KEYS), dimInfo: keys(DIM_INFO_KEYS), inputSpec: keys(INPUT_FIELD_KEYS),
-      gradOptions: keys(GRAD_OPTION_KEYS), grads: keys(GRAD_KEYS), gradResult: keys(GRAD_RESULT_KEYS),
+      gradOptions: keys(GRAD_OPTION_KEYS), grads: keys(GRAD_KEYS), gradResult: keys(GRAD_RESULT_KEYS), keptResult: keys(KEPT_RESULT_KEYS),
       features: keys(FEATURE_KEYS), instance: keys(INSTANCE_KEYS), model: keys(MODEL_KEYS), task: keys(TASK_KEYS), trainOptions: keys(TRAIN_OPTION_KEYS), variants: keys(KNOWN_VARIANTS), patterns: keys(PATTERNS),
       tilings: keys(TILINGS), builds: keys(BUILDS), errorCodes: keys(ERROR_CODES), optionTypes: keys(INFO_TYPES),
       families: keys(FAMILIES),
@@ -294,6 +307,7 @@ export async function exercise(env: Env) {
       gradTakesWindow,
     },
     grad: gradSummary,
+    kept: keptSummary,
     model: modelSummary,
     corpus: corpusSummary,
     calls, firstWeight, stateLength: state?.length ?? null, matrixLength: m.length, memory, errors,
@@ -332,6 +346,10 @@ export async function wrongCalls(lab: AttnLab): Promise<void> {
   void out;
   // @ts-expect-error attentionGrad does not take weights
   lab.attentionGrad('fixed', { n: 3, dv: 1, v }, v, { weights: true });
+  // @ts-expect-error attentionGrad does not take keep
+  lab.attentionGrad('fixed', { n: 3, dv: 1, v }, v, { keep: true });
+  // @ts-expect-error without keep: true the result has no backward
+  lab.attention('fixed', { n: 3, dv: 1, v }).backward(v);
   // @ts-expect-error attentionGrad needs dOutput
   lab.attentionGrad('fixed', { n: 3, dv: 1, v });
   // @ts-expect-error there is no gradient for n
