@@ -34,3 +34,13 @@ test('K1 (Transformers are RNNs): linear worse at equal steps agrees', () => {
   assert.match(row('K1').verdict(text({ softmax: 2.0, linear: 2.2 })), /^agrees/);
   assert.match(row('K1').verdict(text({ softmax: 2.0, linear: 1.9 })), /^disagrees/);
 });
+
+test('S4 (Synthesizer, pretraining): each half of the finding gets its own verdict', () => {
+  const gains = (g) => ({ transfer: { variants: Object.fromEntries(Object.entries(g).map(([v, [mean, lo, hi]]) => [v, { gain: { mean, lo, hi } }])) } });
+  assert.equal(row('S4').verdict(gains({ softmax: [0.02, 0.01, 0.03], random: [-0.14, -0.26, -0.01], mixture: [-0.14, -0.21, -0.08] })),
+    'agrees for Random; disagrees for the mixture (it lost as Random did)');
+  assert.equal(row('S4').verdict(gains({ softmax: [0.02, 0.01, 0.03], random: [-0.14, -0.26, -0.01], mixture: [0.0, -0.05, 0.05] })), 'agrees for Random; agrees for the mixture');
+  assert.equal(row('S4').verdict(gains({ softmax: [0.02, 0.01, 0.03], random: [0.05, 0.0, 0.1] })), 'disagrees for Random');
+  assert.equal(row('S4').verdict(gains({ softmax: [0.02, 0.01, 0.03] })), 'not comparable');
+  assert.equal(row('S4').verdict({}), 'not comparable');
+});

@@ -63,10 +63,17 @@ export const PAPERS = [
       return ['softmax', 'random', 'dense', 'mixture'].map((v) => `${v} ${t[v] ? `${t[v].gain.mean >= 0 ? '+' : ''}${(100 * t[v].gain.mean).toFixed(1)} points` : 'n/a'}`).join(', ') +
         ' (balanced accuracy on test verses: fine-tuned from the corpus minus from scratch)';
     },
+    // The finding has two halves; each gets its own word. Random "loses" when its gain from
+    // pretraining is below softmax's; the mixture "matches" unless its whole interval lies below.
     verdict: (s) => {
       const t = s.transfer?.variants ?? {};
       if (!t.softmax || !t.random) return 'not comparable';
-      return t.random.gain.mean < t.softmax.gain.mean ? 'agrees in direction' : 'disagrees in direction';
+      const parts = [t.random.gain.mean < t.softmax.gain.mean ? 'agrees for Random' : 'disagrees for Random'];
+      if (t.mixture) {
+        const below = Number.isFinite(t.mixture.gain.hi) ? t.mixture.gain.hi < t.softmax.gain.mean : t.mixture.gain.mean < t.softmax.gain.mean;
+        parts.push(below ? 'disagrees for the mixture (it lost as Random did)' : 'agrees for the mixture');
+      }
+      return parts.join('; ');
     },
     why: 'a sentence-pair benchmark after 524 k steps at 223 M against which book group a verse comes from after 1,500 steps of pretraining at ~0.1 M; the paper compares absolute scores, attnlab the gain from pretraining',
   },
