@@ -7,7 +7,7 @@ import path from 'node:path';
 import { wilson, meanCI, median, fisherExact } from '../lib/stats.mjs';
 import { lineChart, pointsChart, barChart, smallMultiples } from '../lib/svg.mjs';
 import {
-  LRS, LR_LADDER, SWEEP_SEEDS, THRESHOLD, HEADLINE_TASKS, CAPACITY_VARIANTS, COST_VARIANTS, VARIANT_NAMES,
+  LRS, LR_LADDER, SWEEP_SEEDS, THRESHOLD, HEADLINE_TASKS, CAPACITY_VARIANTS, COST_VARIANTS, COST_MODEL, GENERATE_RUNS, VARIANT_NAMES,
 } from './plan.mjs';
 import { PAPERS } from './papers.mjs';
 
@@ -394,7 +394,7 @@ function papersTable(s) {
   for (const p of PAPERS) {
     let ours = 'n/a', verdict = 'not comparable';
     try { ours = p.ours(s); verdict = p.verdict(s); } catch { /* a part of the study not recorded */ }
-    rows.push(`| ${p.id} | **${p.paper}**: ${p.claim} (${p.setting}) | ${p.published} | ${p.source} | ${ours} | ${verdict} | ${p.why} |`);
+    rows.push(`| ${p.id} | **${p.paper}**: ${p.claim} (${p.setting}) | ${p.published} | ${p.source} | ${ours} | ${verdict} | ${typeof p.why === 'function' ? p.why(s) : p.why} |`);
   }
   return rows.join('\n');
 }
@@ -492,7 +492,7 @@ export function writeReport(result, out, { quick = false, recorded = null } = {}
     const grow = gens.length ? ['| variant | ' + gens[0][1].windows.map((w) => `positions ${w.from}–${w.to}`).join(' | ') + ' | 2,047 tokens |', `|---|${gens[0][1].windows.map(() => '---:').join('|')}|---:|`,
       ...gens.map(([v, g]) => `| ${v} | ${g.windows.map((w) => w.ms.toFixed(3)).join(' | ')} | ${(g.totalMs / 1000).toFixed(2)} s |`)] : [];
     md.push('## The cost side of "is softmax necessary?"', '', 'Training tokens per second (4,096 tokens a step, one thread, alone):', '', rows.join('\n'), '', '![training throughput](cost-train.svg)', '',
-      'Generation, ms per token (median over each window of positions):', '', grow.join('\n'), '', '![generation time per token](cost-generate.svg)', '');
+      `Generation, ms per token of an untrained causal model (dModel ${COST_MODEL.dModel}, ${COST_MODEL.heads} heads, ${COST_MODEL.layers} layers; one thread, alone): each position's lowest time over ${GENERATE_RUNS} generations after a warm-up one, then the median over each window of positions:`, '', grow.join('\n'), '', '![generation time per token](cost-generate.svg)', '');
     if (wall) md.push('![text: bits per character against training time](text-wall-time.svg)', '');
   }
   // the phases a partial recording left out, named, so that an absent section is not read as nothing found
