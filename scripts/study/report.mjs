@@ -200,8 +200,10 @@ function capacity(result) {
   const softAll = soft.length && soft.every((r) => r.min >= THRESHOLD);
   const fixedState = rows.filter((r) => ['linear', 'efficient', 'taylor'].includes(r.variant));
   const fixedFail = fixedState.filter((r) => r.mean < THRESHOLD).length;
+  const synth = rows.filter((r) => r.variant !== 'mixture' && !['softmax', 'linear', 'efficient', 'taylor'].includes(r.variant));
   const summary = `softmax reached ${100 * THRESHOLD} % in ${soft.filter((r) => r.min >= THRESHOLD).length} of ${soft.length} cells (every seed); ` +
-    `the linear family (linear, efficient, taylor) in ${fixedState.length - fixedFail} of ${fixedState.length} cells (mean of seeds)`;
+    `the linear family (linear, efficient, taylor) in ${fixedState.length - fixedFail} of ${fixedState.length} cells (mean of seeds)` +
+    (synth.length ? `; the Synthesizers (${[...new Set(synth.map((r) => r.variant))].join(', ')}) in ${synth.filter((r) => r.mean >= THRESHOLD).length} of ${synth.length}` : '');
   const verdict = !soft.length ? 'not comparable' : softAll && fixedFail > 0 ? 'agrees' : softAll ? 'agrees on attention; the fixed-state models did not fail here' : 'disagrees: softmax itself did not solve every cell';
   return { rows, summary, verdict };
 }
