@@ -10,6 +10,7 @@
 // Nothing here lists variant ids: what each variant reads comes from lab.variants, so a variant
 // added to the registry is generated, run and checked by the suite without editing this file.
 
+import assert from 'node:assert/strict';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { mulberry32, uniformArray } from '../src/js/prng.js';
 import { spawnSync } from 'node:child_process';
@@ -364,13 +365,23 @@ export function oneHotMixtureCases(seed0) {
   return cases;
 }
 
-/** Whether two Float32Arrays hold the same bits (NaNs and signed zeros included). */
-export function sameBits(a, b) {
-  if (a.length !== b.length) return false;
+/** Index of the first element whose bits differ (-1: none; the shorter length when the lengths differ). */
+export function firstBitDiff(a, b) {
+  if (a.length !== b.length) return Math.min(a.length, b.length);
   const ua = new Uint32Array(a.buffer, a.byteOffset, a.length);
   const ub = new Uint32Array(b.buffer, b.byteOffset, b.length);
-  for (let i = 0; i < ua.length; i++) if (ua[i] !== ub[i]) return false;
-  return true;
+  for (let i = 0; i < ua.length; i++) if (ua[i] !== ub[i]) return i;
+  return -1;
+}
+
+/** Whether two Float32Arrays hold the same bits (NaNs and signed zeros included). */
+export const sameBits = (a, b) => firstBitDiff(a, b) < 0;
+
+/** Asserts the same bits, naming the first index that differs, its two values and the lengths. */
+export function assertSameBits(got, want, what) {
+  assert.ok(got instanceof Float32Array, `${what}: not a Float32Array`);
+  const i = firstBitDiff(got, want);
+  assert.ok(i < 0, `${what}: index ${i} is ${got[i]}, expected ${want[i]} (lengths ${got.length}, ${want.length}; the same bits expected)`);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -19,26 +19,12 @@
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { logits } from '../src/js/reference.js';
-import { binding, builds, makeInputs, randomArray, VARIANTS, ABS_TOL, REL_TOL } from './helpers.mjs';
+import { binding, builds, makeInputs, randomArray, assertSameBits, VARIANTS, ABS_TOL, REL_TOL } from './helpers.mjs';
 
 const { init, AttnError } = await binding();
 const buildList = await builds();
 const simdOf = (build) => (build === 'relaxed' ? 'relaxed' : build === 'simd');
 const softmaxType = (info) => info.family !== 'linear' && info.family !== 'fixed';
-
-/** Index of the first element whose bits differ (-1: none; the shorter length when the lengths differ). */
-function firstDiff(a, b) {
-  if (a.length !== b.length) return Math.min(a.length, b.length);
-  const ua = new Uint32Array(a.buffer, a.byteOffset, a.length), ub = new Uint32Array(b.buffer, b.byteOffset, b.length);
-  for (let i = 0; i < ua.length; i++) if (ua[i] !== ub[i]) return i;
-  return -1;
-}
-
-function assertSameBits(got, want, what) {
-  assert.ok(got instanceof Float32Array, `${what}: not a Float32Array`);
-  const i = firstDiff(got, want);
-  assert.ok(i < 0, `${what}: index ${i} is ${got[i]}, attentionGrad's ${want[i]} (lengths ${got.length}, ${want.length}; the same bits expected)`);
-}
 
 /** backward's { output, grads } against attentionGrad's: the same arrays, the same bits. */
 function assertSameGrads(got, want, where) {

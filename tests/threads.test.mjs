@@ -27,7 +27,7 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { reference, referenceGrad } from '../src/js/reference.js';
 import {
-  binding, builds, makeInputs, closeTo, caseName, randomArray, sameBits, BINDING_URL, VARIANTS,
+  binding, builds, makeInputs, closeTo, caseName, randomArray, sameBits, assertSameBits, BINDING_URL, VARIANTS,
 } from './helpers.mjs';
 
 const { init, AttnError, tasks } = await binding();
@@ -38,20 +38,6 @@ const simdOf = (build) => (build === 'relaxed' ? 'relaxed' : build === 'simd');
 const regroups = (id, options) => ['linear', 'taylor', 'efficient'].includes(id) && !!options.causal;
 /** The same for attentionGrad (output and gradients): the causal backward's prefix and suffix sums. */
 const gradRegroups = (id, options) => ['linear', 'taylor', 'efficient'].includes(id) && !!options.causal;
-
-/** Index of the first element whose bits differ (-1: none; the length when the lengths differ). */
-function firstDiff(a, b) {
-  if (a.length !== b.length) return Math.min(a.length, b.length);
-  const ua = new Uint32Array(a.buffer, a.byteOffset, a.length), ub = new Uint32Array(b.buffer, b.byteOffset, b.length);
-  for (let i = 0; i < ua.length; i++) if (ua[i] !== ub[i]) return i;
-  return -1;
-}
-
-/** Asserts the same bits, naming the first index that differs and its two values. */
-function assertSameBits(got, want, what) {
-  const i = firstDiff(got, want);
-  assert.ok(i < 0, `${what}: index ${i} is ${got[i]}, expected ${want[i]} (the same bits)`);
-}
 
 const FIXTURE_DIR = fileURLToPath(new URL('./fixtures/', import.meta.url));
 const fixtures = readdirSync(FIXTURE_DIR).filter((f) => f.endsWith('.json')).sort()

@@ -205,13 +205,21 @@ attn_status attn_plan_backward(const attn_plan *plan, const attn_inputs *in, con
 /* Softmax-type variants keep each row's log-sum-exp; the linear family and fixed keep nothing. */
 static int keeps_lse(attn_variant v) { return !attn_family_is(v, "linear") && !attn_family_is(v, "fixed"); }
 
-attn_status attn_plan_run_kept(const attn_plan *plan, const attn_inputs *in, float *out, float *lse,
-                               void *workspace, size_t ws_bytes, const char **detail) {
+/* What both kept entry points check first: a sealed plan made with ATTN_WANT_KEPT, and its workspace. */
+static attn_status check_kept_plan(const attn_plan *plan, const void *workspace, size_t ws_bytes,
+                                   const char **detail) {
     if (!plan || plan->magic != plan_seal(plan))
         FAIL(ATTN_ERR_SHAPE, "plan was not made by attn_plan_make, or was changed since");
     if (!(plan->flags & ATTN_WANT_KEPT)) FAIL(ATTN_ERR_SHAPE, "the plan was made without ATTN_WANT_KEPT");
     if (ws_bytes < plan->workspace_bytes || (plan->workspace_bytes && !workspace))
         FAIL(ATTN_ERR_MEMORY, "workspace is smaller than the plan's workspace_bytes");
+    return ATTN_OK;
+}
+
+attn_status attn_plan_run_kept(const attn_plan *plan, const attn_inputs *in, float *out, float *lse,
+                               void *workspace, size_t ws_bytes, const char **detail) {
+    attn_status s = check_kept_plan(plan, workspace, ws_bytes, detail);
+    if (s != ATTN_OK) return s;
     if (!in || !out) FAIL(ATTN_ERR_SHAPE, "inputs and out are required");
     if (keeps_lse(plan->variant) && !lse) FAIL(ATTN_ERR_SHAPE, "lse is required: a softmax-type variant keeps each row's log-sum-exp");
     const char *missing = attn_missing_input(plan->variant, in, &plan->options);
@@ -225,11 +233,8 @@ attn_status attn_plan_run_kept(const attn_plan *plan, const attn_inputs *in, flo
 attn_status attn_plan_backward_kept(const attn_plan *plan, const attn_inputs *in, const float *dout,
                                     const float *out, const float *lse, const attn_grads *grads,
                                     void *workspace, size_t ws_bytes, const char **detail) {
-    if (!plan || plan->magic != plan_seal(plan))
-        FAIL(ATTN_ERR_SHAPE, "plan was not made by attn_plan_make, or was changed since");
-    if (!(plan->flags & ATTN_WANT_KEPT)) FAIL(ATTN_ERR_SHAPE, "the plan was made without ATTN_WANT_KEPT");
-    if (ws_bytes < plan->workspace_bytes || (plan->workspace_bytes && !workspace))
-        FAIL(ATTN_ERR_MEMORY, "workspace is smaller than the plan's workspace_bytes");
+    attn_status s = check_kept_plan(plan, workspace, ws_bytes, detail);
+    if (s != ATTN_OK) return s;
     if (!in || !dout || !grads) FAIL(ATTN_ERR_SHAPE, "inputs, dout and grads are required");
     if (keeps_lse(plan->variant) && (!out || !lse))
         FAIL(ATTN_ERR_SHAPE, "out and lse are required: a softmax-type variant's backward reads the kept y and lse");

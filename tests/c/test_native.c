@@ -28,19 +28,28 @@ static const char *variant_name(attn_variant v) {
     return names[v];
 }
 
+/* Row i of softmax's float64 logits, q_i . k_j / sqrt(d) for the keys it sees (j <= i when
+ * causal), into row; returns how many, and their maximum in *mx. */
+static int ref_softmax_logits(int n, int d, const float *q, const float *k, int causal, int i,
+                              double *row, double *mx) {
+    int valid = causal ? i + 1 : n;
+    *mx = -INFINITY;
+    for (int j = 0; j < valid; j++) {
+        double s = 0;
+        for (int c = 0; c < d; c++) s += (double)q[i * d + c] * k[j * d + c];
+        row[j] = s / sqrt((double)d);
+        if (row[j] > *mx) *mx = row[j];
+    }
+    return valid;
+}
+
 /* float64 softmax attention straight from its definition. */
 static void ref_softmax(int n, int d, int dv, const float *q, const float *k, const float *v,
                         int causal, double *y) {
     double *row = malloc((size_t)n * sizeof *row);
     for (int i = 0; i < n; i++) {
-        double mx = -INFINITY, sum = 0;
-        int valid = causal ? i + 1 : n;
-        for (int j = 0; j < valid; j++) {
-            double s = 0;
-            for (int c = 0; c < d; c++) s += (double)q[i * d + c] * k[j * d + c];
-            row[j] = s / sqrt((double)d);
-            if (row[j] > mx) mx = row[j];
-        }
+        double mx, sum = 0;
+        int valid = ref_softmax_logits(n, d, q, k, causal, i, row, &mx);
         for (int j = 0; j < valid; j++) sum += row[j] = exp(row[j] - mx);
         for (int e = 0; e < dv; e++) {
             double acc = 0;
@@ -126,14 +135,8 @@ static void grads_free(grad_set *gs) {
 
 /* float64 log-sum-exp of softmax's row i from its definition: log sum_j exp(q_i . k_j / sqrt(d)). */
 static double ref_softmax_lse(int n, int d, const float *q, const float *k, int causal, int i) {
-    double mx = -INFINITY, sum = 0, *row = malloc((size_t)n * sizeof *row);
-    int valid = causal ? i + 1 : n;
-    for (int j = 0; j < valid; j++) {
-        double s = 0;
-        for (int c = 0; c < d; c++) s += (double)q[i * d + c] * k[j * d + c];
-        row[j] = s / sqrt((double)d);
-        if (row[j] > mx) mx = row[j];
-    }
+    double mx, sum = 0, *row = malloc((size_t)n * sizeof *row);
+    int valid = ref_softmax_logits(n, d, q, k, causal, i, row, &mx);
     for (int j = 0; j < valid; j++) sum += exp(row[j] - mx);
     free(row);
     return mx + log(sum);
