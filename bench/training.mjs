@@ -236,6 +236,9 @@ export async function trainingPhase(ctx) {
   const builds = ctx.builds.filter((b) => TRAIN_BUILDS.includes(b.name) && !b.error);
   const simd = builds.find((b) => b.name === 'attnlab-simd');
   if (!simd) return { error: 'the SIMD build did not load' };
+  // an earlier part may have disposed of a build's instance (the backward pass's memory probe
+  // does): each build trains on an instance of its own
+  for (const b of builds) if (!b.lab) await b.fresh();
   const t0 = performance.now();
   const m = ctx.machine;
   const out = { date: new Date().toISOString(), builds: builds.map((b) => b.name), lr: LR,
