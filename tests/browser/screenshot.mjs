@@ -1,15 +1,16 @@
 // Saves the README screenshots of the page (light mode):
 //   web/screenshot.png             the Explore view (1200×800)
 //   web/screenshot-experiment.png  the Experiment view after a real run (1200×1000, from its
-//                                  presets and Train down to the curves)
+//                                  presets and Train down to the curves and verdicts)
 //
 //   node tests/browser/screenshot.mjs [out.png] [#hash]
 //   node tests/browser/screenshot.mjs --experiment [out.png] [#hash]
 //
 // Needs dist/ built and Chromium (CHROMIUM, default /usr/bin/chromium). If ImageMagick's
 // `convert` is on PATH the PNG is quantised to a palette to keep it small. The experiment run
-// trains four variants on copy with the task's default model and 300 steps (about a minute on
-// two cores).
+// is the "Is token-to-token attention needed?" preset on copy at seed 1 (five variants at the
+// recorded study's settings and rates, so the runs are the study's seed-1 runs; about a minute on
+// two cores), unless a hash is given.
 
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -23,9 +24,9 @@ const args = process.argv.slice(2);
 const experiment = args[0] === '--experiment';
 if (experiment) args.shift();
 const out = path.resolve(args[0] ?? path.join(REPO, 'web', experiment ? 'screenshot-experiment.png' : 'screenshot.png'));
-const hash = args[1] ?? (experiment
-  ? '#view=experiment&x.task=copy&x.seqLen=32&x.vocab=16&x.vars=softmax,random,mixture,linear&x.dModel=64&x.heads=2&x.layers=2&x.dFF=128&x.steps=300&x.batch=32&x.lr=0.003&x.warmup=30&x.evalEvery=15&x.evalBatch=256&x.seed=1'
-  : '#v=softmax&n=24&d=8&dv=8&seed=3&preset=positional&causal=1&cmp=softmax,linear,random');
+const PRESET = 'token-copy';
+const hash = args[1] ?? (experiment ? '#view=experiment' : '#v=softmax&n=24&d=8&dv=8&seed=3&preset=positional&causal=1&cmp=softmax,linear,random');
+const usePreset = experiment && args[1] == null;
 
 const server = await startServer({ port: 0, root: REPO, quiet: true });
 const browser = await chromium.launch({
@@ -39,6 +40,11 @@ try {
   await page.waitForFunction(() => window.__attnlab?.ready);
   await page.evaluate(() => window.__attnlab.idle());
   if (experiment) {
+    if (usePreset) {
+      await page.click(`button[data-preset="${PRESET}"]`);
+      await page.fill('#x-seed', '1');
+      await page.waitForFunction(() => window.__attnlab.experiment.config().seed === 1 && !window.__attnlab.experiment.estimating());
+    }
     await page.click('#x-play');
     await page.evaluate(() => window.__attnlab.experiment.idle(600000));
     // from the presets and Train down: the curves and the legend table
