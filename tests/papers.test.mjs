@@ -45,7 +45,3 @@ test('S4 (Synthesizer, pretraining): each half of the finding gets its own verdi
   assert.equal(row('S4').verdict({}), 'not comparable');
 });
 
-test('K1 says how a linear step compares with a softmax step when the timing pass ran, and that it did not otherwise', () => {
-  assert.match(row('K1').why({ timing: { text: { softmax: 40, linear: 30 } } }), /a linear step took 0\.75× softmax's/);
-  assert.match(row('K1').why({}), /timing pass was not run/);
-});

@@ -104,11 +104,9 @@ export const PAPERS = [
     claim: 'at equal wall-clock time linear attention can match softmax; at equal training it can be clearly worse',
     ours: (s) => `${textLine(s, ['softmax', 'linear'])} after the same steps; training ms/step alone at seqLen 64: softmax ${s.timing?.text?.softmax?.toFixed(1) ?? 'n/a'}, linear ${s.timing?.text?.linear?.toFixed(1) ?? 'n/a'}`,
     verdict: (s) => (Number.isFinite(gap(s, 'linear')) ? (gap(s, 'linear') > 0 ? 'agrees (at equal steps linear is worse)' : 'disagrees (linear is not worse at equal steps)') : 'not comparable'),
-    why: (s) => {
-      const ratio = s.timing?.text?.linear / s.timing?.text?.softmax;
-      const step = Number.isFinite(ratio) ? `a linear step took ${ratio.toFixed(2)}× softmax's (the timing pass), so equal steps is not far from equal time` : 'the timing pass was not run, so equal time cannot be read';
-      return `their gains come at sequence lengths of 1 k–3 k, where O(n) pays; at attnlab's seqLen 64 ${step} (the cost section shows where the lengths part)`;
-    },
+    // Not from the timing pass: its one-at-a-time ms/step of two runs at seqLen 64 differ by up to
+    // 30 % either way between passes, while interleaved rounds put the two steps within 5 % (notes.md).
+    why: 'their gains come at sequence lengths of 1 k–3 k, where O(n) pays; at attnlab\'s seqLen 64 a step of each costs about the same (interleaved rounds: within 5 %), so equal steps is about equal time (the cost section shows where the lengths part)',
   },
   {
     id: 'Z2',
