@@ -200,7 +200,7 @@ function capacity(result) {
   const softAll = soft.length && soft.every((r) => r.min >= THRESHOLD);
   const fixedState = rows.filter((r) => ['linear', 'efficient', 'taylor'].includes(r.variant));
   const fixedFail = fixedState.filter((r) => r.mean < THRESHOLD).length;
-  const synth = rows.filter((r) => r.variant !== 'mixture' && !['softmax', 'linear', 'efficient', 'taylor'].includes(r.variant));
+  const synth = rows.filter((r) => !soft.includes(r) && !fixedState.includes(r) && r.variant !== 'mixture');
   const summary = `softmax reached ${100 * THRESHOLD} % in ${soft.filter((r) => r.min >= THRESHOLD).length} of ${soft.length} cells (every seed); ` +
     `the linear family (linear, efficient, taylor) in ${fixedState.length - fixedFail} of ${fixedState.length} cells (mean of seeds)` +
     (synth.length ? `; the Synthesizers (${[...new Set(synth.map((r) => r.variant))].join(', ')}) in ${synth.filter((r) => r.mean >= THRESHOLD).length} of ${synth.length}` : '');
