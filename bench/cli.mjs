@@ -20,11 +20,13 @@ export const USAGE = `attnlab benchmark: \`npm run bench\` (node bench/run.mjs a
   node bench/run.mjs --out DIR          where results*.json / .md / scaling*.svg go (default bench/)
   node bench/run.mjs --sizes 64,256     other sizes (development)
   node bench/run.mjs --skip native,onnxruntime-web,...   leave contenders out (development);
-                                        also backward (the backward pass), tfjs-wasm-grad and
-                                        training (the training part)
+                                        also backward (the backward pass), tfjs-wasm-grad,
+                                        training (the training part), threads and throughput
   node bench/run.mjs --training-only    measure only the training part and put it into the
                                         recorded results (results.json / results.md of --out)
   node bench/run.mjs --threads-only     the same for the threads part (bench/threads.mjs)
+  node bench/run.mjs --throughput-only  the same for training throughput against seqLen
+                                        (bench/throughput.mjs)
 
 One thread, d = dv = 64. Contenders: the attnlab builds (scalar, SIMD128, relaxed-SIMD), a plain-JS
 implementation (softmax, linear), the same C compiled natively with gcc -O3 -march=native (a
@@ -34,7 +36,9 @@ lab.attentionGrad against lab.attention (SIMD and relaxed builds, n = 1024 and 4
 when --quick), the tfjs-wasm gradient of softmax attention, and softmax's backward memory at
 n = 32768 (8192 when --quick). Then training: lab.model's training step against the same model
 trained with tfjs-wasm (reference shape dModel 96, 4 layers, seqLen 64, batch 16), every variant at
-that shape and at each task's defaults, and generation ms/token against position. See bench/README.md.`;
+that shape and at each task's defaults, and generation ms/token against position. Then threads
+(bench/threads.mjs) and training tokens/s of every variant at seqLen 64 … 2048, one thread and all
+(bench/throughput.mjs), each thread count in a process of its own. See bench/README.md.`;
 
 /**
  * Node 20 runs the relaxed build only with --experimental-wasm-relaxed-simd: re-runs `script` in a
@@ -58,7 +62,7 @@ export function parseArgs(argv) {
       args: argv,
       options: {
         quick: { type: 'boolean', default: false }, 'training-only': { type: 'boolean', default: false },
-        'threads-only': { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false },
+        'threads-only': { type: 'boolean', default: false }, 'throughput-only': { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false },
         only: { type: 'string' }, out: { type: 'string' }, sizes: { type: 'string' }, skip: { type: 'string', multiple: true },
       },
     }));
@@ -67,7 +71,7 @@ export function parseArgs(argv) {
   }
   const list = (text) => text.split(',').map((s) => s.trim()).filter(Boolean);
   return {
-    quick: values.quick, trainingOnly: values['training-only'], threadsOnly: values['threads-only'], help: values.help,
+    quick: values.quick, trainingOnly: values['training-only'], threadsOnly: values['threads-only'], throughputOnly: values['throughput-only'], help: values.help,
     only: values.only != null ? list(values.only) : null,
     out: values.out != null ? path.resolve(process.cwd(), values.out) : BENCH_DIR,
     sizes: values.sizes != null ? list(values.sizes).map(Number) : null,

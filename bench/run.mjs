@@ -28,6 +28,7 @@ import { log, Record } from './record.mjs';
 import { writeReports } from './report.mjs';
 import { tfjsWasm } from './tfjs-wasm.mjs';
 import { threadsPhase } from './threads.mjs';
+import { throughputPhase } from './throughput.mjs';
 import { trainingPhase } from './training.mjs';
 
 const errorText = (e) => `${e.code ? e.code + ': ' : ''}${e.message}`;
@@ -147,6 +148,10 @@ const threadsOnly = (cfg) => remeasurePart(cfg, '--threads-only', 'threads', asy
   results.threads = await threadsPhase({ quick: cfg.quick, dir: cfg.out, log });
 });
 
+const throughputOnly = (cfg, machine) => remeasurePart(cfg, '--throughput-only', 'throughput', async (results) => {
+  results.throughput = await throughputPhase({ quick: cfg.quick, dir: cfg.out, log, machine });
+});
+
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
   if (opts.help) return log(USAGE);
@@ -154,6 +159,7 @@ async function main() {
   const machine = machineInfo();
   if (opts.trainingOnly) return trainingOnly(cfg, machine);
   if (opts.threadsOnly) return threadsOnly(cfg);
+  if (opts.throughputOnly) return throughputOnly(cfg, machine);
   log(`attnlab bench${cfg.quick ? ' --quick' : ''}: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node} (V8 ${machine.v8}), one thread, d = dv = ${D}`);
   log(`sizes: ${cfg.sizes.join(', ')}`);
   const before = peaksBefore(cfg.quick);
@@ -173,6 +179,7 @@ async function main() {
   results.training = cfg.want('training') ? await trainingPhase(trainingContext(builds, before, cfg, machine)) : null;
   for (const c of all) await c.dispose();
   results.threads = cfg.want('threads') ? await threadsPhase({ quick: cfg.quick, dir: cfg.out, log }) : null; // bench/threads.md
+  results.throughput = cfg.want('throughput') ? await throughputPhase({ quick: cfg.quick, dir: cfg.out, log, machine }) : null; // bench/throughput.md
   results.peak = peaksAfter(before, cfg.quick);
   log(`\nSIMD128 peak: before ${before.simd128.gflops.toFixed(1)}, after ${results.peak.simd128.after.toFixed(1)} GFLOP/s (the higher is used)`);
   finish(results, plan, cfg);

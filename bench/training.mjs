@@ -17,6 +17,7 @@
 //
 // A step is model.trainStep(tokens, targets, { lr }) on one fixed batch (the numbers a step
 // computes do not change its cost). Flops: the matrix products of the step only (stepFlops).
+import { flopCount } from '../src/js/reference.js';
 import { tasks } from '../src/js/tasks.js';
 import { mulberry32 } from '../src/js/prng.js';
 import { modelConfig, experimentVariants } from '../web/experiment/variants.js';
@@ -47,17 +48,26 @@ const CHECK_PARAMS = ['tok_emb', 'pos_emb', 'l0.wo', 'l0.fc1', 'l0.fc2b', 'lnf.g
 const errorText = (e) => `${e.code ? e.code + ': ' : ''}${e.message}`;
 
 /**
- * Flops of the matrix products of one training step of a softmax model (2 per multiply-add):
- * forward F = tokens · (layers · (4·d² + 2·d·dFF) + d·vocab) · 2 for the projections (q, k, v, W_o,
- * the MLP, the output layer) plus batch · layers · heads · T(T+1)/2 · dh · 2 · 2 for q·kᵀ and
- * A·v over the causal pairs (the kernels skip the masked half, so it is not counted); the backward
- * pass computes two products per forward product (the input's gradient and the weight's), so a
- * step is 3·F. Element-wise work (LayerNorm, GELU, softmax, AdamW) is not counted.
+ * Flops of the matrix products of one training step (2 per multiply-add): forward F = tokens ·
+ * (layers · (4·d² + 2·d·dFF) + d·vocab) · 2 for the projections (q, k, v, W_o, the MLP, the output
+ * layer) plus batch · layers · heads · the attention's count (src/js/reference.js flopCount, at
+ * n = seqLen, d = dv = dh and the model's h, L, a, b, rank: docs/model.md). The backward pass
+ * computes two products per forward product (the input's gradient and the weight's), so a step is
+ * 3·F. Causal: the kernels of the n×n variants (every family but linear and fixed) skip the tiles
+ * above the diagonal, so their count is scaled by (n+1)/2n, the pairs a causal row reads (for
+ * softmax exactly batch · layers · heads · T(T+1)/2 · dh · 2 · 2; dense's and factorized-dense's
+ * O(n) logit parts are scaled too, which understates their count slightly at short lengths).
+ * Element-wise work (LayerNorm, GELU, softmax, feature maps, AdamW) is not counted.
  */
-export function stepFlops(c) {
-  const tokens = c.batch * c.seqLen, dh = c.dModel / c.heads;
+export function stepFlops(c, variant = 'softmax', options = {}, family = variant === 'softmax' ? 'softmax' : null) {
+  const tokens = c.batch * c.seqLen, dh = c.dModel / c.heads, T = c.seqLen;
   const projections = tokens * (c.layers * (4 * c.dModel ** 2 + 2 * c.dModel * c.dFF) + c.dModel * c.vocab) * 2;
-  const attention = c.batch * c.layers * c.heads * (c.seqLen * (c.seqLen + 1) / 2) * dh * 2 * 2;
+  let a = 1;
+  for (let f = 1; f * f <= T; f++) if (T % f === 0) a = f;
+  const dims = { n: T, d: dh, dv: dh, h: c.hidden ?? dh, L: T, a, b: T / a, rank: c.rank ?? Math.min(8, T) };
+  const perHead = flopCount(variant, dims, options).flops;
+  const skipsMasked = c.causal !== false && family !== 'linear' && family !== 'fixed';
+  const attention = c.batch * c.layers * c.heads * perHead * (skipsMasked ? (T + 1) / (2 * T) : 1);
   return 3 * (projections + attention);
 }
 

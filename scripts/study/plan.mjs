@@ -75,6 +75,18 @@ export const COST_VARIANTS = ['softmax', 'linear', 'efficient', 'taylor'];
 export const COST_SEQLENS = [64, 128, 256, 512, 1024, 2048];
 export const COST_TOKENS = 4096; // per training step: batch = COST_TOKENS / seqLen
 export const COST_MODEL = { dModel: 64, heads: 4, layers: 2, dFF: 256 };
+export const COST_VOCAB = 64;
+/**
+ * The batch every cost step trains on (the study's cost pass and bench/throughput.mjs): COST_TOKENS
+ * tokens from a fixed LCG, targets the next token (wrapping); the numbers a step computes do not
+ * change its cost, so one fixed batch serves every variant and length.
+ */
+export function costBatch() {
+  let x = 7;
+  const tokens = Int32Array.from({ length: COST_TOKENS }, () => (x = (x * 1103515245 + 12345) >>> 0) % COST_VOCAB);
+  const targets = Int32Array.from(tokens, (t, i) => tokens[(i + 1) % COST_TOKENS]);
+  return { tokens, targets };
+}
 export const GENERATE_LENGTH = 2048;
 /** Generations timed per variant (after one warm-up): each position takes its lowest time. */
 export const GENERATE_RUNS = 3;

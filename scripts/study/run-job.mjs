@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { modelConfig } from '../../web/experiment/variants.js';
-import { COST_MODEL, COST_TOKENS, GENERATE_LENGTH, GENERATE_RUNS, VALIDATION_BATCH, variantSpec } from './plan.mjs';
+import { COST_MODEL, COST_TOKENS, COST_VOCAB, costBatch, GENERATE_LENGTH, GENERATE_RUNS, VALIDATION_BATCH, variantSpec } from './plan.mjs';
 
 let lib = null;
 /** Loads the binding once per thread: one thread per job (the study runs a job per core). */
@@ -170,11 +170,9 @@ function runTiming(job) {
 
 // Training tokens per second at one sequence length (COST_TOKENS a step), one thread, alone.
 function runCostTrain(job) {
-  const seqLen = job.seqLen, batch = COST_TOKENS / seqLen, vocab = 64;
-  const model = lib.lab.model({ ...COST_MODEL, variant: variantSpec(job.variant).variant, vocab, seqLen, causal: true, seed: 1 });
-  let x = 7;
-  const tokens = Int32Array.from({ length: COST_TOKENS }, () => (x = (x * 1103515245 + 12345) >>> 0) % vocab);
-  const targets = Int32Array.from(tokens, (t, i) => tokens[(i + 1) % COST_TOKENS]);
+  const seqLen = job.seqLen, batch = COST_TOKENS / seqLen;
+  const model = lib.lab.model({ ...COST_MODEL, variant: variantSpec(job.variant).variant, vocab: COST_VOCAB, seqLen, causal: true, seed: 1 });
+  const { tokens, targets } = costBatch();
   for (let i = 0; i < 3; i++) model.trainStep(tokens, targets, { lr: 1e-4 });
   const times = [];
   for (let i = 0; i < 7; i++) {
@@ -190,7 +188,7 @@ function runCostTrain(job) {
 // ms per generated token along GENERATE_LENGTH positions (an untrained model: the cost of a step
 // does not depend on the weights), reported as the median over windows of positions.
 function runCostGenerate(job) {
-  const model = lib.lab.model({ ...COST_MODEL, variant: variantSpec(job.variant).variant, vocab: 64, seqLen: GENERATE_LENGTH, causal: true, seed: 1 });
+  const model = lib.lab.model({ ...COST_MODEL, variant: variantSpec(job.variant).variant, vocab: COST_VOCAB, seqLen: GENERATE_LENGTH, causal: true, seed: 1 });
   // A warm-up as long as the timed runs (V8 tiers the binding's code up over the first hundreds
   // of tokens: a 64-token warm-up left softmax's early positions twice as slow as its later
   // ones), then each position's lowest time over GENERATE_RUNS generations, as bench/ does.
