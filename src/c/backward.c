@@ -148,8 +148,9 @@ void attn_softmax_backward(attn_variant v, const attn_dims *dims, const attn_inp
         for (int e = 0; e < dv; e++) s += g[e] * o[e];
         b.D[i] = s;
     }
-    attn_pack_panels(n, dv, dout, (size_t)dv, 1, 1.0f, QP, b.dop);
-    attn_pack_panels(n, dv, in->v, (size_t)dv, 1, 1.0f, KP, b.vkp);
+    attn_pack packs[2] = {{n, dv, dout, (size_t)dv, 1, 1.0f, QP, b.dop},
+                          {n, dv, in->v, (size_t)dv, 1, 1.0f, KP, b.vkp}};
+    attn_pack_panels_all(packs, 2);
     attn_fill(b.dorow, (size_t)(nq * (uint64_t)dvp), 0.0f);
     attn_fill(b.dvacc, (size_t)(nk * (uint64_t)dvp), 0.0f);
     for (int i = 0; i < n; i++) attn_copy(b.dorow + (size_t)i * dvp, dout + (size_t)i * dv, dv);

@@ -198,6 +198,17 @@ static inline uint64_t round_up64(int x, int to) {
 }
 void attn_pack_panels(int rows, int width, const float *src, size_t row_stride, size_t col_stride,
                       float mul, int panel, float *dst);
+/* One attn_pack_panels call's arguments; attn_pack_panels_all packs several, split over threads
+ * (same bytes as packing them in turn). */
+typedef struct attn_pack {
+    int rows, width;
+    const float *src;
+    size_t row_stride, col_stride;
+    float mul;
+    int panel;
+    float *dst;
+} attn_pack;
+void attn_pack_panels_all(const attn_pack *packs, int count);
 
 /* The 4 x 8 micro-kernel: acc[r][0..7] (+)= sum_k a[k*sa + r] * b[k*sb + 0..7], r < 4; the
  * accumulator rows are acc_stride apart. a is read by broadcast loads, b by vector loads. */

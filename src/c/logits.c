@@ -150,8 +150,9 @@ static void prepare_dot(logit_source *src, int n, const dot_sides *sides, int ba
         src->dbias = sides->has_bias ? arena_floats(ws, round_up64(n, BJ)) : 0;
     }
     if (arena_measuring(ws)) return;
-    attn_pack_panels(n, width, q, q_row, q_col, 1.0f, QP, qside);
-    attn_pack_panels(n, width, k, k_row, k_col, kmul, KP, kside);
+    attn_pack packs[2] = {{n, width, q, q_row, q_col, 1.0f, QP, qside},
+                          {n, width, k, k_row, k_col, kmul, KP, kside}};
+    attn_pack_panels_all(packs, 2);
     if (!backward) return;
     attn_fill(src->qrow, (size_t)qcount, 0.0f), attn_fill(src->krow, (size_t)kcount, 0.0f);
     attn_fill(src->dq, (size_t)qcount, 0.0f), attn_fill(src->dk, (size_t)kcount, 0.0f);

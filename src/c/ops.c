@@ -100,6 +100,43 @@ void attn_pack_panels(int rows, int width, const float *src, size_t row_stride, 
     }
 }
 
+/* Several attn_pack_panels calls as one job over threads: each pack in pieces of PACK_ROWS rows (a
+ * multiple of every panel height), each piece writing only its own panels, so the bytes are the
+ * ones a single thread writes. A call's packing of q and k ran on the calling thread alone: ~5 %
+ * of a softmax call at n = 1024, which two threads could not halve. */
+#define PACK_ROWS 128
+typedef struct pack_job {
+    const attn_pack *packs;
+    int count;
+} pack_job;
+
+static int pack_pieces(const attn_pack *p) { return (round_up(p->rows, p->panel) + PACK_ROWS - 1) / PACK_ROWS; }
+
+static void pack_piece(void *ctx, int piece, int thread) {
+    (void)thread;
+    const pack_job *job = ctx;
+    for (int i = 0; i < job->count; i++) {
+        const attn_pack *p = &job->packs[i];
+        int pieces = pack_pieces(p);
+        if (piece >= pieces) {
+            piece -= pieces;
+            continue;
+        }
+        /* r0 < rows: r0 is a multiple of the panel below round_up(rows, panel) */
+        int r0 = piece * PACK_ROWS, rows = imin(PACK_ROWS, p->rows - r0);
+        attn_pack_panels(rows, p->width, p->src + (size_t)r0 * p->row_stride, p->row_stride,
+                         p->col_stride, p->mul, p->panel, p->dst + (size_t)r0 * p->width);
+        return;
+    }
+}
+
+void attn_pack_panels_all(const attn_pack *packs, int count) {
+    int pieces = 0;
+    for (int i = 0; i < count; i++) pieces += pack_pieces(&packs[i]);
+    pack_job job = {packs, count};
+    attn_parallel(pieces, pack_piece, &job);
+}
+
 #if defined(__clang__)
 #define ATTN_NO_UNROLL _Pragma("clang loop unroll(disable)")
 #else

@@ -56,15 +56,29 @@ static void online_softmax(float *tg, int bjp, float *row_max, float *row_sum, f
     vf_store(shrink, f0), vf_store(shrink + VW, f1);
 }
 
-/* Vp[p][j][t] = v[j, 8p + t], zero past dv and past n (up to n rounded to KP). */
+/* Vp[p][j][t] = v[j, 8p + t], zero past dv and past n (up to n rounded to KP): one panel p a
+ * piece, each writing only its own, so threads share the copy (same bytes as one thread). */
+typedef struct values_job {
+    int n, dv;
+    const float *v;
+    float *vp;
+} values_job;
+
+static void pack_values_panel(void *ctx, int p, int thread) {
+    (void)thread;
+    const values_job *job = ctx;
+    int n = job->n, dv = job->dv, np = round_up(n, KP);
+    float *dst = job->vp + (size_t)p * np * QP;
+    for (int j = 0; j < np; j++)
+        for (int t = 0; t < QP; t++) {
+            int e = p * QP + t;
+            dst[(size_t)j * QP + t] = j < n && e < dv ? job->v[(size_t)j * dv + e] : 0.0f;
+        }
+}
+
 static void pack_values(int n, int dv, const float *v, float *vp) {
-    int np = round_up(n, KP), panels = round_up(dv, QP) / QP;
-    for (int p = 0; p < panels; p++)
-        for (int j = 0; j < np; j++)
-            for (int t = 0; t < QP; t++) {
-                int e = p * QP + t;
-                vp[((size_t)p * np + j) * QP + t] = j < n && e < dv ? v[(size_t)j * dv + e] : 0.0f;
-            }
+    values_job job = {n, dv, v, vp};
+    attn_parallel(round_up(dv, QP) / QP, pack_values_panel, &job);
 }
 
 /* One thread's scratch for the streaming driver: a tile, the output block and row statistics of
