@@ -120,15 +120,17 @@ export function settingsOf(taskName, task, overrides = {}) {
 
 /**
  * The capacity grid around recall's defaults (P pairs, width D), each cell away from them in one
- * direction: half and twice the pairs (the sequence they need grows with them), half and twice
- * the width. The defaults' own cell is the headline recall runs (seeds 1-5), not run again.
+ * direction: half, one and a half and twice the pairs (the sequence they need grows with them),
+ * half and twice the width. The defaults' own cell is the headline recall runs (seeds 1-5), not run again.
  */
 export function capacityGrid() {
   const base = tasks.recall();
   const P = base.options.pairs;
   const D = base.defaults.dModel;
   const cells = [];
-  for (const pairs of [P / 2, 2 * P]) if (Number.isInteger(pairs) && pairs >= 2) cells.push({ pairs, dModel: D });
+  // 1.5·P was added after the first grid: softmax learned P pairs and failed 2·P at width D, so
+  // this cell says where between them its cliff lies (run for every capacity variant alike)
+  for (const pairs of [P / 2, 1.5 * P, 2 * P]) if (Number.isInteger(pairs) && pairs >= 2) cells.push({ pairs, dModel: D });
   for (const dModel of [D / 2, 2 * D]) if (Number.isInteger(dModel) && dModel >= 16) cells.push({ pairs: P, dModel });
   return cells.map((c) => ({ ...c, taskOptions: recallOptionsFor(base, c.pairs) }));
 }
