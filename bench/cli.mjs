@@ -108,12 +108,18 @@ function cpuInfo() {
 }
 
 /** The commit the run measured, and the source files (src/, build.sh) that differ from it. */
-function gitInfo() {
+export function gitInfo() {
   const git = (...args) => spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' });
   const head = git('rev-parse', '--short=12', 'HEAD');
   if (head.status !== 0) return { commit: null, uncommitted: [] };
   const dirty = git('status', '--porcelain', '--', 'src', 'build.sh').stdout.split('\n').filter(Boolean).map((l) => l.slice(3));
   return { commit: head.stdout.trim(), uncommitted: dirty };
+}
+
+/** "abc123def456" or "abc123def456 (with uncommitted changes in src/c/x.c)", for a report's header. */
+export function commitText({ commit, uncommitted } = gitInfo()) {
+  if (!commit) return 'an unknown commit';
+  return commit.slice(0, 12) + (uncommitted?.length ? ` (with uncommitted changes in ${uncommitted.join(', ')})` : '');
 }
 
 /** The machine, the Node and the commit the run uses, for results.json's meta. */

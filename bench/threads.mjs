@@ -16,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { commitText } from './cli.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const BINDING = new URL('../dist/attnlab.js', import.meta.url).href;
@@ -170,6 +171,7 @@ export async function threadsPhase({ quick = false, dir = HERE, log = console.lo
   log(`\nthreads: ${cores} cores; thread counts ${counts.join(', ')} (a child process each)`);
   const { features } = await import(BINDING);
   const whos = [...(features().relaxedSimd ? ['attnlab-relaxed'] : []), 'attnlab-simd', 'onnxruntime-web', 'tfjs-wasm'];
+  const loadStart = os.loadavg();
   const got = new Map(); // threads -> merged result
   const lower = (a, b) => (a == null ? b : b == null ? a : Math.min(a, b));
   for (const pass of [0, 1, 2]) {
@@ -240,7 +242,7 @@ export async function threadsPhase({ quick = false, dir = HERE, log = console.lo
   }
   const md = [
     '# Threads', '',
-    `Written by \`bench/threads.mjs\` (part of \`npm run bench\`) on ${os.cpus()[0]?.model ?? 'an unknown CPU'}, ${cores} cores, Node ${process.versions.node}${quick ? ', --quick' : ''}, ${new Date().toISOString()}; load average ${os.loadavg().map((x) => x.toFixed(2)).join(', ')} at the end.`,
+    `Written by \`bench/threads.mjs\` (part of \`npm run bench\`) on ${os.cpus()[0]?.model ?? 'an unknown CPU'}, ${cores} cores, Node ${process.versions.node}, commit ${commitText()}${quick ? ', --quick' : ''}, ${new Date().toISOString()}; load average ${loadStart.map((x) => x.toFixed(2)).join(', ')} at the start and ${os.loadavg().map((x) => x.toFixed(2)).join(', ')} at the end.`,
     'Each (contender or attnlab build, thread count) in a child process of its own, run three times in alternating order; a child gives the median of its repeats, the table the lowest of the three passes; d = dv = 64. The training step, attentionGrad and linear run on the relaxed build (the SIMD build where relaxed SIMD is missing).', '',
     ...threadGoals({ rows, versus }),
     '## Time against thread count', '',

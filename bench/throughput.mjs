@@ -20,6 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { commitText } from './cli.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const BINDING = new URL('../dist/attnlab.js', import.meta.url).href;
@@ -126,7 +127,7 @@ export async function throughputPhase({ quick = false, dir = HERE, log = console
   const results = {
     date: new Date().toISOString(), quick, elapsed_s: (performance.now() - t0) / 1000,
     machine: { cpu: m.cpu ?? os.cpus()[0]?.model ?? 'an unknown CPU', cores, node: process.versions.node, loadavg_start, loadavg_end: os.loadavg(),
-      commit: m.commit ? m.commit.slice(0, 12) + (m.uncommitted?.length ? ` (with uncommitted changes in ${m.uncommitted.join(', ')})` : '') : gitCommit() },
+      commit: commitText(m.commit ? m : undefined) },
     build: 'simd', model: plan.COST_MODEL, vocab: plan.COST_VOCAB, tokens: plan.COST_TOKENS, seqLens: quick ? QUICK.seqLens : plan.COST_SEQLENS,
     runs: counts.map((t) => got.get(t)).filter(Boolean),
   };
@@ -136,13 +137,6 @@ export async function throughputPhase({ quick = false, dir = HERE, log = console
   writeFileSync(path.join(dir, `${stem}.json`), JSON.stringify(results, null, 1) + '\n');
   log(md);
   return results;
-}
-
-function gitCommit() {
-  const r = spawnSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: HERE, encoding: 'utf8' });
-  if (r.status !== 0) return 'unknown';
-  const dirty = spawnSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: HERE, encoding: 'utf8' }).stdout.trim();
-  return r.stdout.trim() + (dirty ? ' (with uncommitted changes)' : '');
 }
 
 // node bench/throughput.mjs [--quick]; the measuring children: --child THREADS [--quick]
