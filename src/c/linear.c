@@ -23,11 +23,52 @@ float attn_taylor_norm(const float *x, int d) {
     return big * __builtin_sqrtf(ss);
 }
 
+/* Columns [c, c + VW) of rows r0 .. r0+3 of x as four vectors of four rows each (column i in col[i]);
+ * past column d they are 0. */
+static inline void load_columns4(const float *x, int d, int c, vf col[VW]) {
+    if (c + VW <= d) {
+        col[0] = vf_load(x + c), col[1] = vf_load(x + d + c);
+        col[2] = vf_load(x + 2 * (size_t)d + c), col[3] = vf_load(x + 3 * (size_t)d + c);
+        vf_transpose4(&col[0], &col[1], &col[2], &col[3]);
+        return;
+    }
+    float t[VW][VW] = {{0}};
+    for (int i = 0; c + i < d; i++)
+        for (int r = 0; r < VW; r++) t[i][r] = x[(size_t)r * d + c + i];
+    for (int i = 0; i < VW; i++) col[i] = vf_load(t[i]);
+}
+
+/* attn_taylor_norm of rows 0..3 of x, one row per lane: per lane the same operations in the same
+ * order (the maximum is exact in any order; the squares add over c in increasing order), so the
+ * same bits, at a quarter of the scalar divisions and without the scalar chain of additions, which
+ * cost taylor as much as its two matrix products. */
+static void taylor_norms4(const float *x, int d, float norm[VW]) {
+    vf big = vf_zero(), ss = vf_zero(), col[VW];
+    for (int c = 0; c < d; c += VW) {
+        load_columns4(x, d, c, col);
+        for (int i = 0; i < VW && c + i < d; i++) big = vf_max(big, vf_max(col[i], vf_sub(vf_zero(), col[i])));
+    }
+    vf div = vf_select_gt0(big, big, vf_splat(1.0f)); /* a zero row: 0 / 1, no 0 / 0 */
+    for (int c = 0; c < d; c += VW) {
+        load_columns4(x, d, c, col);
+        for (int i = 0; i < VW && c + i < d; i++) {
+            vf q = vf_div(col[i], div);
+            ss = vf_add(ss, vf_mul(q, q));
+        }
+    }
+    ss = vf_select_gt0(big, ss, vf_zero()); /* the scalar loop skips the squares when big is 0 */
+    float b[VW], s[VW];
+    vf_store(b, big), vf_store(s, ss);
+    for (int r = 0; r < VW; r++) norm[r] = b[r] * __builtin_sqrtf(s[r]);
+}
+
 void attn_feature_map(attn_variant v, int rows, int d, const float *x, float *dst) {
     int F = feature_width(v, d);
+    float norms[VW];
     for (int r = 0; r < rows; r++) {
         const float *xr = x + (size_t)r * d;
         float *out = dst + (size_t)r * F;
+        if (v == ATTN_TAYLOR && r % VW == 0 && r + VW <= rows) taylor_norms4(xr, d, norms);
         if (v == ATTN_LINEAR) {
             int c = 0;
             for (; c + VW <= d; c += VW) {
@@ -37,7 +78,7 @@ void attn_feature_map(attn_variant v, int rows, int d, const float *x, float *ds
             }
             for (; c < d; c++) out[c] = xr[c] > 0.0f ? xr[c] + 1.0f : attn_expf(xr[c]);
         } else { /* taylor */
-            float norm = attn_taylor_norm(xr, d);
+            float norm = r - r % VW + VW <= rows ? norms[r % VW] : attn_taylor_norm(xr, d);
             out[0] = 1.0f;
             /* divide rather than multiply by 1/norm: for d = 1, x / sqrt(x*x) is exactly +-1,
              * so opposite unit vectors give a similarity of exactly 0 */
@@ -58,13 +99,29 @@ static void transposed_dot(int F, int bt, const float *xt, const float *z, float
     for (int f = 0; f < F; f++) attn_axpy(den, xt + (size_t)f * BT, bt, z[f]);
 }
 
+/* Row 0 of taylor's S, the sum of v over bt rows: its feature is the constant 1 and 1 * v is exact,
+ * so these additions round as the matrix product's multiply-adds would (fused or not). */
+static void add_rows(int bt, int dv, const float *vb, float *s) {
+    for (int r = 0; r < bt; r++) {
+        const float *vr = vb + (size_t)r * dv;
+        int c = 0;
+        for (; c + VW <= dv; c += VW) vf_store(s + c, vf_add(vf_load(s + c), vf_load(vr + c)));
+        for (; c < dv; c++) s[c] += vr[c];
+    }
+}
+
 void attn_absorb_keys(attn_variant v, const attn_dims *dims, const attn_inputs *in, float *phi_k,
                       float *S, float *z) {
     int n = dims->n, d = dims->d, dv = dims->dv, F = feature_width(v, d);
+    /* taylor: the product over features 1..d alone, in whole blocks of KP rows when d is a multiple
+     * of KP (over all F = d + 1 rows the last block held one row and cost a whole one) */
+    int f0 = v == ATTN_TAYLOR ? 1 : 0;
     for (int t0 = 0; t0 < n; t0 += BT) {
         int bt = imin(BT, n - t0);
+        const float *vb = in->v + (size_t)t0 * dv;
         attn_feature_map(v, bt, d, in->k + (size_t)t0 * d, phi_k);
-        attn_gemm_tn(F, dv, bt, phi_k, F, in->v + (size_t)t0 * dv, dv, S, dv, 1);
+        if (f0) add_rows(bt, dv, vb, S);
+        attn_gemm_tn(F - f0, dv, bt, phi_k + f0, F, vb, dv, S + (size_t)f0 * dv, dv, 1);
         add_column_sums(bt, F, phi_k, z);
         if (v == ATTN_TAYLOR) z[0] = (float)(t0 + bt); /* a count; float sums stall at 2^24 */
     }
