@@ -77,7 +77,7 @@ void attn_feature_map(attn_variant v, int rows, int d, const float *x, float *ds
                  * without the compare and the select (about 3 of the 30 operations of a vector).
                  * min also keeps exp away from large t. */
                 vf t = vf_load(xr + c);
-                vf_store(out + c, vf_add(vf_max(t, vf_zero()), vf_exp(vf_min(t, vf_zero()))));
+                vf_store(out + c, vf_add(vf_max(t, vf_zero()), vf_exp_nonpositive(vf_min(t, vf_zero()))));
             }
             for (; c < d; c++) out[c] = xr[c] > 0.0f ? xr[c] + 1.0f : attn_expf(xr[c]);
         } else { /* taylor */
@@ -429,7 +429,8 @@ static void exp_minus_columns_range(int rows, int d, const float *k, const float
         const float *kr = k + (size_t)r * d;
         float *er = e + (size_t)r * d;
         int c = c0;
-        for (; c + VW <= c1; c += VW) vf_store(er + c, vf_exp(vf_sub(vf_load(kr + c), vf_load(m + c))));
+        /* k - m <= 0: m is the column maximum (so far) */
+        for (; c + VW <= c1; c += VW) vf_store(er + c, vf_exp_nonpositive(vf_sub(vf_load(kr + c), vf_load(m + c))));
         for (; c < c1; c++) er[c] = attn_expf(kr[c] - m[c]);
     }
 }

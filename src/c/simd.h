@@ -177,11 +177,9 @@ static inline void vf_transpose4(vf *r0, vf *r1, vf *r2, vf *r3) {
 #undef VF_MAP2
 #endif
 
-/* exp(x) for every lane: Cephes' expf polynomial after reduction by ln 2, relative error about
- * 2e-7 on [-87, 88]. Below -87.3 (including -inf, a masked logit) the result is exactly 0; NaN
- * gives NaN. */
-static inline vf vf_exp(vf x_in) {
-    vf x = vf_min(vf_max(x_in, vf_splat(-87.3f)), vf_splat(88.3f));
+/* vf_exp's polynomial at x, x_in clamped to [-87.3, 88.3], the lanes where x_in < -87.3 then set to
+ * exactly 0 (whatever x gave them: the andnot clears every bit, NaN and inf included). */
+static inline vf vf_exp_at(vf x, vf x_in) {
     const vf shifter = vf_splat(12582912.0f); /* 1.5 * 2^23: adding it rounds to an integer */
     vf t = vf_add(vf_mul(x, vf_splat(1.44269504088896341f)), shifter);
     vf k = vf_sub(t, shifter);
@@ -198,6 +196,15 @@ static inline vf vf_exp(vf x_in) {
     p = vf_madd(p, r2, vf_add(r, vf_splat(1.0f)));
     return vf_zero_below(x_in, vf_splat(-87.3f), vf_mul(p, vf_pow2_of_shifted(t)));
 }
+
+/* exp(x) for every lane: Cephes' expf polynomial after reduction by ln 2, relative error about
+ * 2e-7 on [-87, 88]. Below -87.3 (including -inf, a masked logit) the result is exactly 0; NaN
+ * gives NaN. */
+static inline vf vf_exp(vf x_in) { return vf_exp_at(vf_min(vf_max(x_in, vf_splat(-87.3f)), vf_splat(88.3f)), x_in); }
+
+/* vf_exp of lanes known to be <= 0 (or NaN): the same bits without the clamps, two of its thirty
+ * operations. In [-87.3, 0] the clamps return x itself; below it the lane is cleared either way. */
+static inline vf vf_exp_nonpositive(vf x) { return vf_exp_at(x, x); }
 
 /* The scalar tail of vf_exp: the same polynomial, one lane. */
 static inline float attn_expf(float x) {
