@@ -489,6 +489,52 @@ void attn_efficient_full_chunk(int d, int dv, int bt, const float *qb, const flo
     attn_gemm_tn(bt, dv, d, rho_t, BT, context, dv, y, dv, 0);
 }
 
+/* rho_t[c * ldt + r] = softmax(q_r)_c for r < rows: attn_softmax_rows then attn_transpose, with the
+ * same bits, four rows at a time in the lanes of a vector (columns by vf_transpose4) when d is a
+ * multiple of 2 VW. Row by row, each row's max, horizontal sums, 1 / sum and five calls cost about
+ * as much as its 2 d exps; in lanes they are gone, and so is the transpose. Per lane, the same
+ * operations in the same order: the maximum is exact in any order; attn_exp_shift_sum's two vector
+ * accumulators hold the positions 0..3 and 4..7 mod 8, here acc[p] sums position p mod 8 in
+ * increasing order, then (acc[p] + acc[p + 4]) and the (0 + 2) + (1 + 3) of vf_hsum; x - max <= 0,
+ * so vf_exp_nonpositive gives vf_exp's bits. The other rows (and other d) take the two calls. */
+static void softmax_rows_t(int rows, int d, const float *q, float *rho, float *rho_t, int ldt) {
+    int r = 0;
+    if (d % (2 * VW) == 0)
+        for (; r + VW <= rows; r += VW) {
+            const float *x = q + (size_t)r * d;
+            float *t = rho_t + r;
+            vf col[VW], m = vf_splat(-ATTN_INF), acc[2 * VW];
+            for (int c = 0; c < d; c += VW) {
+                load_columns4(x, d, c, col);
+                for (int i = 0; i < VW; i++) m = vf_max(m, col[i]);
+            }
+            for (int p = 0; p < 2 * VW; p++) acc[p] = vf_zero();
+            for (int c = 0; c < d; c += VW) {
+                load_columns4(x, d, c, col);
+                for (int i = 0; i < VW; i++) {
+                    vf e = vf_exp_nonpositive(vf_sub(col[i], m));
+                    acc[c % (2 * VW) + i] = vf_add(acc[c % (2 * VW) + i], e);
+                    vf_store(t + (size_t)(c + i) * ldt, e);
+                }
+            }
+            vf sum = vf_add(vf_add(acc[0], acc[4]), vf_add(acc[2], acc[6]));
+            sum = vf_add(sum, vf_add(vf_add(acc[1], acc[5]), vf_add(acc[3], acc[7])));
+            vf inv = vf_div(vf_splat(1.0f), sum);
+            for (int c = 0; c < d; c++) vf_store(t + (size_t)c * ldt, vf_mul(vf_load(t + (size_t)c * ldt), inv));
+        }
+    if (r < rows) {
+        attn_softmax_rows(rows - r, d, q + (size_t)r * d, rho);
+        attn_transpose(rows - r, d, rho, d, rho_t + r, ldt, 1.0f);
+    }
+}
+
+/* attn_efficient_full_chunk's y, without leaving rho row-major (the forward pass does not need it). */
+static void efficient_out_chunk(int d, int dv, int bt, const float *qb, const float *context, float *rho,
+                                float *rho_t, float *y) {
+    softmax_rows_t(bt, d, qb, rho, rho_t, BT);
+    attn_gemm_tn(bt, dv, d, rho_t, BT, context, dv, y, dv, 0);
+}
+
 /* Threads: the context by ranges of features, then the outputs by chunks (see kernelized). */
 typedef struct efficient_job {
     const attn_dims *dims;
@@ -507,8 +553,8 @@ static void efficient_context_piece(void *ctx, int piece, int thread) {
 static void efficient_output_piece(void *ctx, int piece, int thread) {
     const efficient_job *j = ctx;
     int d = j->dims->d, dv = j->dims->dv, t0 = piece * BT, bt = imin(BT, j->dims->n - t0);
-    attn_efficient_full_chunk(d, dv, bt, j->in->q + (size_t)t0 * d, j->S, j->e[thread], j->et[thread],
-                              j->out + (size_t)t0 * dv);
+    efficient_out_chunk(d, dv, bt, j->in->q + (size_t)t0 * d, j->S, j->e[thread], j->et[thread],
+                        j->out + (size_t)t0 * dv);
 }
 
 static void efficient_full(const attn_dims *dims, const attn_inputs *in, float *out, arena *ws) {
@@ -535,7 +581,7 @@ static void efficient_full(const attn_dims *dims, const attn_inputs *in, float *
     attn_efficient_context(dims, in, m, chunk_max, e, S, z);
     for (int t0 = 0; t0 < n; t0 += BT) {
         int bt = imin(BT, n - t0);
-        attn_efficient_full_chunk(d, dv, bt, in->q + (size_t)t0 * d, S, e, et, out + (size_t)t0 * dv);
+        efficient_out_chunk(d, dv, bt, in->q + (size_t)t0 * d, S, e, et, out + (size_t)t0 * dv);
     }
 }
 
