@@ -94,12 +94,24 @@ void attn_feature_map(attn_variant v, int rows, int d, const float *x, float *ds
 /* z[c] += sum_r x[r, c] (row stride ldx), rows in increasing order. Additions, not
  * attn_axpy(.., 1.0f): 1 * x is exact, so the bits are those of the multiply-adds (fused or not),
  * at one operation a vector instead of 2. */
+/* Columns in blocks of 4 VW, their sums in registers down all the rows: row by row, each z vector
+ * went through memory once a row (a store-to-load round trip per addition). */
 static void add_column_sums_ld(int rows, int cols, const float *x, size_t ldx, float *z) {
+    int c = 0;
+    for (; c + 4 * VW <= cols; c += 4 * VW) {
+        vf s0 = vf_load(z + c), s1 = vf_load(z + c + VW), s2 = vf_load(z + c + 2 * VW), s3 = vf_load(z + c + 3 * VW);
+        for (int r = 0; r < rows; r++) {
+            const float *xr = x + (size_t)r * ldx + c;
+            s0 = vf_add(s0, vf_load(xr)), s1 = vf_add(s1, vf_load(xr + VW));
+            s2 = vf_add(s2, vf_load(xr + 2 * VW)), s3 = vf_add(s3, vf_load(xr + 3 * VW));
+        }
+        vf_store(z + c, s0), vf_store(z + c + VW, s1), vf_store(z + c + 2 * VW, s2), vf_store(z + c + 3 * VW, s3);
+    }
     for (int r = 0; r < rows; r++) {
         const float *xr = x + (size_t)r * ldx;
-        int c = 0;
-        for (; c + VW <= cols; c += VW) vf_store(z + c, vf_add(vf_load(z + c), vf_load(xr + c)));
-        for (; c < cols; c++) z[c] += xr[c];
+        int cc = c;
+        for (; cc + VW <= cols; cc += VW) vf_store(z + cc, vf_add(vf_load(z + cc), vf_load(xr + cc)));
+        for (; cc < cols; cc++) z[cc] += xr[cc];
     }
 }
 
@@ -107,8 +119,21 @@ static void add_column_sums(int rows, int cols, const float *x, float *z) { add_
 
 /* den[q] = sum_f xt[f][q] * z[f] for q < bt: the normaliser of bt queries, vectorised over q. */
 static void transposed_dot(int F, int bt, const float *xt, const float *z, float *den) {
-    attn_fill(den, (size_t)bt, 0.0f);
-    for (int f = 0; f < F; f++) attn_axpy(den, xt + (size_t)f * BT, bt, z[f]);
+    /* the fill and attn_axpy per feature, with each block of 4 VW queries in registers down all
+     * the features: the same multiply-adds in the same order (0 + z[0] x[0] + z[1] x[1] + ...) */
+    int q = 0;
+    for (; q + 4 * VW <= bt; q += 4 * VW) {
+        vf s0 = vf_zero(), s1 = vf_zero(), s2 = vf_zero(), s3 = vf_zero();
+        for (int f = 0; f < F; f++) {
+            const float *xf = xt + (size_t)f * BT + q;
+            vf zf = vf_splat(z[f]);
+            s0 = vf_madd(zf, vf_load(xf), s0), s1 = vf_madd(zf, vf_load(xf + VW), s1);
+            s2 = vf_madd(zf, vf_load(xf + 2 * VW), s2), s3 = vf_madd(zf, vf_load(xf + 3 * VW), s3);
+        }
+        vf_store(den + q, s0), vf_store(den + q + VW, s1), vf_store(den + q + 2 * VW, s2), vf_store(den + q + 3 * VW, s3);
+    }
+    attn_fill(den + q, (size_t)(bt - q), 0.0f);
+    for (int f = 0; f < F; f++) attn_axpy(den + q, xt + (size_t)f * BT + q, bt - q, z[f]);
 }
 
 /* Row 0 of taylor's S, the sum of v over bt rows: its feature is the constant 1 and 1 * v is exact,
