@@ -436,12 +436,24 @@ static void kernelized_weights(attn_variant v, const attn_dims *dims, const attn
 /* m[c] = max_i k[i, c] for columns [c0, c1), c0 a multiple of VW: vectors over whole groups of
  * VW columns, scalars for the rest, so a column is computed alike whichever range holds it. */
 static void column_max_range(int n, int d, const float *k, int c0, int c1, float *m) {
-    attn_fill(m + c0, (size_t)(c1 - c0), -ATTN_INF);
+    int c = c0;
+    /* blocks of 4 VW columns with their maxima in registers down all the rows (as
+     * add_column_sums_ld); rows in the same order, so the same result even with a NaN */
+    for (; c + 4 * VW <= c1; c += 4 * VW) {
+        vf m0 = vf_splat(-ATTN_INF), m1 = m0, m2 = m0, m3 = m0;
+        for (int i = 0; i < n; i++) {
+            const float *kr = k + (size_t)i * d + c;
+            m0 = vf_max(m0, vf_load(kr)), m1 = vf_max(m1, vf_load(kr + VW));
+            m2 = vf_max(m2, vf_load(kr + 2 * VW)), m3 = vf_max(m3, vf_load(kr + 3 * VW));
+        }
+        vf_store(m + c, m0), vf_store(m + c + VW, m1), vf_store(m + c + 2 * VW, m2), vf_store(m + c + 3 * VW, m3);
+    }
+    attn_fill(m + c, (size_t)(c1 - c), -ATTN_INF);
     for (int i = 0; i < n; i++) {
         const float *kr = k + (size_t)i * d;
-        int c = c0;
-        for (; c + VW <= c1; c += VW) vf_store(m + c, vf_max(vf_load(m + c), vf_load(kr + c)));
-        for (; c < c1; c++) m[c] = kr[c] > m[c] ? kr[c] : m[c];
+        int cc = c;
+        for (; cc + VW <= c1; cc += VW) vf_store(m + cc, vf_max(vf_load(m + cc), vf_load(kr + cc)));
+        for (; cc < c1; cc++) m[cc] = kr[cc] > m[cc] ? kr[cc] : m[cc];
     }
 }
 
