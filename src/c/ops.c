@@ -153,12 +153,19 @@ static inline __attribute__((always_inline)) void micro_4x8(int K, const float *
     vf_store(c2, s20), vf_store(c2 + VW, s21), vf_store(c3, s30), vf_store(c3 + VW, s31);
 }
 
-/* noinline: the other kernels (softmax.c, logits.c, backward.c) call it from other files, but in
- * this one clang 14 (Emscripten's) inlined it into gemm_strided, a function of some 3,700 wasm
+/* Emscripten's clang 14 inlines attn_micro_4x8 into gemm_strided, a function of some 3,700 wasm
  * lines, where V8 allocates the loop's registers worse: the linear family's products ran 2-3 %
- * slower than through a call (one call per 4 x 8 block of C and K steps, 256 or more). */
-__attribute__((noinline)) void attn_micro_4x8(int K, const float *a, int sa, const float *b, int sb, float *acc,
-                                              int acc_stride, int accumulate) {
+ * slower than through a call (one call per 4 x 8 block of C and at least 64 steps of k; the other
+ * kernels call it from other files, as a function already). clang-19 inlines it into gemm_block
+ * instead, and there a call costs 4-6 %: so noinline for Emscripten only. */
+#if defined(__EMSCRIPTEN__)
+#define ATTN_MICRO_NOINLINE __attribute__((noinline))
+#else
+#define ATTN_MICRO_NOINLINE
+#endif
+
+ATTN_MICRO_NOINLINE void attn_micro_4x8(int K, const float *a, int sa, const float *b, int sb, float *acc,
+                                        int acc_stride, int accumulate) {
     micro_4x8(K, a, sa, 1, b, sb, acc, acc_stride, accumulate);
 }
 
