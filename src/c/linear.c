@@ -23,21 +23,65 @@ float attn_taylor_norm(const float *x, int d) {
     return big * __builtin_sqrtf(ss);
 }
 
+/* Columns [c, c + VW) of rows r0 .. r0+3 of x as four vectors of four rows each (column i in col[i]);
+ * past column d they are 0. */
+static inline void load_columns4(const float *x, int d, int c, vf col[VW]) {
+    if (c + VW <= d) {
+        col[0] = vf_load(x + c), col[1] = vf_load(x + d + c);
+        col[2] = vf_load(x + 2 * (size_t)d + c), col[3] = vf_load(x + 3 * (size_t)d + c);
+        vf_transpose4(&col[0], &col[1], &col[2], &col[3]);
+        return;
+    }
+    float t[VW][VW] = {{0}};
+    for (int i = 0; c + i < d; i++)
+        for (int r = 0; r < VW; r++) t[i][r] = x[(size_t)r * d + c + i];
+    for (int i = 0; i < VW; i++) col[i] = vf_load(t[i]);
+}
+
+/* attn_taylor_norm of rows 0..3 of x, one row per lane: per lane the same operations in the same
+ * order (the maximum is exact in any order; the squares add over c in increasing order), so the
+ * same bits, at a quarter of the scalar divisions and without the scalar chain of additions, which
+ * cost taylor as much as its two matrix products. */
+static void taylor_norms4(const float *x, int d, float norm[VW]) {
+    vf big = vf_zero(), ss = vf_zero(), col[VW];
+    for (int c = 0; c < d; c += VW) {
+        load_columns4(x, d, c, col);
+        for (int i = 0; i < VW && c + i < d; i++) big = vf_max(big, vf_max(col[i], vf_sub(vf_zero(), col[i])));
+    }
+    vf div = vf_select_gt0(big, big, vf_splat(1.0f)); /* a zero row: 0 / 1, no 0 / 0 */
+    for (int c = 0; c < d; c += VW) {
+        load_columns4(x, d, c, col);
+        for (int i = 0; i < VW && c + i < d; i++) {
+            vf q = vf_div(col[i], div);
+            ss = vf_add(ss, vf_mul(q, q));
+        }
+    }
+    ss = vf_select_gt0(big, ss, vf_zero()); /* the scalar loop skips the squares when big is 0 */
+    float b[VW], s[VW];
+    vf_store(b, big), vf_store(s, ss);
+    for (int r = 0; r < VW; r++) norm[r] = b[r] * __builtin_sqrtf(s[r]);
+}
+
 void attn_feature_map(attn_variant v, int rows, int d, const float *x, float *dst) {
     int F = feature_width(v, d);
+    float norms[VW];
     for (int r = 0; r < rows; r++) {
         const float *xr = x + (size_t)r * d;
         float *out = dst + (size_t)r * F;
+        if (v == ATTN_TAYLOR && r % VW == 0 && r + VW <= rows) taylor_norms4(xr, d, norms);
         if (v == ATTN_LINEAR) {
             int c = 0;
             for (; c + VW <= d; c += VW) {
+                /* elu(t) + 1 = max(t, 0) + exp(min(t, 0)): t + 1 for t > 0 (exp(0) is exactly 1),
+                 * exp(t) otherwise (+-0 + e is e), the bits of a select between t + 1 and exp(t),
+                 * without the compare and the select (about 3 of the 30 operations of a vector).
+                 * min also keeps exp away from large t. */
                 vf t = vf_load(xr + c);
-                vf neg = vf_exp(vf_min(t, vf_zero())); /* min keeps exp away from large t */
-                vf_store(out + c, vf_select_gt0(t, vf_add(t, vf_splat(1.0f)), neg));
+                vf_store(out + c, vf_add(vf_max(t, vf_zero()), vf_exp_nonpositive(vf_min(t, vf_zero()))));
             }
             for (; c < d; c++) out[c] = xr[c] > 0.0f ? xr[c] + 1.0f : attn_expf(xr[c]);
         } else { /* taylor */
-            float norm = attn_taylor_norm(xr, d);
+            float norm = r - r % VW + VW <= rows ? norms[r % VW] : attn_taylor_norm(xr, d);
             out[0] = 1.0f;
             /* divide rather than multiply by 1/norm: for d = 1, x / sqrt(x*x) is exactly +-1,
              * so opposite unit vectors give a similarity of exactly 0 */
@@ -47,24 +91,74 @@ void attn_feature_map(attn_variant v, int rows, int d, const float *x, float *ds
     }
 }
 
-/* z[c] += sum_r x[r, c]. */
-static void add_column_sums(int rows, int cols, const float *x, float *z) {
-    for (int r = 0; r < rows; r++) attn_axpy(z, x + (size_t)r * cols, cols, 1.0f);
+/* z[c] += sum_r x[r, c] (row stride ldx), rows in increasing order. Additions, not
+ * attn_axpy(.., 1.0f): 1 * x is exact, so the bits are those of the multiply-adds (fused or not),
+ * at one operation a vector instead of 2. */
+/* Columns in blocks of 4 VW, their sums in registers down all the rows: row by row, each z vector
+ * went through memory once a row (a store-to-load round trip per addition). */
+static void add_column_sums_ld(int rows, int cols, const float *x, size_t ldx, float *z) {
+    int c = 0;
+    for (; c + 4 * VW <= cols; c += 4 * VW) {
+        vf s0 = vf_load(z + c), s1 = vf_load(z + c + VW), s2 = vf_load(z + c + 2 * VW), s3 = vf_load(z + c + 3 * VW);
+        for (int r = 0; r < rows; r++) {
+            const float *xr = x + (size_t)r * ldx + c;
+            s0 = vf_add(s0, vf_load(xr)), s1 = vf_add(s1, vf_load(xr + VW));
+            s2 = vf_add(s2, vf_load(xr + 2 * VW)), s3 = vf_add(s3, vf_load(xr + 3 * VW));
+        }
+        vf_store(z + c, s0), vf_store(z + c + VW, s1), vf_store(z + c + 2 * VW, s2), vf_store(z + c + 3 * VW, s3);
+    }
+    for (int r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * ldx;
+        int cc = c;
+        for (; cc + VW <= cols; cc += VW) vf_store(z + cc, vf_add(vf_load(z + cc), vf_load(xr + cc)));
+        for (; cc < cols; cc++) z[cc] += xr[cc];
+    }
 }
+
+static void add_column_sums(int rows, int cols, const float *x, float *z) { add_column_sums_ld(rows, cols, x, (size_t)cols, z); }
 
 /* den[q] = sum_f xt[f][q] * z[f] for q < bt: the normaliser of bt queries, vectorised over q. */
 static void transposed_dot(int F, int bt, const float *xt, const float *z, float *den) {
-    attn_fill(den, (size_t)bt, 0.0f);
-    for (int f = 0; f < F; f++) attn_axpy(den, xt + (size_t)f * BT, bt, z[f]);
+    /* the fill and attn_axpy per feature, with each block of 4 VW queries in registers down all
+     * the features: the same multiply-adds in the same order (0 + z[0] x[0] + z[1] x[1] + ...) */
+    int q = 0;
+    for (; q + 4 * VW <= bt; q += 4 * VW) {
+        vf s0 = vf_zero(), s1 = vf_zero(), s2 = vf_zero(), s3 = vf_zero();
+        for (int f = 0; f < F; f++) {
+            const float *xf = xt + (size_t)f * BT + q;
+            vf zf = vf_splat(z[f]);
+            s0 = vf_madd(zf, vf_load(xf), s0), s1 = vf_madd(zf, vf_load(xf + VW), s1);
+            s2 = vf_madd(zf, vf_load(xf + 2 * VW), s2), s3 = vf_madd(zf, vf_load(xf + 3 * VW), s3);
+        }
+        vf_store(den + q, s0), vf_store(den + q + VW, s1), vf_store(den + q + 2 * VW, s2), vf_store(den + q + 3 * VW, s3);
+    }
+    attn_fill(den + q, (size_t)(bt - q), 0.0f);
+    for (int f = 0; f < F; f++) attn_axpy(den + q, xt + (size_t)f * BT + q, bt - q, z[f]);
+}
+
+/* Row 0 of taylor's S, the sum of v over bt rows: its feature is the constant 1 and 1 * v is exact,
+ * so these additions round as the matrix product's multiply-adds would (fused or not). */
+static void add_rows(int bt, int dv, const float *vb, float *s) {
+    for (int r = 0; r < bt; r++) {
+        const float *vr = vb + (size_t)r * dv;
+        int c = 0;
+        for (; c + VW <= dv; c += VW) vf_store(s + c, vf_add(vf_load(s + c), vf_load(vr + c)));
+        for (; c < dv; c++) s[c] += vr[c];
+    }
 }
 
 void attn_absorb_keys(attn_variant v, const attn_dims *dims, const attn_inputs *in, float *phi_k,
                       float *S, float *z) {
     int n = dims->n, d = dims->d, dv = dims->dv, F = feature_width(v, d);
+    /* taylor: the product over features 1..d alone, in whole blocks of KP rows when d is a multiple
+     * of KP (over all F = d + 1 rows the last block held one row and cost a whole one) */
+    int f0 = v == ATTN_TAYLOR ? 1 : 0;
     for (int t0 = 0; t0 < n; t0 += BT) {
         int bt = imin(BT, n - t0);
+        const float *vb = in->v + (size_t)t0 * dv;
         attn_feature_map(v, bt, d, in->k + (size_t)t0 * d, phi_k);
-        attn_gemm_tn(F, dv, bt, phi_k, F, in->v + (size_t)t0 * dv, dv, S, dv, 1);
+        if (f0) add_rows(bt, dv, vb, S);
+        attn_gemm_tn(F - f0, dv, bt, phi_k + f0, F, vb, dv, S + (size_t)f0 * dv, dv, 1);
         add_column_sums(bt, F, phi_k, z);
         if (v == ATTN_TAYLOR) z[0] = (float)(t0 + bt); /* a count; float sums stall at 2^24 */
     }
@@ -116,7 +210,7 @@ void attn_absorb_keys_rows(attn_variant v, const attn_dims *dims, const attn_inp
         int bt = imin(BT, n - t0);
         attn_feature_map(v, bt, d, in->k + (size_t)t0 * d, phi_k);
         attn_gemm_tn(rows, dv, bt, phi_k + f0, F, in->v + (size_t)t0 * dv, dv, S + (size_t)f0 * dv, dv, 1);
-        for (int r = 0; r < bt; r++) attn_axpy(z + f0, phi_k + (size_t)r * F + f0, rows, 1.0f);
+        add_column_sums_ld(bt, rows, phi_k + f0, (size_t)F, z + f0);
         if (v == ATTN_TAYLOR && f0 == 0) z[0] = (float)(t0 + bt); /* as attn_absorb_keys */
     }
 }
@@ -342,12 +436,24 @@ static void kernelized_weights(attn_variant v, const attn_dims *dims, const attn
 /* m[c] = max_i k[i, c] for columns [c0, c1), c0 a multiple of VW: vectors over whole groups of
  * VW columns, scalars for the rest, so a column is computed alike whichever range holds it. */
 static void column_max_range(int n, int d, const float *k, int c0, int c1, float *m) {
-    attn_fill(m + c0, (size_t)(c1 - c0), -ATTN_INF);
+    int c = c0;
+    /* blocks of 4 VW columns with their maxima in registers down all the rows (as
+     * add_column_sums_ld); rows in the same order, so the same result even with a NaN */
+    for (; c + 4 * VW <= c1; c += 4 * VW) {
+        vf m0 = vf_splat(-ATTN_INF), m1 = m0, m2 = m0, m3 = m0;
+        for (int i = 0; i < n; i++) {
+            const float *kr = k + (size_t)i * d + c;
+            m0 = vf_max(m0, vf_load(kr)), m1 = vf_max(m1, vf_load(kr + VW));
+            m2 = vf_max(m2, vf_load(kr + 2 * VW)), m3 = vf_max(m3, vf_load(kr + 3 * VW));
+        }
+        vf_store(m + c, m0), vf_store(m + c + VW, m1), vf_store(m + c + 2 * VW, m2), vf_store(m + c + 3 * VW, m3);
+    }
+    attn_fill(m + c, (size_t)(c1 - c), -ATTN_INF);
     for (int i = 0; i < n; i++) {
         const float *kr = k + (size_t)i * d;
-        int c = c0;
-        for (; c + VW <= c1; c += VW) vf_store(m + c, vf_max(vf_load(m + c), vf_load(kr + c)));
-        for (; c < c1; c++) m[c] = kr[c] > m[c] ? kr[c] : m[c];
+        int cc = c;
+        for (; cc + VW <= c1; cc += VW) vf_store(m + cc, vf_max(vf_load(m + cc), vf_load(kr + cc)));
+        for (; cc < c1; cc++) m[cc] = kr[cc] > m[cc] ? kr[cc] : m[cc];
     }
 }
 
@@ -360,7 +466,8 @@ static void exp_minus_columns_range(int rows, int d, const float *k, const float
         const float *kr = k + (size_t)r * d;
         float *er = e + (size_t)r * d;
         int c = c0;
-        for (; c + VW <= c1; c += VW) vf_store(er + c, vf_exp(vf_sub(vf_load(kr + c), vf_load(m + c))));
+        /* k - m <= 0: m is the column maximum (so far) */
+        for (; c + VW <= c1; c += VW) vf_store(er + c, vf_exp_nonpositive(vf_sub(vf_load(kr + c), vf_load(m + c))));
         for (; c < c1; c++) er[c] = attn_expf(kr[c] - m[c]);
     }
 }
@@ -402,7 +509,7 @@ void attn_efficient_context_range(const attn_dims *dims, const attn_inputs *in, 
             }
         exp_minus_columns_range(bt, d, kb, m, c0, c1, e);
         attn_gemm_tn(c1 - c0, dv, bt, e + c0, d, in->v + (size_t)t0 * dv, dv, S + (size_t)c0 * dv, dv, 1);
-        for (int r = 0; r < bt; r++) attn_axpy(z + c0, e + (size_t)r * d + c0, c1 - c0, 1.0f);
+        add_column_sums_ld(bt, c1 - c0, e + c0, (size_t)d, z + c0);
     }
     for (int c = c0; c < c1; c++) attn_scale(S + (size_t)c * dv, dv, 1.0f / z[c]);
 }
@@ -416,6 +523,52 @@ void attn_efficient_full_chunk(int d, int dv, int bt, const float *qb, const flo
                                float *rho, float *rho_t, float *y) {
     attn_softmax_rows(bt, d, qb, rho);
     attn_transpose(bt, d, rho, d, rho_t, BT, 1.0f);
+    attn_gemm_tn(bt, dv, d, rho_t, BT, context, dv, y, dv, 0);
+}
+
+/* rho_t[c * ldt + r] = softmax(q_r)_c for r < rows: attn_softmax_rows then attn_transpose, with the
+ * same bits, four rows at a time in the lanes of a vector (columns by vf_transpose4) when d is a
+ * multiple of 2 VW. Row by row, each row's max, horizontal sums, 1 / sum and five calls cost about
+ * as much as its 2 d exps; in lanes they are gone, and so is the transpose. Per lane, the same
+ * operations in the same order: the maximum is exact in any order; attn_exp_shift_sum's two vector
+ * accumulators hold the positions 0..3 and 4..7 mod 8, here acc[p] sums position p mod 8 in
+ * increasing order, then (acc[p] + acc[p + 4]) and the (0 + 2) + (1 + 3) of vf_hsum; x - max <= 0,
+ * so vf_exp_nonpositive gives vf_exp's bits. The other rows (and other d) take the two calls. */
+static void softmax_rows_t(int rows, int d, const float *q, float *rho, float *rho_t, int ldt) {
+    int r = 0;
+    if (d % (2 * VW) == 0)
+        for (; r + VW <= rows; r += VW) {
+            const float *x = q + (size_t)r * d;
+            float *t = rho_t + r;
+            vf col[VW], m = vf_splat(-ATTN_INF), acc[2 * VW];
+            for (int c = 0; c < d; c += VW) {
+                load_columns4(x, d, c, col);
+                for (int i = 0; i < VW; i++) m = vf_max(m, col[i]);
+            }
+            for (int p = 0; p < 2 * VW; p++) acc[p] = vf_zero();
+            for (int c = 0; c < d; c += VW) {
+                load_columns4(x, d, c, col);
+                for (int i = 0; i < VW; i++) {
+                    vf e = vf_exp_nonpositive(vf_sub(col[i], m));
+                    acc[c % (2 * VW) + i] = vf_add(acc[c % (2 * VW) + i], e);
+                    vf_store(t + (size_t)(c + i) * ldt, e);
+                }
+            }
+            vf sum = vf_add(vf_add(acc[0], acc[4]), vf_add(acc[2], acc[6]));
+            sum = vf_add(sum, vf_add(vf_add(acc[1], acc[5]), vf_add(acc[3], acc[7])));
+            vf inv = vf_div(vf_splat(1.0f), sum);
+            for (int c = 0; c < d; c++) vf_store(t + (size_t)c * ldt, vf_mul(vf_load(t + (size_t)c * ldt), inv));
+        }
+    if (r < rows) {
+        attn_softmax_rows(rows - r, d, q + (size_t)r * d, rho);
+        attn_transpose(rows - r, d, rho, d, rho_t + r, ldt, 1.0f);
+    }
+}
+
+/* attn_efficient_full_chunk's y, without leaving rho row-major (the forward pass does not need it). */
+static void efficient_out_chunk(int d, int dv, int bt, const float *qb, const float *context, float *rho,
+                                float *rho_t, float *y) {
+    softmax_rows_t(bt, d, qb, rho, rho_t, BT);
     attn_gemm_tn(bt, dv, d, rho_t, BT, context, dv, y, dv, 0);
 }
 
@@ -437,8 +590,8 @@ static void efficient_context_piece(void *ctx, int piece, int thread) {
 static void efficient_output_piece(void *ctx, int piece, int thread) {
     const efficient_job *j = ctx;
     int d = j->dims->d, dv = j->dims->dv, t0 = piece * BT, bt = imin(BT, j->dims->n - t0);
-    attn_efficient_full_chunk(d, dv, bt, j->in->q + (size_t)t0 * d, j->S, j->e[thread], j->et[thread],
-                              j->out + (size_t)t0 * dv);
+    efficient_out_chunk(d, dv, bt, j->in->q + (size_t)t0 * d, j->S, j->e[thread], j->et[thread],
+                        j->out + (size_t)t0 * dv);
 }
 
 static void efficient_full(const attn_dims *dims, const attn_inputs *in, float *out, arena *ws) {
@@ -465,7 +618,7 @@ static void efficient_full(const attn_dims *dims, const attn_inputs *in, float *
     attn_efficient_context(dims, in, m, chunk_max, e, S, z);
     for (int t0 = 0; t0 < n; t0 += BT) {
         int bt = imin(BT, n - t0);
-        attn_efficient_full_chunk(d, dv, bt, in->q + (size_t)t0 * d, S, e, et, out + (size_t)t0 * dv);
+        efficient_out_chunk(d, dv, bt, in->q + (size_t)t0 * d, S, e, et, out + (size_t)t0 * dv);
     }
 }
 

@@ -7,9 +7,28 @@
  */
 #include "internal.h"
 
+/* dst[c, r] = src[r, c] * mul. Whole 4 x 4 blocks go through vectors (four row loads, a register
+ * transpose, four column stores): element by element this was a scalar load, multiply and strided
+ * store, as long as the matrix product it feeds in the linear family's chunks. Every element is
+ * the same single product, so the bits do not depend on the path. */
 void attn_transpose(int rows, int cols, const float *src, int lds, float *dst, int ldd,
                     float mul) {
-    for (int r = 0; r < rows; r++)
+    vf m = vf_splat(mul);
+    int r = 0;
+    for (; r + VW <= rows; r += VW) {
+        const float *s = src + (size_t)r * lds;
+        int c = 0;
+        for (; c + VW <= cols; c += VW) {
+            vf x0 = vf_mul(vf_load(s + c), m), x1 = vf_mul(vf_load(s + lds + c), m);
+            vf x2 = vf_mul(vf_load(s + 2 * (size_t)lds + c), m), x3 = vf_mul(vf_load(s + 3 * (size_t)lds + c), m);
+            vf_transpose4(&x0, &x1, &x2, &x3);
+            float *d = dst + (size_t)c * ldd + r;
+            vf_store(d, x0), vf_store(d + ldd, x1), vf_store(d + 2 * (size_t)ldd, x2), vf_store(d + 3 * (size_t)ldd, x3);
+        }
+        for (; c < cols; c++)
+            for (int i = 0; i < VW; i++) dst[(size_t)c * ldd + r + i] = src[(size_t)(r + i) * lds + c] * mul;
+    }
+    for (; r < rows; r++)
         for (int c = 0; c < cols; c++) dst[(size_t)c * ldd + r] = src[(size_t)r * lds + c] * mul;
 }
 
@@ -171,8 +190,19 @@ static inline __attribute__((always_inline)) void micro_4x8(int K, const float *
     vf_store(c2, s20), vf_store(c2 + VW, s21), vf_store(c3, s30), vf_store(c3 + VW, s31);
 }
 
-void attn_micro_4x8(int K, const float *a, int sa, const float *b, int sb, float *acc,
-                    int acc_stride, int accumulate) {
+/* Emscripten's clang 14 inlines attn_micro_4x8 into gemm_strided, a function of some 3,700 wasm
+ * lines, where V8 allocates the loop's registers worse: the linear family's products ran 2-3 %
+ * slower than through a call (one call per 4 x 8 block of C and at least 64 steps of k; the other
+ * kernels call it from other files, as a function already). clang-19 inlines it into gemm_block
+ * instead, and there a call costs 4-6 %: so noinline for Emscripten only. */
+#if defined(__EMSCRIPTEN__)
+#define ATTN_MICRO_NOINLINE __attribute__((noinline))
+#else
+#define ATTN_MICRO_NOINLINE
+#endif
+
+ATTN_MICRO_NOINLINE void attn_micro_4x8(int K, const float *a, int sa, const float *b, int sb, float *acc,
+                                        int acc_stride, int accumulate) {
     micro_4x8(K, a, sa, 1, b, sb, acc, acc_stride, accumulate);
 }
 

@@ -68,6 +68,14 @@ static inline vf vf_pow2_of_shifted(vf t) {
 }
 /* Lanes where x < t become +0, the others (NaN included) keep v. */
 static inline vf vf_zero_below(vf x, vf t, vf v) { return wasm_v128_andnot(v, wasm_f32x4_lt(x, t)); }
+/* Four rows of a 4 x 4 block become its four columns: eight shuffles (unpcklps/unpckhps and
+ * movlhps/movhlps on x86), no memory round trip. */
+static inline void vf_transpose4(vf *r0, vf *r1, vf *r2, vf *r3) {
+    vf t0 = wasm_i32x4_shuffle(*r0, *r1, 0, 4, 1, 5), t1 = wasm_i32x4_shuffle(*r0, *r1, 2, 6, 3, 7);
+    vf t2 = wasm_i32x4_shuffle(*r2, *r3, 0, 4, 1, 5), t3 = wasm_i32x4_shuffle(*r2, *r3, 2, 6, 3, 7);
+    *r0 = wasm_i32x4_shuffle(t0, t2, 0, 1, 4, 5), *r1 = wasm_i32x4_shuffle(t0, t2, 2, 3, 6, 7);
+    *r2 = wasm_i32x4_shuffle(t1, t3, 0, 1, 4, 5), *r3 = wasm_i32x4_shuffle(t1, t3, 2, 3, 6, 7);
+}
 
 #elif defined(__SSE2__) && !defined(ATTN_PORTABLE)
 /* Native x86-64 (the sanitizer test, the benchmark's -O3 -march=native reference): SSE2, and FMA
@@ -113,6 +121,7 @@ static inline vf vf_pow2_of_shifted(vf t) {
     return _mm_castsi128_ps(_mm_slli_epi32(e, 23));
 }
 static inline vf vf_zero_below(vf x, vf t, vf v) { return _mm_andnot_ps(_mm_cmplt_ps(x, t), v); }
+static inline void vf_transpose4(vf *r0, vf *r1, vf *r2, vf *r3) { _MM_TRANSPOSE4_PS(*r0, *r1, *r2, *r3); }
 
 #else /* scalar: four plain floats */
 #define ATTN_SIMD 0
@@ -156,14 +165,21 @@ static inline vf vf_pow2_of_shifted(vf t) {
     return r;
 }
 static inline vf vf_zero_below(vf x, vf t, vf v) { VF_MAP2(x.l[i_] < t.l[i_] ? 0.0f : v.l[i_]); }
+static inline void vf_transpose4(vf *r0, vf *r1, vf *r2, vf *r3) {
+    vf *r[4] = {r0, r1, r2, r3};
+    for (int i = 0; i < 4; i++)
+        for (int j = i + 1; j < 4; j++) {
+            float t = r[i]->l[j];
+            r[i]->l[j] = r[j]->l[i];
+            r[j]->l[i] = t;
+        }
+}
 #undef VF_MAP2
 #endif
 
-/* exp(x) for every lane: Cephes' expf polynomial after reduction by ln 2, relative error about
- * 2e-7 on [-87, 88]. Below -87.3 (including -inf, a masked logit) the result is exactly 0; NaN
- * gives NaN. */
-static inline vf vf_exp(vf x_in) {
-    vf x = vf_min(vf_max(x_in, vf_splat(-87.3f)), vf_splat(88.3f));
+/* vf_exp's polynomial at x, x_in clamped to [-87.3, 88.3], the lanes where x_in < -87.3 then set to
+ * exactly 0 (whatever x gave them: the andnot clears every bit, NaN and inf included). */
+static inline vf vf_exp_at(vf x, vf x_in) {
     const vf shifter = vf_splat(12582912.0f); /* 1.5 * 2^23: adding it rounds to an integer */
     vf t = vf_add(vf_mul(x, vf_splat(1.44269504088896341f)), shifter);
     vf k = vf_sub(t, shifter);
@@ -180,6 +196,15 @@ static inline vf vf_exp(vf x_in) {
     p = vf_madd(p, r2, vf_add(r, vf_splat(1.0f)));
     return vf_zero_below(x_in, vf_splat(-87.3f), vf_mul(p, vf_pow2_of_shifted(t)));
 }
+
+/* exp(x) for every lane: Cephes' expf polynomial after reduction by ln 2, relative error about
+ * 2e-7 on [-87, 88]. Below -87.3 (including -inf, a masked logit) the result is exactly 0; NaN
+ * gives NaN. */
+static inline vf vf_exp(vf x_in) { return vf_exp_at(vf_min(vf_max(x_in, vf_splat(-87.3f)), vf_splat(88.3f)), x_in); }
+
+/* vf_exp of lanes known to be <= 0 (or NaN): the same bits without the clamps, two of its thirty
+ * operations. In [-87.3, 0] the clamps return x itself; below it the lane is cleared either way. */
+static inline vf vf_exp_nonpositive(vf x) { return vf_exp_at(x, x); }
 
 /* The scalar tail of vf_exp: the same polynomial, one lane. */
 static inline float attn_expf(float x) {
