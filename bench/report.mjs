@@ -22,6 +22,11 @@ function header(results, L) {
     + `Each time is the median over repeats after a warm-up (≥ ${m.policy.minReps} repeats and ≥ ${m.policy.minTimeMs / 1000} s; 2–3 repeats when one call takes over 0.5 s); `
     + `± is half the interquartile range; min/max are in \`results${m.quick ? '-quick' : ''}.json\`. The run took ${Math.round(m.elapsed_s)} s.`, '');
   if (m.commit) L.push(`Commit ${m.commit}${m.uncommitted?.length ? ` with uncommitted changes to ${m.uncommitted.join(', ')}` : ''}; the WebAssembly builds' sha256 and build time are under Contenders and notes.`, '');
+  if (m.allocator_env) {
+    const set = Object.entries(m.allocator_env).filter(([, v]) => v != null);
+    L.push(set.length ? `glibc allocator: ${set.map(([k, v]) => `${k}=${v}`).join(', ')} (bench/cli.mjs ALLOCATOR_ENV: freed result arrays stay in the process instead of coming back as new pages, a page fault each, on every call).`
+      : 'glibc allocator: its defaults (freed result arrays go back to the kernel; each call\'s new arrays then fault their pages in).', '');
+  }
   if (m.loadavg_start != null) {
     const busy = Math.max(m.loadavg_start, m.loadavg_end ?? 0) > 0.5;
     L.push(`Load average (1 min) at the start / end of the run: ${m.loadavg_start.toFixed(2)} / ${m.loadavg_end?.toFixed(2)}${busy ? ' — **other processes were running: absolute times are noisy; the ratios are less affected**' : ''}.`, '');
