@@ -2,11 +2,20 @@
 // go with them. The correctness checks compare every contender with the reference contender (the
 // SIMD build): max |diff| of the outputs, or for a contender that runs in another process (native)
 // the relative difference of the output sums.
+import fs from 'node:fs';
+import path from 'node:path';
 import { gflops } from '../src/js/reference.js';
 import { CONTENDED, maxAbsDiff, sums } from './measure.mjs';
 
 export const TOL = 1e-4;
 export const log = (...a) => console.log(...a);
+
+/** Writes `${name}.md` and `${name}.json` into dir, or `${name}-quick.*` for a quick run, so that a quick run never overwrites the recorded one. */
+export function writeRecorded(dir, name, quick, md, results) {
+  const stem = quick ? `${name}-quick` : name;
+  fs.writeFileSync(path.join(dir, `${stem}.md`), md);
+  fs.writeFileSync(path.join(dir, `${stem}.json`), JSON.stringify(results, null, 1) + '\n');
+}
 export const fmtMs = (ms) => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms >= 1 ? ms.toFixed(2) : ms.toFixed(3));
 export const fmtBytes = (b) => (b == null ? '-' : b >= 2 ** 30 ? `${(b / 2 ** 30).toFixed(2)} GiB` : `${(b / 2 ** 20).toFixed(1)} MiB`);
 const SUMS_KIND = 'relative difference of the output sums (sum y, sum |y|)';

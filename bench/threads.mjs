@@ -11,12 +11,12 @@
 // child's figure is the median of its repeats, and the passes give the lowest of their medians.
 // Speed-ups and per-core efficiency (speed-up / t) compare a contender with itself on one thread.
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { commitText } from './cli.mjs';
+import { writeRecorded } from './record.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const BINDING = new URL('../dist/attnlab.js', import.meta.url).href;
@@ -261,9 +261,7 @@ export async function threadsPhase({ quick = false, dir = HERE, log = console.lo
     '- Two threaded attnlab instances in one process slow each other down (each pool spins about a millisecond after a call, on the cores the other needs): each build is measured in a process of its own.', '',
   ].join('\n');
   const results = { cores, counts, runs, rows, versus };
-  const stem = quick ? 'threads-quick' : 'threads'; // a quick run never overwrites the recorded one
-  writeFileSync(path.join(dir, `${stem}.md`), md);
-  writeFileSync(path.join(dir, `${stem}.json`), JSON.stringify(results, null, 1) + '\n');
+  writeRecorded(dir, 'threads', quick, md, results);
   log(md);
   return results;
 }

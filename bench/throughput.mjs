@@ -15,12 +15,12 @@
 // kernel's (each core runs its own SIMD unit), so the fraction says how much of the machine a step
 // uses. Flops: bench/training.mjs stepFlops (matrix products only).
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { commitText } from './cli.mjs';
+import { writeRecorded } from './record.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const BINDING = new URL('../dist/attnlab.js', import.meta.url).href;
@@ -132,9 +132,7 @@ export async function throughputPhase({ quick = false, dir = HERE, log = console
     runs: counts.map((t) => got.get(t)).filter(Boolean),
   };
   const md = throughputMarkdown(results);
-  const stem = quick ? 'throughput-quick' : 'throughput'; // a quick run never overwrites the recorded one
-  writeFileSync(path.join(dir, `${stem}.md`), md);
-  writeFileSync(path.join(dir, `${stem}.json`), JSON.stringify(results, null, 1) + '\n');
+  writeRecorded(dir, 'throughput', quick, md, results);
   log(md);
   return results;
 }
