@@ -153,6 +153,11 @@ void attn_pack_panels_all(const attn_pack *packs, int count) {
     int pieces = 0;
     for (int i = 0; i < count; i++) pieces += pack_pieces(&packs[i]);
     pack_job job = {packs, count};
+    /* a hand-over to the workers costs more than a few pieces of copying (n below ~256) */
+    if (pieces < 4) {
+        for (int p = 0; p < pieces; p++) pack_piece(&job, p, 0);
+        return;
+    }
     attn_parallel(pieces, pack_piece, &job);
 }
 

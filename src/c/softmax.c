@@ -78,7 +78,12 @@ static void pack_values_panel(void *ctx, int p, int thread) {
 
 static void pack_values(int n, int dv, const float *v, float *vp) {
     values_job job = {n, dv, v, vp};
-    attn_parallel(round_up(dv, QP) / QP, pack_values_panel, &job);
+    int panels = round_up(dv, QP) / QP;
+    if (n < 4 * BI) { /* a hand-over to the workers would cost more than the copy */
+        for (int p = 0; p < panels; p++) pack_values_panel(&job, p, 0);
+        return;
+    }
+    attn_parallel(panels, pack_values_panel, &job);
 }
 
 /* One thread's scratch for the streaming driver: a tile, the output block and row statistics of
