@@ -167,7 +167,7 @@ export function markdown(results, targets, kept = null) {
     L.push('## Threads', '', `Time against thread count and attnlab against onnxruntime-web and tfjs-wasm at equal thread counts: [threads.md](threads${results.meta.quick ? '-quick' : ''}.md) (bench/threads.mjs). Its goals:`, '');
     L.push(...threadGoals(results.threads).slice(2));
   }
-  if (results.throughput?.runs) {
+  if (results.throughput?.runs?.length) {
     L.push('## Training throughput against sequence length', '', `Tokens per second of every variant's training step at seqLen ${results.throughput.seqLens.join(', ')} (${results.throughput.tokens} tokens a step), one thread and ${results.throughput.runs.at(-1).threads}, with the fraction of the SIMD128 peak: [throughput.md](throughput${results.meta.quick ? '-quick' : ''}.md) (bench/throughput.mjs).`, '');
   }
   checksSection(results, L);

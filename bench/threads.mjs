@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { commitText } from './cli.mjs';
+import { ALLOCATOR_ENV, commitText } from './cli.mjs';
 import { writeRecorded } from './record.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -178,10 +178,10 @@ export async function threadsPhase({ quick = false, dir = HERE, log = console.lo
     for (const t of pass % 2 ? counts.slice().reverse() : counts) {
       for (const who of pass % 2 ? whos.slice().reverse() : whos) {
         const r = spawnSync(process.execPath, ['--experimental-wasm-relaxed-simd', fileURLToPath(import.meta.url), '--child', who, String(t), ...(quick ? ['--quick'] : [])],
-          { encoding: 'utf8', timeout: 600_000, maxBuffer: 1 << 24 });
-        const line = r.stdout.trim().split('\n').pop();
+          { encoding: 'utf8', timeout: 600_000, maxBuffer: 1 << 24, env: { ...ALLOCATOR_ENV, ...process.env } });
+        const line = (r.stdout ?? '').trim().split('\n').pop();
         if (r.status !== 0 || !line?.startsWith('{')) {
-          log(`threads ${t} ${who}: failed (${r.status}): ${r.stderr.slice(-500)}`);
+          log(`threads ${t} ${who}: failed (${r.status ?? r.error?.message}): ${(r.stderr ?? '').slice(-500)}`);
           continue;
         }
         const x = JSON.parse(line);

@@ -19,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { commitText } from './cli.mjs';
+import { ALLOCATOR_ENV, commitText } from './cli.mjs';
 import { writeRecorded } from './record.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -44,7 +44,7 @@ async function child(threads, quick) {
   const seqLens = quick ? QUICK.seqLens : plan.COST_SEQLENS;
   const rows = [];
   for (const v of entries) {
-    const family = lab.variants.find((x) => x.id === v.variant).family;
+    const family = lab.variants.find((x) => x.id === v.variant)?.family ?? null;
     for (const seqLen of seqLens) {
       const shape = { ...plan.COST_MODEL, vocab: plan.COST_VOCAB, seqLen, batch: plan.COST_TOKENS / seqLen, causal: true };
       let model;
@@ -88,7 +88,9 @@ export function throughputMarkdown(r) {
     `Written by \`bench/throughput.mjs\` (part of \`npm run bench\`) on ${r.machine.cpu}, ${r.machine.cores} cores, Node ${r.machine.node}, commit ${r.machine.commit}${r.quick ? ', --quick' : ''}, ${r.date}; load average ${r.machine.loadavg_start.map((x) => x.toFixed(2)).join(', ')} at the start and ${r.machine.loadavg_end.map((x) => x.toFixed(2)).join(', ')} at the end${r.machine.loadavg_start[0] > 0.5 ? ' (other processes were running: absolute figures are noisy)' : ''}. The run took ${r.elapsed_s.toFixed(0)} s.`, '',
     `model.trainStep on the ${r.build} build: dModel ${r.model.dModel}, ${r.model.heads} heads, ${r.model.layers} layers, dFF ${r.model.dFF}, vocab ${r.vocab}, causal, ${r.tokens} tokens a step (batch = ${r.tokens} / seqLen), AdamW; the study's cost shape (scripts/study/plan.mjs). ` +
       'Each thread count in a child process of its own, two passes in alternating order; a cell is the lower of the two medians (5 interleaved rounds each). ' +
-      'Fraction of peak: the step\'s matrix-product flops (bench/training.mjs stepFlops) per second over the SIMD128 peak kernel measured in the same rounds, times the thread count.', '',
+      'Fraction of peak: the step\'s matrix-product flops (bench/training.mjs stepFlops) per second over the SIMD128 peak kernel measured in the same rounds, times the thread count. ' +
+      `glibc allocator: ${Object.entries(r.allocator_env ?? {}).map(([k, v]) => `${k}=${v}`).join(', ') || 'its defaults'} (bench/cli.mjs ALLOCATOR_ENV).` +
+      (r.missing?.length ? ` **Not measured: ${r.missing.join(', ')} thread(s) (the child failed; the log says why).**` : ''), '',
     ...table('Tokens per second', (c) => fmtK(c.tokens_per_s)),
     ...table('Fraction of the SIMD128 peak', (c) => `${(100 * c.fraction_of_peak).toFixed(0)} %`),
     ...table('ms per step', (c) => c.ms.toFixed(c.ms >= 100 ? 0 : 1)),
@@ -108,10 +110,11 @@ export async function throughputPhase({ quick = false, dir = HERE, log = console
   const got = new Map();
   for (const pass of [0, 1]) {
     for (const t of pass ? counts.slice().reverse() : counts) {
-      const r = spawnSync(process.execPath, ['--experimental-wasm-relaxed-simd', fileURLToPath(import.meta.url), '--child', String(t), ...(quick ? ['--quick'] : [])],
-        { encoding: 'utf8', timeout: 1_800_000, maxBuffer: 1 << 24 });
-      const line = r.stdout.trim().split('\n').pop();
-      if (r.status !== 0 || !line?.startsWith('{')) { log(`throughput ${t} thread(s): failed (${r.status}): ${r.stderr.slice(-800)}`); continue; }
+      // the SIMD build needs no Node flag; the allocator settings as the rest of the benchmark (cli.mjs)
+      const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--child', String(t), ...(quick ? ['--quick'] : [])],
+        { encoding: 'utf8', timeout: 1_800_000, maxBuffer: 1 << 24, env: { ...ALLOCATOR_ENV, ...process.env } });
+      const line = (r.stdout ?? '').trim().split('\n').pop();
+      if (r.status !== 0 || !line?.startsWith('{')) { log(`throughput ${t} thread(s): failed (${r.status ?? r.error?.message}): ${(r.stderr ?? '').slice(-800)}`); continue; }
       const x = JSON.parse(line);
       const prev = got.get(t);
       if (prev) { // the lower median of the two passes, cell by cell
@@ -130,7 +133,13 @@ export async function throughputPhase({ quick = false, dir = HERE, log = console
       commit: commitText(m.commit ? m : undefined) },
     build: 'simd', model: plan.COST_MODEL, vocab: plan.COST_VOCAB, tokens: plan.COST_TOKENS, seqLens: quick ? QUICK.seqLens : plan.COST_SEQLENS,
     runs: counts.map((t) => got.get(t)).filter(Boolean),
+    missing: counts.filter((t) => !got.has(t)),
+    allocator_env: Object.fromEntries(Object.keys(ALLOCATOR_ENV).map((k) => [k, process.env[k] ?? ALLOCATOR_ENV[k]])),
   };
+  if (!results.runs.length) { // nothing measured: keep the recorded files
+    log('throughput: every child failed; nothing written');
+    return results;
+  }
   const md = throughputMarkdown(results);
   writeRecorded(dir, 'throughput', quick, md, results);
   log(md);

@@ -59,7 +59,9 @@ const errorText = (e) => `${e.code ? e.code + ': ' : ''}${e.message}`;
  * O(n) logit parts are scaled too, which understates their count slightly at short lengths).
  * Element-wise work (LayerNorm, GELU, softmax, feature maps, AdamW) is not counted.
  */
-export function stepFlops(c, variant = 'softmax', options = {}, family = variant === 'softmax' ? 'softmax' : null) {
+export function stepFlops(c, variant = 'softmax', options = {}, family = variant === 'softmax' ? 'softmax' : undefined) {
+  // the family decides whether the masked half is skipped: required for any other variant
+  if (family === undefined) throw new Error(`stepFlops: the family of ${variant} (lab.variants) is required`);
   const tokens = c.batch * c.seqLen, dh = c.dModel / c.heads, T = c.seqLen;
   const projections = tokens * (c.layers * (4 * c.dModel ** 2 + 2 * c.dModel * c.dFF) + c.dModel * c.vocab) * 2;
   let a = 1;

@@ -26,6 +26,10 @@ test('linear family: 4 T dh^2 a head, causal or not (no masked half to skip)', (
   }
 });
 
+test('a variant other than softmax without its family is an error, not a guess', () => {
+  assert.throws(() => stepFlops(shape, 'linear'), /family of linear/);
+});
+
 test('random: only A.v (its logits are parameters), over the causal pairs', () => {
   assert.equal(stepFlops(shape, 'random', {}, 'synthesizer'), 3 * (projections + heads * (T * (T + 1) / 2) * dh * 2));
 });
