@@ -118,7 +118,7 @@ emcc "${EMCC_FLAGS[@]}" -msimd128 "${CORE_SOURCES[@]}" -o "$OUT/attnlab-simd.was
 # i32.add chains and hoists all four broadcast loads of a step ahead of the multiply-adds, so 14
 # vectors are live against the 15 registers V8 gives WebAssembly on x86-64. Without the flag a
 # clang-19 SIMD128 module ran softmax 14 % slower than the emcc one (n = 1024, both on one thread,
-# interleaved in one process: 8.26 against 7.25 ms); with it, the same (7.23 ms). bench/threads.md.
+# interleaved in one process: 8.26 against 7.25 ms); with it, the same (7.23 ms).
 CLANG_WASM_CFLAGS=(-mllvm -disable-lsr)
 RELAXED_CFLAGS=(--target=wasm32 -std=c11 -O3 -DNDEBUG -Wall -Wextra -Werror -ffreestanding
   -msimd128 -mrelaxed-simd -fno-exceptions "${CLANG_WASM_CFLAGS[@]}")

@@ -5,7 +5,8 @@
 //                                            what is left of it: finished jobs are kept
 //   npm run experiments -- --phases sweep,report   only these phases (record the study in parts)
 //   npm run experiments -- --quick           the headline rows at two seeds, at the recorded
-//                                            learning rates, into experiments/quick/ (~10 min)
+//                                            learning rates, into experiments/quick/ (78 trainings:
+//                                            15 min on two cores, 2 December 2026)
 //   npm run experiments -- --report-only     rewrite results.md, summary.json and the SVGs
 //   options: --workers N (default: the cores, at most 2 here), --out DIR, --fresh (start over)
 //
