@@ -210,9 +210,6 @@ attn_status attn_plan_backward(const attn_plan *plan, const attn_inputs *in, con
     return ATTN_OK;
 }
 
-/* Softmax-type variants keep each row's log-sum-exp; the linear family and fixed keep nothing. */
-static int keeps_lse(attn_variant v) { return !attn_family_is(v, "linear") && !attn_family_is(v, "fixed"); }
-
 /* What both kept entry points check first: a sealed plan made with ATTN_WANT_KEPT, and its workspace. */
 static attn_status check_kept_plan(const attn_plan *plan, const void *workspace, size_t ws_bytes,
                                    const char **detail) {
@@ -229,11 +226,11 @@ attn_status attn_plan_run_kept(const attn_plan *plan, const attn_inputs *in, flo
     attn_status s = check_kept_plan(plan, workspace, ws_bytes, detail);
     if (s != ATTN_OK) return s;
     if (!in || !out) FAIL(ATTN_ERR_SHAPE, "inputs and out are required");
-    if (keeps_lse(plan->variant) && !lse) FAIL(ATTN_ERR_SHAPE, "lse is required: a softmax-type variant keeps each row's log-sum-exp");
+    if (attn_keeps_lse(plan->variant) && !lse) FAIL(ATTN_ERR_SHAPE, "lse is required: a softmax-type variant keeps each row's log-sum-exp");
     const char *missing = attn_missing_input(plan->variant, in, &plan->options);
     if (missing) FAIL(ATTN_ERR_SHAPE, missing);
     arena ws = {(unsigned char *)workspace, 0, 0, plan->threads};
-    forward(plan, in, out, 0, keeps_lse(plan->variant) ? lse : 0, &ws);
+    forward(plan, in, out, 0, attn_keeps_lse(plan->variant) ? lse : 0, &ws);
     if (detail) *detail = "";
     return ATTN_OK;
 }
@@ -244,7 +241,7 @@ attn_status attn_plan_backward_kept(const attn_plan *plan, const attn_inputs *in
     attn_status s = check_kept_plan(plan, workspace, ws_bytes, detail);
     if (s != ATTN_OK) return s;
     if (!in || !dout || !grads) FAIL(ATTN_ERR_SHAPE, "inputs, dout and grads are required");
-    if (keeps_lse(plan->variant) && (!out || !lse))
+    if (attn_keeps_lse(plan->variant) && (!out || !lse))
         FAIL(ATTN_ERR_SHAPE, "out and lse are required: a softmax-type variant's backward reads the kept y and lse");
     const char *missing = attn_missing_input(plan->variant, in, &plan->options);
     if (!missing) missing = missing_grad(plan->variant, grads, &plan->options);

@@ -156,6 +156,9 @@ attn_status attn_validate(attn_variant v, const attn_dims *dims, const attn_opti
 /* "x is missing" for the first array the variant reads that is NULL, else NULL. */
 const char *attn_missing_input(attn_variant v, const attn_inputs *in, const attn_options *opt);
 int attn_family_is(attn_variant v, const char *family);
+/* Softmax-type variants keep each row's log-sum-exp from a kept forward pass (a model's too); the
+ * linear family and fixed keep nothing. */
+int attn_keeps_lse(attn_variant v);
 /* Zeroes the gradient arrays of every input v reads (a mixture: its components'), whole. */
 void attn_zero_grads(attn_variant v, const attn_dims *dims, const attn_options *opt,
                      const attn_grads *grads);

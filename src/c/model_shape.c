@@ -68,8 +68,7 @@ attn_status model_shape_of(const attn_model_config *cfg, model_shape *s, const c
         FAIL(ATTN_ERR_MEMORY, "a dimension is larger than 2^30");
 
     s->V = cfg->vocab, s->T = cfg->seq_len, s->D = cfg->d_model, s->H = cfg->heads;
-    s->keeps_lse = !attn_family_is((attn_variant)cfg->variant, "linear") &&
-                   !attn_family_is((attn_variant)cfg->variant, "fixed");
+    s->keeps_lse = attn_keeps_lse((attn_variant)cfg->variant);
     s->layers = cfg->layers, s->F = cfg->d_ff, s->dh = cfg->d_model / cfg->heads;
     int a = 1;
     for (int f = 1; (int64_t)f * f <= s->T; f++)

@@ -99,6 +99,7 @@ static int32_t dim_value(const attn_dims *dims, const char *name) {
 }
 
 int attn_family_is(attn_variant v, const char *family) { return str_eq(variants[v].family, family); }
+int attn_keeps_lse(attn_variant v) { return !attn_family_is(v, "linear") && !attn_family_is(v, "fixed"); }
 int attn_accepts(attn_variant v, const char *option) {
     return str_eq(option, "causal") || str_eq(option, "weights") || str_eq(option, "keep") ||
            list_has(variants[v].options, option);
