@@ -3,6 +3,7 @@
 // contender skips which measurement, with the reason recorded as "n/a: reason".
 import { uniformArray } from '../src/js/prng.js';
 import { flopCount } from '../src/js/reference.js';
+import { factorA } from '../src/js/reference-model.js';
 
 export const D = 64, DV = 64, H = 64, RANK = 8;
 /** Above this n a call takes seconds: no warm-up at the size itself, the instance is pre-warmed at PREWARM_N. */
@@ -20,8 +21,7 @@ export const quadratic = (variant) => !LINEAR_TIME_FAMILIES.has(variant.family);
 
 /** The dimensions at size n: L = n, a·b = n with a the largest divisor of n not above √n. */
 export function dimsFor(n) {
-  let a = 1;
-  for (let t = 1; t * t <= n; t++) if (n % t === 0) a = t;
+  const a = factorA(n);
   return { n, d: D, dv: DV, h: H, L: n, a, b: n / a, rank: RANK };
 }
 

@@ -18,6 +18,7 @@
 // A step is model.trainStep(tokens, targets, { lr }) on one fixed batch (the numbers a step
 // computes do not change its cost). Flops: the matrix products of the step only (stepFlops).
 import { flopCount } from '../src/js/reference.js';
+import { factorA } from '../src/js/reference-model.js';
 import { tasks } from '../src/js/tasks.js';
 import { mulberry32 } from '../src/js/prng.js';
 import { modelConfig, experimentVariants } from '../web/experiment/variants.js';
@@ -64,8 +65,7 @@ export function stepFlops(c, variant = 'softmax', options = {}, family = variant
   if (family === undefined) throw new Error(`stepFlops: the family of ${variant} (lab.variants) is required`);
   const tokens = c.batch * c.seqLen, dh = c.dModel / c.heads, T = c.seqLen;
   const projections = tokens * (c.layers * (4 * c.dModel ** 2 + 2 * c.dModel * c.dFF) + c.dModel * c.vocab) * 2;
-  let a = 1;
-  for (let f = 1; f * f <= T; f++) if (T % f === 0) a = f;
+  const a = factorA(T);
   const dims = { n: T, d: dh, dv: dh, h: c.hidden ?? dh, L: T, a, b: T / a, rank: c.rank ?? Math.min(8, T) };
   const perHead = flopCount(variant, dims, options).flops;
   const skipsMasked = c.causal !== false && family !== 'linear' && family !== 'fixed';

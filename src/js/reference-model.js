@@ -116,8 +116,8 @@ function need(config, key, min = 1) {
 /** Configs resolveConfig made (resolving one again returns it as it is). */
 const RESOLVED = new WeakSet();
 
-/** The largest divisor of n that is <= sqrt(n). */
-function factorA(n) {
+/** The largest divisor of n that is <= sqrt(n): factorized-dense's a (b = n / a; docs/model.md). */
+export function factorA(n) {
   let a = 1;
   for (let t = 1; t * t <= n; t++) if (n % t === 0) a = t;
   return a;
