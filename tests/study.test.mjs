@@ -97,6 +97,17 @@ describe('the pipeline, end to end at a fiftieth of the steps', () => {
       assert.deepEqual(jobs.filter((j) => j.error).map((j) => j.error), [], 'no job failed');
       for (const j of jobs.filter((x) => x.experiment === 'sweep')) assert.ok(Number.isFinite(j.validation.loss), `${j.key}: a validation loss`);
       for (const j of jobs.filter((x) => x.experiment === 'report' && x.task.name === 'text')) assert.ok(j.full.counted > 200_000, `${j.key}: every test character`);
+      // verses is scored by balanced accuracy (the mean of its classes' accuracies), in the
+      // sweep's validation and in the reported full test
+      const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+      const versesMetrics = [...jobs.filter((x) => x.experiment === 'transfer').map((x) => [x.key, x.full]),
+        ...jobs.filter((x) => x.experiment === 'transfer-sweep').map((x) => [x.key, x.validation])];
+      assert.ok(versesMetrics.length >= 2 * 3 * 2, 'transfer: verses metrics recorded');
+      for (const [key, m] of versesMetrics) {
+        assert.equal(m.perClass.length, 8, `${key}: eight classes`);
+        assert.ok(Math.abs(m.accuracy - mean(m.perClass)) < 1e-12, `${key}: accuracy ${m.accuracy} is the mean of the classes' ${mean(m.perClass)}`);
+        assert.ok(m.plainAccuracy >= 0 && m.plainAccuracy <= 1, `${key}: the unbalanced accuracy kept apart`);
+      }
       const again = run('--phases', 'sweep,report,transfer,timing');
       assert.equal(again.status, 0, again.stderr);
       assert.match(again.stdout, /phase sweep: nothing left to run/);

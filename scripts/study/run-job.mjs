@@ -64,7 +64,10 @@ function balancedAccuracy(model, task, set) {
     }
   }
   const perClass = right.map((r, i) => r / total[i]);
-  return { accuracy: perClass.reduce((a, b) => a + b, 0) / k, perClass, counted: n, ...evaluateSet(model, set, 256), balanced: true };
+  // the loss from evaluateSet, its accuracy kept as plainAccuracy: spread first, so that it cannot
+  // overwrite the balanced one (it did, until every verses run was recorded again)
+  const plain = evaluateSet(model, set, 256);
+  return { ...plain, plainAccuracy: plain.accuracy, accuracy: perClass.reduce((a, b) => a + b, 0) / k, perClass, counted: n, balanced: true };
 }
 
 // The validation metric the sweep chooses by.
