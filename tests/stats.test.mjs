@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  Z95, betaInc, bootstrapCI, fisherExact, formatMeanCI, formatProportion, lgamma, meanCI, median,
+  Z95, betaInc, bootstrapCI, fisherExact, formatMeanCI, formatProportion, holm, lgamma, meanCI, median,
   normalQuantile, quantile, tCdf, tQuantile, wilson,
 } from '../scripts/lib/stats.mjs';
 import { mulberry32 } from '../src/js/prng.js';
@@ -207,6 +207,30 @@ test('fisherExact: known tables', () => {
     [[5000, 4000, 4000, 5000], 2.945679174e-50],
   ];
   for (const [[a, b, c, d], p] of table) close(fisherExact(a, b, c, d), p, 1e-8, `fisherExact(${a}, ${b}, ${c}, ${d})`, { rel: true });
+});
+
+test('holm: adjusted p-values worked by hand from the definition', () => {
+  const cases = [
+    // sorted input: 5·0.01, 4·0.02, 3·0.03 = 0.09, then 2·0.04 = 0.08 and 1·0.05 stay at the running 0.09
+    [[0.01, 0.02, 0.03, 0.04, 0.05], [0.05, 0.08, 0.09, 0.09, 0.09]],
+    // unsorted: 0.01 → 3·0.01 = 0.03; 0.03 → 2·0.03 = 0.06; 0.04 → max(0.06, 0.04) = 0.06
+    [[0.04, 0.01, 0.03], [0.06, 0.03, 0.06]],
+    // capped at 1; a single p is its own adjustment
+    [[0.5, 0.6], [1, 1]],
+    [[0.2], [0.2]],
+    // twelve comparisons of five seeds each: the smallest possible Fisher p, 2/C(10, 5) = 0.00794,
+    // becomes 12·0.00794 = 0.0952 (no comparison of 5 against 5 can be significant at 5 % then)
+    [[2 / 252, ...Array(11).fill(1)], [24 / 252, ...Array(11).fill(1)]],
+    // a comparison that could not be made (NaN) is left out of m and kept as it was
+    [[0.01, NaN, 0.02], [0.02, NaN, 0.02]],
+    [[], []],
+  ];
+  for (const [ps, want] of cases) {
+    const got = holm(ps);
+    assert.equal(got.length, want.length, `holm(${ps}) length`);
+    got.forEach((p, i) => (Number.isNaN(want[i]) ? assert.ok(Number.isNaN(p), `holm(${ps})[${i}] = ${p}, expected NaN`) : close(p, want[i], 1e-12, `holm(${ps})[${i}]`)));
+  }
+  assert.throws(() => holm([0.1, 1.5]), /holm: p-values must lie in \[0, 1\], got 1.5 at index 1/);
 });
 
 test('fisherExact: edges, symmetry and bad input', () => {

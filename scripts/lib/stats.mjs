@@ -344,6 +344,25 @@ export function fisherExact(a, b, c, d) {
   return Math.min(1, Math.exp(top + Math.log(s)));
 }
 
+/**
+ * Holm's step-down adjustment of m p-values for testing them together (family-wise error): sort
+ * ascending p(1) ≤ … ≤ p(m), adjusted p(i) = max over j ≤ i of min(1, (m − j + 1)·p(j)); returned
+ * in the input order. Entries that are not finite (a comparison that could not be made) are left as
+ * they are and do not count in m. Holm (1979); R's p.adjust(p, "holm").
+ */
+export function holm(ps) {
+  const idx = ps.map((p, i) => [p, i]).filter(([p]) => Number.isFinite(p)).sort((x, y) => x[0] - y[0]);
+  const out = ps.slice();
+  const m = idx.length;
+  let running = 0;
+  idx.forEach(([p, i], j) => {
+    if (p < 0 || p > 1) throw new RangeError(`holm: p-values must lie in [0, 1], got ${p} at index ${i}`);
+    running = Math.max(running, Math.min(1, (m - j) * p));
+    out[i] = running;
+  });
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Text
 
