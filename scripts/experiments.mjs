@@ -299,6 +299,7 @@ async function main() {
       save();
     }
   }
+  save(); // the header too (plan and tasks as they are now), even when no phase had a job to run
   writeReport(result, a.out, {});
   console.log(`experiments: wrote ${path.relative(root, a.out)}/results.json, summary.json, results.md and the plots`);
 }
