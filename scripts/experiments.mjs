@@ -269,8 +269,10 @@ async function main() {
   }
   if (!existsSync(path.join(root, 'dist', 'attnlab.js'))) throw new Error('dist/attnlab.js is missing: run `npm run build` first');
   result = header(a, result);
-  const save = () => {
-    result.updated = new Date().toISOString();
+  // updated: when the last job was recorded (the report's "last job"), so a save without a new job
+  // keeps it
+  const save = (newJob = true) => {
+    if (newJob || !result.updated) result.updated = new Date().toISOString();
     writeFileSync(`${jsonPath}.tmp`, `${JSON.stringify(result)}\n`);
     renameSync(`${jsonPath}.tmp`, jsonPath);
   };
@@ -299,7 +301,7 @@ async function main() {
       save();
     }
   }
-  save(); // the header too (plan and tasks as they are now), even when no phase had a job to run
+  save(false); // the header too (plan and tasks as they are now), even when no phase had a job to run
   writeReport(result, a.out, {});
   console.log(`experiments: wrote ${path.relative(root, a.out)}/results.json, summary.json, results.md and the plots`);
 }
