@@ -1,12 +1,12 @@
 // experiments.mjs — `npm run experiments`: the study of experiments/notes.md, run resumably, recorded
 // into experiments/ (results.json, summary.json, results.md and the SVG plots).
 //
-//   npm run experiments                      the whole study (about four hours on two cores alone), or
+//   npm run experiments                      the whole study (about 3.4 hours on two cores alone), or
 //                                            what is left of it: finished jobs are kept
 //   npm run experiments -- --phases sweep,report   only these phases (record the study in parts)
 //   npm run experiments -- --quick           the headline rows at two seeds, at the recorded
 //                                            learning rates, into experiments/quick/ (78 trainings:
-//                                            15 min on two cores, 2 December 2026)
+//                                            11 min alone on two cores, 2 December 2026)
 //   npm run experiments -- --report-only     rewrite results.md, summary.json and the SVGs
 //   options: --workers N (default: the cores, at most 2 here), --out DIR, --fresh (start over)
 //

@@ -2,11 +2,25 @@
 // the papers"), each with where its number was read and how far a small character-level and
 // synthetic-task study can compare with it. The numbers were checked in the summer of 2026 from
 // the sources named; where only secondary copies could be read, the row says so. attnlab's side
-// of each row is computed from the recorded study by `ours(summary)`.
+// of each row is computed from the recorded study by `ours(summary)`; `why` is a text, or a
+// function of the summary where it quotes a recorded number.
 //
 // Sources: "repo" = the authors' official repository at the commit given; "paper figure/table" =
 // the paper's own table, read from a copy of it; "abstract" = the paper's abstract; "secondary" =
 // third-party notes of the paper's tables (which disagree in places, as the row says).
+
+import { existsSync, readFileSync } from 'node:fs';
+
+// training tokens/s of one variant at one length on one thread, from the benchmark's recorded
+// bench/throughput.json (interleaved rounds at the study's cost shape), or null
+function benchTokensPerSecond(variant, seqLen) {
+  const file = new URL('../../bench/throughput.json', import.meta.url);
+  if (!existsSync(file)) return null;
+  const run = JSON.parse(readFileSync(file, 'utf8')).runs?.find((r) => r.threads === 1 && r.build === 'simd');
+  const row = run?.rows?.find((r) => r.variant === variant && r.seqLen === seqLen && r.status === 'ok');
+  return row ? row.tokens_per_s : null;
+}
+const kTokens = (x) => (Number.isFinite(x) ? `${(x / 1000).toFixed(1)} k` : 'n/a');
 
 const pct = (x) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)} %` : 'n/a');
 const bits = (x) => (Number.isFinite(x) ? x.toFixed(3) : 'n/a');
@@ -109,11 +123,11 @@ export const PAPERS = [
     published: 'CIFAR-10: softmax 3.47 bits/dim, linear 3.40 (linear ran 3x the epochs in the same week); WSJ phone error: softmax 5.12, linear 8.08',
     source: 'the paper\'s Tables 2 and 3 (read from copies of the tables)',
     claim: 'at equal wall-clock time linear attention can match softmax; at equal training it can be clearly worse',
-    ours: (s) => `${textLine(s, ['softmax', 'linear'])} after the same steps; training ms/step alone at seqLen 64: softmax ${s.timing?.text?.softmax?.toFixed(1) ?? 'n/a'}, linear ${s.timing?.text?.linear?.toFixed(1) ?? 'n/a'}`,
+    ours: (s) => `${textLine(s, ['softmax', 'linear'])} after the same steps; training ms/step at text's shape (timing pass, one reading each): softmax ${s.timing?.text?.softmax?.toFixed(1) ?? 'n/a'}, linear ${s.timing?.text?.linear?.toFixed(1) ?? 'n/a'}`,
     verdict: (s) => (Number.isFinite(gap(s, 'linear')) ? (gap(s, 'linear') > 0 ? 'agrees (at equal steps linear is worse)' : 'disagrees (linear is not worse at equal steps)') : 'not comparable'),
-    // Not from the timing pass: its one-at-a-time ms/step of two runs at seqLen 64 differ by up to
-    // 30 % either way between passes, while interleaved rounds put the two steps within 5 % (notes.md).
-    why: 'their gains come at sequence lengths of 1 k–3 k, where O(n) pays; at attnlab\'s seqLen 64 a step of each costs about the same (interleaved rounds: within 5 %), so equal steps is about equal time (the cost section shows where the lengths part)',
+    // The equal-time half rests on the benchmark's interleaved rounds, not on the timing pass: single
+    // readings on this machine move by up to 1.5x (experiments/notes.md).
+    why: () => `their gains come at sequence lengths of 1 k–3 k, where O(n) pays; at attnlab's seqLen 64 a step of each costs about the same (bench/throughput.md, interleaved rounds at this shape: softmax ${kTokens(benchTokensPerSecond('softmax', 64))}, linear ${kTokens(benchTokensPerSecond('linear', 64))} tokens/s), so equal steps is about equal time (the cost section shows where the lengths part)`,
   },
   {
     id: 'Z2',

@@ -409,7 +409,8 @@ function papersTable(s) {
   for (const p of PAPERS) {
     let ours = 'n/a', verdict = 'not comparable';
     try { ours = p.ours(s); verdict = p.verdict(s); } catch { /* a part of the study not recorded */ }
-    rows.push(`| ${p.id} | **${p.paper}**: ${p.claim} (${p.setting}) | ${p.published} | ${p.source} | ${ours} | ${verdict} | ${p.why} |`);
+    const why = typeof p.why === 'function' ? p.why(s) : p.why;
+    rows.push(`| ${p.id} | **${p.paper}**: ${p.claim} (${p.setting}) | ${p.published} | ${p.source} | ${ours} | ${verdict} | ${why} |`);
   }
   return rows.join('\n');
 }
