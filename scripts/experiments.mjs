@@ -206,6 +206,9 @@ async function runJobs(jobs, workers, result, save, log) {
     w.on('message', (m) => {
       if (m.ready) { result.build = m.build; next(); return; }
       result.jobs[m.job.key] = { ...m.job, ...m.record };
+      // the provenance the report prints: when the last job was recorded, by which commit (the
+      // header's commit and dirty are this run's, rewritten even by a run with nothing to do)
+      result.lastJob = { at: new Date().toISOString(), commit: result.commit, dirty: result.dirty };
       save();
       done++;
       unitsDone += units(m.job);
@@ -269,10 +272,8 @@ async function main() {
   }
   if (!existsSync(path.join(root, 'dist', 'attnlab.js'))) throw new Error('dist/attnlab.js is missing: run `npm run build` first');
   result = header(a, result);
-  // updated: when the last job was recorded (the report's "last job"), so a save without a new job
-  // keeps it
-  const save = (newJob = true) => {
-    if (newJob || !result.updated) result.updated = new Date().toISOString();
+  const save = () => {
+    result.updated = new Date().toISOString();
     writeFileSync(`${jsonPath}.tmp`, `${JSON.stringify(result)}\n`);
     renameSync(`${jsonPath}.tmp`, jsonPath);
   };
@@ -301,7 +302,7 @@ async function main() {
       save();
     }
   }
-  save(false); // the header too (plan and tasks as they are now), even when no phase had a job to run
+  save(); // the header too (plan and tasks as they are now), even when no phase had a job to run
   writeReport(result, a.out, {});
   console.log(`experiments: wrote ${path.relative(root, a.out)}/results.json, summary.json, results.md and the plots`);
 }

@@ -8,15 +8,26 @@ const row = (id) => PAPERS.find((p) => p.id === id);
 const recall = (cells) => ({ headline: { recall: { variants: Object.fromEntries(Object.entries(cells).map(([v, [learned, n]]) => [v, { learned, n }])) } } });
 const text = (bpc) => ({ headline: { text: { variants: Object.fromEntries(Object.entries(bpc).map(([v, mean]) => [v, { mean }])) } } });
 
-test('L1 (Long Range Arena): linear learning recall on fewer seeds than softmax agrees; as many disagrees', () => {
-  assert.equal(row('L1').verdict(recall({ softmax: [5, 5], linear: [0, 5] })), 'agrees in direction');
-  assert.equal(row('L1').verdict(recall({ softmax: [5, 5], linear: [5, 5] })), 'disagrees in direction');
+test('L1 (Long Range Arena), lookup half: linear learning recall on fewer seeds than softmax agrees; as many disagrees', () => {
+  assert.equal(row('L1').verdict(recall({ softmax: [5, 5], linear: [0, 5] })), 'lookup: agrees (linear behind)');
+  assert.equal(row('L1').verdict(recall({ softmax: [5, 5], linear: [5, 5] })), 'lookup: disagrees');
 });
 
-test('L1: no verdict when softmax never learned recall or a side was not run', () => {
-  assert.match(row('L1').verdict(recall({ softmax: [0, 5], linear: [0, 5] })), /^not comparable/);
+test('L1: no lookup verdict when softmax never learned recall or a side was not run', () => {
+  assert.equal(row('L1').verdict(recall({ softmax: [0, 5], linear: [0, 5] })), 'lookup: not comparable (softmax did not learn recall)');
   assert.equal(row('L1').verdict(recall({ softmax: [0, 0], linear: [0, 0] })), 'not comparable');
   assert.equal(row('L1').verdict({}), 'not comparable');
+});
+
+test('L1, text half: a kernel is level unless its interval lies wholly above softmax\'s; without intervals it is not judged', () => {
+  const both = (bpc, cells) => ({ headline: { ...text(bpc).headline, ...recall(cells).headline } });
+  const iv = (mean, half) => ({ mean, lo: mean - half, hi: mean + half });
+  const withIntervals = { headline: { text: { variants: { softmax: iv(2.15, 0.02), linear: iv(2.22, 0.02), efficient: iv(2.16, 0.02), taylor: iv(2.10, 0.02) } } } };
+  assert.equal(row('L1').verdict(withIntervals), 'text: agrees for efficient, taylor; text: disagrees for linear (interval wholly above softmax\'s)');
+  // one seed: no interval, so no text verdict even for a kernel far behind
+  assert.equal(row('L1').verdict(text({ softmax: 2.15, linear: 3.0 })), 'not comparable');
+  const mixed = both({ softmax: 2.15 }, { softmax: [5, 5], linear: [0, 5] });
+  assert.equal(row('L1').verdict(mixed), 'lookup: agrees (linear behind)', 'the lookup half stands without text intervals');
 });
 
 test('B3 (Based) states the seeds actually run, and never a verdict (another kernel)', () => {
@@ -36,11 +47,17 @@ test('K1 (Transformers are RNNs): linear worse at equal steps agrees', () => {
 });
 
 test('S4 (Synthesizer, pretraining): each half of the finding gets its own verdict', () => {
-  const gains = (g) => ({ transfer: { variants: Object.fromEntries(Object.entries(g).map(([v, [mean, lo, hi]]) => [v, { gain: { mean, lo, hi } }])) } });
-  assert.equal(row('S4').verdict(gains({ softmax: [0.02, 0.01, 0.03], random: [-0.14, -0.26, -0.01], mixture: [-0.14, -0.21, -0.08] })),
-    'agrees for Random; disagrees for the mixture (it lost as Random did)');
-  assert.equal(row('S4').verdict(gains({ softmax: [0.02, 0.01, 0.03], random: [-0.14, -0.26, -0.01], mixture: [0.0, -0.05, 0.05] })), 'agrees for Random; agrees for the mixture');
-  assert.equal(row('S4').verdict(gains({ softmax: [0.02, 0.01, 0.03], random: [0.05, 0.0, 0.1] })), 'disagrees for Random');
+  // [gain mean, lo, hi] and, for the mixture half, the fine-tuned score [mean, lo, hi]
+  const gains = (g) => ({ transfer: { variants: Object.fromEntries(Object.entries(g).map(([v, [mean, lo, hi, f = [NaN, NaN, NaN]]]) =>
+    [v, { gain: { mean, lo, hi }, finetuned: { mean: f[0], lo: f[1], hi: f[2] } }])) } });
+  const soft = [0.02, 0.01, 0.03, [0.30, 0.28, 0.32]];
+  const random = [-0.14, -0.26, -0.01];
+  assert.equal(row('S4').verdict(gains({ softmax: soft, random, mixture: [-0.14, -0.21, -0.08, [0.15, 0.10, 0.20]] })),
+    'agrees for Random; disagrees for the mixture (behind softmax after fine-tuning, 15.0 % against 30.0 %)');
+  assert.equal(row('S4').verdict(gains({ softmax: soft, random, mixture: [0.0, -0.05, 0.05, [0.31, 0.29, 0.33]] })), 'agrees for Random; agrees for the mixture');
+  assert.equal(row('S4').verdict(gains({ softmax: soft, random, mixture: [-0.04, -0.09, 0.01, [0.254, 0.183, 0.325]] })),
+    'agrees for Random; not separable for the mixture (behind softmax after fine-tuning, 25.4 % against 30.0 %, intervals overlapping)');
+  assert.equal(row('S4').verdict(gains({ softmax: soft, random: [0.05, 0.0, 0.1] })), 'disagrees for Random');
   assert.equal(row('S4').verdict(gains({ softmax: [0.02, 0.01, 0.03] })), 'not comparable');
   assert.equal(row('S4').verdict({}), 'not comparable');
 });

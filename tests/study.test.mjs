@@ -108,8 +108,11 @@ describe('the pipeline, end to end at a fiftieth of the steps', () => {
         assert.ok(Math.abs(m.accuracy - mean(m.perClass)) < 1e-12, `${key}: accuracy ${m.accuracy} is the mean of the classes' ${mean(m.perClass)}`);
         assert.ok(m.plainAccuracy >= 0 && m.plainAccuracy <= 1, `${key}: the unbalanced accuracy kept apart`);
       }
+      assert.ok(result.lastJob?.at && result.lastJob.commit === result.commit, 'the last job\'s time and commit are recorded');
       const again = run('--phases', 'sweep,report,transfer,timing');
       assert.equal(again.status, 0, again.stderr);
+      const resumed = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8'));
+      assert.deepEqual(resumed.lastJob, result.lastJob, 'a run with nothing to do leaves the last job\'s provenance as it was');
       assert.match(again.stdout, /phase sweep: nothing left to run/);
       assert.match(again.stdout, /phase report: nothing left to run/);
       const md = readFileSync(path.join(out, 'results.md'), 'utf8');

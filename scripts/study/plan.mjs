@@ -41,7 +41,7 @@ export const LRS = [3e-4, 1e-3, 3e-3, 1e-2];
 /**
  * The rates a sweep may extend to: when the best of the rates swept so far is the largest (or
  * smallest) of them, the next rate outward on this ladder is swept too, until the best is inside
- * or the ladder ends. Where every rate reaches 100 % the tie goes to the lower validation loss,
+ * or the ladder ends. Where several rates reach 100 % the tie goes to the lower validation loss,
  * which tends to favour the largest rate: such sweeps climbed to 3e-2 or 1e-1 (notes.md).
  */
 export const LR_LADDER = [3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1];
@@ -70,7 +70,7 @@ export const CAPACITY_SEEDS = [1, 2, 3];
 /**
  * The transfer experiment's variants: the Synthesizer paper's finding is about Dense and Random
  * (trained and fixed) against softmax and their mixture; the linear family is the other question.
- * (A verses training costs 50–90 s on one thread here: all thirteen would add most of an hour.)
+ * (A verses training costs 45–80 s on one thread here: all thirteen would add most of an hour.)
  */
 export const TRANSFER_VARIANTS = ['softmax', 'dense', 'random', 'random-frozen', 'mixture', 'linear', 'efficient', 'taylor'];
 /** The cost measurements: softmax against the O(n) family. */

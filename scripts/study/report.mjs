@@ -82,7 +82,8 @@ function stateFloats(variant, seqLen, dh) {
 
 export function summarize(result) {
   const s = {
-    date: result.updated ?? result.started, commit: result.commit, dirty: result.dirty, machine: result.machine, build: result.build,
+    date: result.lastJob?.at ?? result.updated ?? result.started, commit: result.lastJob?.commit ?? result.commit,
+    dirty: result.lastJob?.dirty ?? result.dirty, machine: result.machine, build: result.build,
     stepsScale: result.stepsScale ?? 1, protocol: result.protocol, phaseMs: result.phaseMs, headline: {}, timing: {},
   };
   const jobs = jobsOf(result);
@@ -106,6 +107,7 @@ export function summarize(result) {
         failed: runs.filter((r) => r.error).map((r) => r.error),
         sweep: Object.fromEntries(sweep.filter((r) => !r.error).map((r) => [r.lr, task === 'text' ? r.validation.bits : r.validation.accuracy])),
         sweepLoss: Object.fromEntries(sweep.filter((r) => !r.error).map((r) => [r.lr, r.validation.loss])),
+        sweepFailed: sweep.filter((r) => r.error).map((r) => r.lr),
         msPerStep: s.timing[task]?.[v] ?? null,
       };
       if (task !== 'text') {
@@ -131,7 +133,7 @@ export function summarize(result) {
       }
       // the task's comparisons taken together (Holm): with five seeds against five, the smallest
       // Fisher p is 2/252 = 0.008, which twelve comparisons lift to 0.095
-      const others = Object.entries(variants).filter(([v]) => v !== 'softmax');
+      const others = Object.entries(variants).filter(([v, e]) => v !== 'softmax' && e.n > 0);
       holm(others.map(([, e]) => e.fisherVsSoftmax)).forEach((p, i) => { others[i][1].fisherHolm = p; });
       s.headline[task].comparisons = others.length;
     }
@@ -161,7 +163,8 @@ function lrSensitivity(s, spread) {
   for (const [task, t] of Object.entries(s.headline)) {
     if (task === 'text') continue;
     for (const [v, e] of Object.entries(t.variants)) {
-      const xs = base.map((lr) => e.sweep[lr]).filter((x) => x !== undefined);
+      // a run that failed (diverged) at a base rate is a miss, not a gap
+      const xs = base.map((lr) => (e.sweepFailed?.includes(lr) ? -Infinity : e.sweep[lr])).filter((x) => x !== undefined);
       if (!xs.length) continue;
       (rows[v] ??= {})[task] = { good: xs.filter((x) => x >= THRESHOLD).length, of: xs.length };
     }
@@ -208,7 +211,7 @@ function capacity(result) {
   // Zoology's claim, checked: softmax learns every cell it was run on; and at the largest pair count
   // each fixed-state variant learns only with the most width (or not at all). One rule for every
   // variant: a cell is learned when every seed run on it reached the threshold.
-  const learned = (r) => r.min >= THRESHOLD;
+  const learned = (r) => r.values.length > 0 && r.values.every((x) => x >= THRESHOLD); // a failed run (NaN) is not learned
   const soft = rows.filter((r) => r.variant === 'softmax');
   const softAll = soft.length && soft.every(learned);
   const fixedState = rows.filter((r) => ['linear', 'efficient', 'taylor'].includes(r.variant));
@@ -257,6 +260,17 @@ const num = (x, d = 3) => (Number.isFinite(x) ? x.toFixed(d) : '–');
 const lrText = (x) => (x == null ? '–' : x >= 1e-3 ? String(x) : x.toExponential(0));
 const pval = (p) => (!Number.isFinite(p) ? '–' : p < 0.001 ? '< 0.001' : p.toFixed(3));
 const styleOf = (v) => Math.max(0, VARIANT_NAMES.indexOf(v));
+
+// What Holm's adjustment does to the best a count can do: with n seeds against n, the smallest
+// Fisher p (n of n against 0 of n) alone and over the most comparisons a task made.
+function holmNote(s) {
+  const n = (s.protocol?.reportSeeds ?? []).length;
+  const m = Math.max(0, ...Object.values(s.headline).map((t) => t.comparisons ?? 0));
+  if (!n || !m) return 'no comparisons';
+  const p = fisherExact(n, 0, 0, n);
+  const adj = Math.min(1, m * p);
+  return `with ${n} seeds against ${n} and ${m} comparisons the smallest p is ${pval(p)} alone, ${pval(adj)} adjusted${adj >= 0.05 ? ': no count difference can reach 5 %' : ''}`;
+}
 
 function headlineTable(task, t) {
   const text = task === 'text';
@@ -409,7 +423,8 @@ function papersTable(s) {
   for (const p of PAPERS) {
     let ours = 'n/a', verdict = 'not comparable';
     try { ours = p.ours(s); verdict = p.verdict(s); } catch { /* a part of the study not recorded */ }
-    const why = typeof p.why === 'function' ? p.why(s) : p.why;
+    let why = 'n/a';
+    try { why = typeof p.why === 'function' ? p.why(s) : p.why; } catch { /* a recorded file missing or unreadable */ }
     rows.push(`| ${p.id} | **${p.paper}**: ${p.claim} (${p.setting}) | ${p.published} | ${p.source} | ${ours} | ${verdict} | ${why} |`);
   }
   return rows.join('\n');
@@ -436,7 +451,7 @@ export function writeReport(result, out, { quick = false, recorded = null } = {}
     md.push('## Protocol', '',
       `- Every (task, variant): a learning-rate sweep over ${LRS.join(', ')} (extended outward along ${LR_LADDER.join(', ')} while the best rate is at an edge of those swept) on sweep seed ${(s.protocol?.sweepSeeds ?? SWEEP_SEEDS).join(', ')} (never reported), the rate chosen on the **validation** split (an independent stream for the synthetic tasks; the validation chapters for text and verses): the highest validation accuracy, ties within ${100 * TIE} points broken by the lower validation loss; for text, the lowest validation bits per character. Then seeds ${(s.protocol?.reportSeeds ?? []).join(', ')} at that rate, reported on the **held-out** split (the test chapters for text and verses).`,
       `- A run's seed seeds the model and its data. Every other setting is the task's default (src/js/tasks.js), chosen by pilots of softmax alone before any other variant ran on it (the pilots are recorded there and in experiments/notes.md).`,
-      `- Accuracy tasks: a run has **learned** the task when its final held-out accuracy is ≥ ${100 * THRESHOLD} %; counts with 95 % Wilson intervals and Fisher's exact test against softmax's count, each p alone and, in brackets, Holm-adjusted over the task's comparisons (with five seeds against five no comparison can reach 5 % after that: the smallest p is 0.008 alone, 0.095 adjusted); mean accuracy with a 95 % Student-t interval over seeds, cut at 0 and 100 % (with bimodal outcomes read the counts first); steps to ${100 * THRESHOLD} % = the first evaluation at or above it (evaluated every steps / ${s.protocol?.evalPoints ?? 40} steps, the resolution of that number).`,
+      `- Accuracy tasks: a run has **learned** the task when its final held-out accuracy is ≥ ${100 * THRESHOLD} %; counts with 95 % Wilson intervals and Fisher's exact test against softmax's count, each p alone and, in brackets, Holm-adjusted over the task's comparisons (${holmNote(s)}); mean accuracy with a 95 % Student-t interval over seeds, cut at 0 and 100 % (with bimodal outcomes read the counts first); steps to ${100 * THRESHOLD} % = the first evaluation at or above it (evaluated every steps / ${s.protocol?.evalPoints ?? 40} steps, the resolution of that number).`,
       '- Text: bits per character on every character of the test chapters (202,035), mean with a 95 % t interval.',
       '- ms/step: measured in a pass of its own, one training at a time on an otherwise idle machine (10 warm-up steps, median of 5 blocks of 10). The trainings themselves ran two at a time, one per core.',
       '');
