@@ -1,7 +1,7 @@
 // experiments.mjs — `npm run experiments`: the study of experiments/notes.md, run resumably, recorded
 // into experiments/ (results.json, summary.json, results.md and the SVG plots).
 //
-//   npm run experiments                      the whole study (about 3.4 hours on two cores alone), or
+//   npm run experiments                      the whole study (about 3.5 hours on two cores alone), or
 //                                            what is left of it: finished jobs are kept
 //   npm run experiments -- --phases sweep,report   only these phases (record the study in parts)
 //   npm run experiments -- --quick           the headline rows at two seeds, at the recorded
