@@ -5,7 +5,7 @@
 export const STUDY_ANSWERS = [
   {
     question: 'Is token-to-token attention necessary?',
-    answer: 'For looking a value up by its key, yes: on associative recall softmax learned it on 5 of 5 seeds, and every Synthesizer (dense, random, factorized, trained or frozen) and the fixed patterns stayed on the plateau (a guess among the sequence\'s values) on every seed. For tasks decided by position (copy, reverse, sort) and for next-character prediction on the King James Bible, no: the trained Synthesizers did as well, and on text after 1,500 steps better (2.04–2.06 bits per character against softmax\'s 2.15; fixed patterns 2.00) — though pretrained on that text and fine-tuned on a new task (which part of the Bible a verse is from) dense and random fell to chance, 15–17 points below their scores from scratch, where softmax lost 3 (within noise).',
+    answer: 'For looking a value up by its key, yes: on associative recall softmax learned it on 5 of 5 seeds, and every Synthesizer (dense, random, factorized, trained or frozen) and the fixed patterns stayed on the plateau on every seed. For tasks decided by position (copy, reverse, sort) and for next-character prediction on the King James Bible, no: the trained Synthesizers did as well, and on text after 1,500 steps better (2.04–2.06 bits per character against softmax\'s 2.15; fixed patterns 2.00) — though pretrained on that text and fine-tuned on a new task, dense and random fell to chance.',
   },
   {
     question: 'Is softmax necessary?',
