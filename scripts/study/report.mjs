@@ -4,7 +4,7 @@
 // charts of scripts/lib/svg.mjs. Also chooseLr, the protocol's choice of a learning rate.
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { wilson, meanCI, median, fisherExact, holm } from '../lib/stats.mjs';
+import { wilson, meanCI, median, fisherExact, holm, formatProportion } from '../lib/stats.mjs';
 import { lineChart, pointsChart, barChart, smallMultiples } from '../lib/svg.mjs';
 import {
   LRS, LR_LADDER, SWEEP_SEEDS, THRESHOLD, HEADLINE_TASKS, CAPACITY_VARIANTS, COST_VARIANTS, COST_MODEL, GENERATE_RUNS, VARIANT_NAMES,
@@ -174,10 +174,9 @@ function lrSensitivity(s, spread) {
   const linear = ['linear', 'efficient', 'taylor'].map(sum).reduce((a, b) => [a[0] + b[0], a[1] + b[1]], [0, 0]);
   if (!attention[1] || !linear[1]) return { rows, spread, summary: 'n/a', verdict: 'not comparable' };
   const p = fisherExact(attention[0], attention[1] - attention[0], linear[0], linear[1] - linear[0]);
-  const share = ([k, n]) => { const w = wilson(k, n); return `${k} of ${n} (95 % CI ${Math.round(100 * w.lo)}–${Math.round(100 * w.hi)} %)`; };
   // descriptive: the runs share a seed and the tasks, so they are not independent draws
   const summary = `validation runs of the sweep reaching ${100 * THRESHOLD} % at the base rates (${base.join(', ')}; every accuracy task): ` +
-    `softmax ${share(attention)}, linear family ${share(linear)}; Fisher p = ${p.toFixed(2)} (descriptive: the runs share the sweep seed and the tasks)`;
+    `softmax ${formatProportion(...attention)}, linear family ${formatProportion(...linear)}; Fisher p = ${p.toFixed(2)} (descriptive: the runs share the sweep seed and the tasks)`;
   const fa = attention[0] / attention[1], fl = linear[0] / linear[1];
   const verdict = fl < fa ? (p < 0.05 ? 'agrees in direction' : `same direction, not significant (p = ${p.toFixed(2)})`) : 'disagrees in direction';
   return { rows, spread, summary, verdict, p };
