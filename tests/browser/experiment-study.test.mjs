@@ -101,13 +101,13 @@ describe('attnlab page: the Experiment view and the recorded study', () => {
       const res = await nodeRun(cfg, r.variant, 1);
       assert.deepEqual(numbers(r.history), numbers(res.history), `${r.variant}: lab.train in Node`);
     }
-    // verdicts: learned or not yet at the end, beside the study's count and interval
+    // verdicts: learned or not learned at the end, beside the study's count and interval
     const pct0 = (x) => `${Math.round(100 * x)}`;
     for (const v of cfg.variants) {
       const e = h.variants[v];
       const li = page.locator(`#x-verdicts li[data-variant="${v}"]`);
       const text = await li.textContent();
-      const mine = runs.find((r) => r.variant === v).final.evalAccuracy >= 0.9 ? 'learned' : 'not yet';
+      const mine = runs.find((r) => r.variant === v).final.evalAccuracy >= 0.9 ? 'learned' : 'not learned';
       assert.equal(await li.getAttribute('data-verdict'), mine, `${v}: its verdict`);
       assert.ok(text.includes(`learned this on ${e.learned} of ${e.n} seeds (95 % CI ${pct0(e.wilson.lo)}–${pct0(e.wilson.hi)} %)`), `${v}: the recorded count and interval in "${text}"`);
       assert.match(text, /seed 1: the same held-out accuracy as recorded/);

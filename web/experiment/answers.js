@@ -69,7 +69,12 @@ export async function renderAnswers(root, cfg, runs) {
     const sw = el('i', { class: 'swatch', 'aria-hidden': 'true' });
     sw.style.background = variantColor(name);
     const yours = !mine.length ? '–' : mine.every((r) => r.untrained) ? 'not trained'
-      : mine.map((r) => r.history.at(-1)).filter(Boolean).map((f) => (isText ? fixed(f.evalBits, 3) : pct(f.evalAccuracy))).join(' / ') || '–';
+      : mine.filter((r) => r.history.length).map((r) => {
+        const f = r.history.at(-1);
+        const value = isText ? fixed(f.evalBits, 3) : pct(f.evalAccuracy);
+        // a stopped run's number is not a full run's: it says where it stopped
+        return r.status === 'cancelled' ? `${value} (stopped at step ${f.step} of ${cfg.train.steps})` : value;
+      }).join(' / ') || '–';
     return el('tr', { dataset: { variant: name } },
       el('th', { scope: 'row' }, sw, ` ${labelOf(name)}`),
       el('td', { class: 'x-recorded', text: rec ? (rec.bits ? fixed(rec.accuracy, 3) : pct(rec.accuracy)) : 'not recorded' }),

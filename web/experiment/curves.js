@@ -3,7 +3,7 @@
 // chance level (text: held-out bits per character, with a uniform guess's), against step or
 // against wall time (the second shows what a variant's speed buys), and the legend table with
 // each run's latest numbers and, once it has ended, its verdict: learned (held-out accuracy
-// ≥ 90 %, the study's threshold) or not yet. Charts are drawn at the width they are shown at, so
+// ≥ 90 %, the study's threshold) or not learned in the run's steps; a stopped run is not judged. Charts are drawn at the width they are shown at, so
 // their text keeps its size (a phone included), and again when that width changes.
 
 import { el } from '../dom.js';
@@ -18,11 +18,33 @@ const secs = (ms) => (Number.isFinite(ms) ? `${(ms / 1000).toFixed(1)} s` : '–
 const STATUS_TEXT = { queued: 'queued', loading: 'starting…', training: 'training', paused: 'paused', done: 'done', cancelled: 'stopped', error: 'error' };
 const ENDED = new Set(['done', 'cancelled']);
 
-/** A run's verdict once it has ended: 'learned' | 'not yet' | null (text, still training, or nothing trained). */
+/**
+ * A run's verdict once it has ended (null while it trains, for text, or with nothing trained):
+ *   'learned'        it ran every step and ends at ≥ 90 % held out
+ *   'not learned'    it ran every step and ends below: not learned in the run's steps
+ *   'learned early'  it was stopped, and had already crossed 90 %
+ *   'stopped'        it was stopped below 90 %: not judged (more steps might have got there)
+ */
 export function verdictOf(run, isText) {
   const last = run.history.at(-1);
   if (isText || !last || !ENDED.has(run.status) || run.untrained) return null;
-  return last.evalAccuracy >= LEARNED ? 'learned' : 'not yet';
+  const crossed = last.evalAccuracy >= LEARNED;
+  if (run.status === 'cancelled') return crossed ? 'learned early' : 'stopped';
+  return crossed ? 'learned' : 'not learned';
+}
+
+/** What the legend table says for each verdict. */
+export const VERDICT_TEXT = {
+  learned: 'learned ✓',
+  'not learned': "not learned in the run's steps",
+  'learned early': 'learned ✓ before it was stopped',
+  stopped: 'stopped: not judged',
+};
+
+/** "stopped at step 488 of 1500" for a cancelled run, null for a run that ran every step. */
+export function stoppedAt(run, cfg) {
+  if (run.status !== 'cancelled' || run.untrained) return null;
+  return `stopped at step ${run.result?.steps ?? run.history.at(-1)?.step ?? 0} of ${cfg?.train.steps}`;
 }
 
 const runLabel = (r, seeds) => `${labelOf(r.name)}${seeds > 1 ? ` (seed ${r.seed})` : ''}`;
@@ -128,7 +150,7 @@ export class CurvesPanel {
         isText
           ? el('td', { class: 'x-acc', dataset: { value: last ? String(last.evalBits) : '' }, text: num(last?.evalBits) })
           : el('td', { class: 'x-acc', dataset: { value: last ? String(last.evalAccuracy) : '' }, text: pct(last?.evalAccuracy) }),
-        isText ? null : el('td', { class: `x-verdict${verdict === 'learned' ? ' learned' : ''}`, text: verdict === 'learned' ? 'learned ✓' : verdict ?? '–' }),
+        isText ? null : el('td', { class: `x-verdict${verdict === 'learned' || verdict === 'learned early' ? ' learned' : ''}`, text: VERDICT_TEXT[verdict] ?? '–' }),
         el('td', { class: r.error ? 'x-status error-text' : 'x-status', text: status }),
         el('td', { text: last ? String(last.step) : '0' }),
         el('td', { text: num(last?.loss) }),

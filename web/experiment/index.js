@@ -6,7 +6,7 @@
 //   config.js     the config, its URL-hash form, the presets, lab.model / lab.train arguments
 //   setup.js      the form and the presets      runner.js   workers, queue, play / pause / step / cancel / reset
 //   curves.js     learning curves (svg-chart.js draws; colors.js picks colours per theme)
-//   verdicts.js   learned / not yet, beside the recorded study (study.js reads experiments/summary.json)
+//   verdicts.js   learned / not learned / stopped, beside the recorded study (study.js reads experiments/summary.json)
 //   inspect.js    predictions and attention maps (token-map.js)   alpha.js   mixture α over training
 //   generate.js   text generation and ms per token (long-generate.js: to 2048 positions)
 //   answers.js    the two short answers, the recorded numbers, all the numbers (markdown.js)

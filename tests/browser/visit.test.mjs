@@ -1,0 +1,61 @@
+// Browser tests of what a visitor runs into that once misled: a stopped run set beside the
+// recorded study as if it were a full one, and the like. Each test failed on the page before its
+// fix.
+//
+//   node --experimental-wasm-relaxed-simd --test tests/browser/visit.test.mjs
+//
+// No timing assertions: a wait has a timeout, never a bound on the machine's speed.
+
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { SUMMARY_FIXTURE, startEnv, stopEnv, newPage, assertNoProblems } from './harness.mjs';
+
+const DESKTOP = { width: 1366, height: 900 };
+const fixture = JSON.parse(fs.readFileSync(SUMMARY_FIXTURE, 'utf8'));
+
+const X = (page, fn, arg) => page.evaluate(([f, a]) => new Function('x', 'a', `return (${f})(x, a)`)(window.__attnlab.experiment, a), [fn.toString(), arg]);
+const xIdle = (page) => X(page, (x) => x.idle(300000));
+
+describe('attnlab page: what a visitor runs into', () => {
+  before(startEnv);
+  after(stopEnv);
+
+  test('1. a run cancelled part-way is never called the study\'s settings nor judged against it; a threshold crossed before stopping is marked as such', async (t) => {
+    const page = await newPage(t, { hash: '#view=experiment', viewport: DESKTOP });
+    // the copy preset on seed 1: every setting is the recorded study's, so only the stop differs
+    await page.click('button[data-preset="token-copy"]');
+    await page.waitForFunction(() => window.__attnlab.experiment.config().task === 'copy');
+    await page.fill('#x-seed', '1');
+    await page.waitForFunction(() => window.__attnlab.experiment.config().seed === 1);
+    const steps = (await X(page, (x) => x.config())).train.steps;
+    assert.equal(steps, fixture.headline.copy.settings.steps, 'the preset runs the study\'s steps');
+    await page.click('#x-play');
+    // cancel once a run is past its first few evaluations, well before the end
+    await page.waitForFunction(() => window.__attnlab.experiment.runs().some((r) => r.history.length >= 3), null, { timeout: 120000 });
+    await page.click('#x-cancel');
+    await xIdle(page);
+    const runs = (await X(page, (x) => x.runs())).filter((r) => r.history.length);
+    assert.ok(runs.length >= 1, 'something trained before the cancel');
+    for (const r of runs) {
+      assert.equal(r.status, 'cancelled', `${r.variant}: cancelled`);
+      assert.ok(r.steps < steps, `${r.variant}: stopped at step ${r.steps} of ${steps}`);
+      const li = page.locator(`#x-verdicts li[data-variant="${r.variant}"]`);
+      const text = await li.textContent();
+      assert.doesNotMatch(text, /study's settings/, `${r.variant}: a stopped run is not the study's settings: "${text}"`);
+      assert.doesNotMatch(text, /the same held-out accuracy as recorded|in the recorded study/, `${r.variant}: not judged against the recorded run: "${text}"`);
+      assert.ok(text.includes(`tep ${r.steps} of ${steps} — not comparable with the recorded run`), `${r.variant}: says where it stopped: "${text}"`);
+      const crossed = r.final.evalAccuracy >= 0.9;
+      const want = crossed ? 'learned early' : 'stopped';
+      assert.equal(await li.getAttribute('data-verdict'), want, `${r.variant}: verdict`);
+      assert.equal(await page.getAttribute(`#x-legend tr[data-variant="${r.variant}"]`, 'data-verdict'), want);
+      const cell = await page.textContent(`#x-legend tr[data-variant="${r.variant}"] .x-verdict`);
+      assert.equal(cell, crossed ? 'learned ✓ before it was stopped' : 'stopped: not judged', `${r.variant}: legend`);
+      assert.doesNotMatch(text, /not learned/, `${r.variant}: a stopped run is not called not learned`);
+      // the table of recorded numbers says the run's number is from a stopped run
+      const yours = await page.textContent(`#x-answers-table tr[data-variant="${r.variant}"] .x-yours`);
+      assert.match(yours, new RegExp(`stopped at step ${r.steps} of ${steps}`), `${r.variant}: "your run" column`);
+    }
+    assertNoProblems(page);
+  });
+});
