@@ -1,5 +1,5 @@
 // Log-log scaling chart (time per call against n) on a HiDPI canvas, with O(n) and O(n²)
-// reference slopes, a least-squares slope per series and the points where two curves cross.
+// reference slopes, a least-squares slope per series over its asymptotic regime and the points where two curves cross.
 
 export const PALETTE = ['#0072b2', '#d55e00', '#009e73', '#cc79a7', '#e69f00', '#56b4e9', '#7f3c8d', '#8c6d31', '#11a579', '#e73f74', '#3969ac'];
 
@@ -19,8 +19,6 @@ export function fmtMs(ms) {
 export const SPREAD_MAX = 0.3;
 /** Times that fall by more than this share when n doubles are noise, not a trend. */
 const FALL_MAX = 0.05;
-/** Local slopes (per doubling of n) that differ by more than this do not make one slope. */
-const SLOPE_AGREE = 0.6;
 
 /**
  * Whether the repeats of one timing agree: at least three whose middle half (q1..q3) spans at
@@ -48,32 +46,96 @@ export function trendProblem(points) {
   return null;
 }
 
+/** Local slopes (per doubling of n) within this of each other have settled into one power law. */
+const SETTLED = 0.35;
+/** A local slope that drops by more than this breaks the upward bend of overhead: a stray size. */
+const BUMP = 0.1;
+
+const localSlopes = (p) => p.slice(1).map((q, i) => Math.log(q.ms / p[i].ms) / Math.log(q.n / p[i].n));
+
 /**
- * The slope of log t against log n over the last `k` points and whether it can be stated:
- * { slope, why } — slope NaN with the reason when the points are noisy, fall, or their local
- * slopes disagree (a fixed overhead bending the curve is no O(n^k) either).
+ * The asymptotic regime of steady points p (sorted by n): the longest run of the largest sizes,
+ * three at least, whose local slopes lie within SETTLED of each other. { start, settled }:
+ * settled false when even the three largest have not (start is then theirs).
  */
-export function slopeOf(points, k = 3) {
-  const p = points.filter((x) => x.ms > 0).slice(-k);
-  if (p.length < 2) return { slope: NaN, why: 'too few points' };
-  const why = trendProblem(p);
-  if (why) return { slope: NaN, why };
-  const local = [];
-  for (let i = 1; i < p.length; i++) local.push(Math.log(p[i].ms / p[i - 1].ms) / Math.log(p[i].n / p[i - 1].n));
-  if (Math.max(...local) - Math.min(...local) > SLOPE_AGREE) return { slope: NaN, why: `its local slopes disagree (${local.map((x) => x.toFixed(2)).join(', ')})` };
-  const xs = p.map((x) => Math.log(x.n)), ys = p.map((x) => Math.log(x.ms));
+function regimeOf(p) {
+  const local = localSlopes(p);
+  const spread = (from) => { const s = local.slice(from); return Math.max(...s) - Math.min(...s); };
+  let start = Math.max(0, p.length - 3);
+  const settled = spread(start) <= SETTLED;
+  if (settled) while (start > 0 && spread(start - 1) <= SETTLED) start--;
+  return { start, settled, local };
+}
+
+/**
+ * The slope of log t against log n in the asymptotic regime, and whether it can be stated:
+ * { slope, lo, hi, from, to, settled, left, offLine, why }.
+ *
+ * A curve bends from fixed overhead at small n (slope near 0) to its power law at large n, so
+ * the slopes of the small sizes are not noise and are not fitted: the regime is the longest run
+ * of the largest sizes (three at least) whose local slopes lie within SETTLED of each other
+ * (regimeOf), and the slope is the least-squares fit over it; lo and hi are the least and
+ * greatest local slope in it (the spread to report beside it).
+ * - Sizes whose repeats disagree (steady) are left out and named in `left`; the slope is refused
+ *   (NaN, with why) only when that leaves fewer than three, or a regime that does not settle.
+ * - One size whose repeats agree but which sits off the line of the others (the machine was busy
+ *   while it was timed) is left out when that alone lets the largest sizes settle: `offLine`.
+ * - The time falling anywhere in the regime (a stray size included) refuses the slope.
+ * - When every size's repeats agree and even the three largest have not settled, the slope over
+ *   them is stated with settled: false (the curve is still bending at the largest n).
+ */
+export function slopeOf(points) {
+  const all = points.filter((x) => x.ms > 0).sort((a, b) => a.n - b.n);
+  if (all.length < 2) return { slope: NaN, why: 'too few points' };
+  const steadyAll = all.filter(steady);
+  let p = steadyAll;
+  const left = all.filter((x) => !steady(x)).map((x) => x.n);
+  const disagree = () => `the repeats at n = ${left.join(', ')} disagree`;
+  if (p.length < Math.min(3, all.length)) return { slope: NaN, why: left.length ? disagree() : 'too few points' };
+  // the largest size decides the asymptote: if its repeats disagree, nothing below can stand in
+  if (left.at(-1) === all.at(-1).n) return { slope: NaN, why: disagree() };
+  let reg = regimeOf(p);
+  let offLine = null;
+  if (!reg.settled && p.length >= 4) {
+    // one stray size among the largest: the longest settled regime without it, if any. Only an
+    // inner size that breaks the curve's shape: overhead bends log t upward (local slopes that
+    // only grow with n), so a slope that drops (into one size, or out of it) is a stray, and a
+    // curve that is merely still bending is never straightened by dropping a size
+    let best = null;
+    for (let i = Math.max(2, p.length - 4); i <= p.length - 2; i++) {
+      const prev = reg.local[i - 2], into = reg.local[i - 1], out = reg.local[i];
+      if (!(into < prev - BUMP || out < into - BUMP)) continue;
+      const q = p.filter((_, j) => j !== i);
+      const r = regimeOf(q);
+      if (r.settled && q.length - r.start >= 3 && (!best || r.start < best.reg.start)) best = { q, reg: r, n: p[i].n };
+    }
+    if (best) ({ q: p, reg, n: offLine } = best);
+  }
+  const r = p.slice(reg.start);
+  // the regime's sizes left out for disagreeing repeats (the smaller sizes' do not matter)
+  const leftIn = left.filter((n) => n >= r[0].n);
+  // refused when the regime's own sizes are mostly those whose repeats disagree
+  if ((!reg.settled && leftIn.length) || leftIn.length > r.length) return { slope: NaN, why: disagree() };
+  // a time that falls as n grows (a stray size included) says the timings are not a trend
+  const span = steadyAll.filter((x) => x.n >= r[0].n);
+  for (let i = 1; i < span.length; i++) {
+    if (span[i].ms < span[i - 1].ms * (1 - FALL_MAX)) return { slope: NaN, why: `the time falls from n = ${span[i - 1].n} to ${span[i].n}` };
+  }
+  const xs = r.map((x) => Math.log(x.n)), ys = r.map((x) => Math.log(x.ms));
   const mx = xs.reduce((a, b) => a + b, 0) / xs.length, my = ys.reduce((a, b) => a + b, 0) / ys.length;
   let num = 0, den = 0;
   for (let i = 0; i < xs.length; i++) {
     num += (xs[i] - mx) * (ys[i] - my);
     den += (xs[i] - mx) ** 2;
   }
-  return den > 0 ? { slope: num / den, why: null } : { slope: NaN, why: 'one size only' };
+  if (!(den > 0)) return { slope: NaN, why: 'one size only' };
+  const ls = reg.local.slice(reg.start);
+  return { slope: num / den, lo: Math.min(...ls), hi: Math.max(...ls), from: r[0].n, to: r.at(-1).n, settled: reg.settled, left: leftIn, offLine, why: null };
 }
 
-/** Least-squares slope of log t against log n over the last `k` points; NaN when it cannot be stated (slopeOf says why). */
-export function slope(points, k = 3) {
-  return slopeOf(points, k).slope;
+/** The asymptotic slope of log t against log n; NaN when it cannot be stated (slopeOf says why). */
+export function slope(points) {
+  return slopeOf(points).slope;
 }
 
 /**

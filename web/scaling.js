@@ -16,7 +16,7 @@ const scaling = { running: false, client: null, points: [], done: false, cancell
 export function scalingReport() {
   return {
     running: scaling.running, done: scaling.done, cancelled: scaling.cancelled, error: scaling.error?.message ?? null,
-    points: scaling.points.map((p) => ({ n: p.n, variant: p.variant, build: p.actualBuild ?? p.build, median: p.timing?.median ?? null, skipped: p.skipped ?? null, error: p.error ?? null })),
+    points: scaling.points.map((p) => ({ n: p.n, variant: p.variant, build: p.actualBuild ?? p.build, median: p.timing?.median ?? null, timing: p.timing ?? null, dims: p.dims, options: p.options, skipped: p.skipped ?? null, error: p.error ?? null })),
     crossings: scaling.crossings.map((c) => ({ n: c.n, a: c.a.key, b: c.b.key })),
     noisy: (scaling.noisy ?? []).map((c) => ({ a: c.a.key, b: c.b.key, why: c.why })),
     layout: scaling.layout,
@@ -183,6 +183,23 @@ function scalingSeries() {
   return series;
 }
 
+/** The largest n the form offers. */
+const largestN = () => Math.max(...[...$('#scale-max').options].map((o) => Number(o.value)));
+
+/** The legend's words for a series' slope (chart.js's slopeOf): the fit, its spread and range, or why there is none. */
+function slopeText(fit) {
+  if (!Number.isFinite(fit.slope)) {
+    return /disagree|falls/.test(fit.why) ? `no slope: the timings are too noisy (${fit.why})` : `no slope (${fit.why})`;
+  }
+  const range = `n = ${fmtN(fit.from)}–${fmtN(fit.to)}`;
+  const spread = fit.hi - fit.lo > 0.005 ? `, local slopes ${fit.lo.toFixed(2)}–${fit.hi.toFixed(2)}` : '';
+  const left = (fit.left.length ? `; n = ${fit.left.join(', ')} left out, ${fit.left.length > 1 ? 'their' : 'its'} repeats disagree` : '')
+    + (fit.offLine ? `; n = ${fit.offLine} left out, off the line of the sizes around it` : '');
+  return fit.settled
+    ? `slope ${fit.slope.toFixed(2)} (over ${range}${spread}${left}; 1 = O(n), 2 = O(n²))`
+    : `slope ${fit.slope.toFixed(2)} over the largest sizes (${range}${spread}), still changing there: the curve has not settled by n = ${fmtN(fit.to)}`;
+}
+
 function drawScaling() {
   const canvas = $('#scale-chart');
   const plan = scaling.plan;
@@ -201,13 +218,15 @@ function drawScaling() {
   const lg = $('#scale-legend');
   lg.replaceChildren();
   for (const s of series) {
-    const { slope: sl, why } = slopeOf(s.points);
-    lg.append(el('li', { dataset: { series: s.key } }, el('span', { class: `line-swatch${s.dashed ? ' dashed' : ''}`, style: `--c:${s.color}` }), ` ${s.label}`,
-      el('span', { class: 'muted', text: Number.isFinite(sl) ? ` — slope ${sl.toFixed(2)} (last sizes; 1 = O(n), 2 = O(n²))`
-        : s.points.length >= 2 && why ? ` — no slope: the timings are too noisy (${why})` : '' })));
+    const fit = slopeOf(s.points);
+    lg.append(el('li', { dataset: { series: s.key, ...(Number.isFinite(fit.slope) ? { slope: String(fit.slope) } : {}) } },
+      el('span', { class: `line-swatch${s.dashed ? ' dashed' : ''}`, style: `--c:${s.color}` }), ` ${s.label}`,
+      el('span', { class: 'muted', text: s.points.length >= 2 ? ` — ${slopeText(fit)}` : '' })));
   }
   if (series.length) lg.append(el('li', { class: 'muted' }, el('span', { class: 'line-swatch dotted', style: '--c:var(--muted)' }), ' reference slopes ∝ n and ∝ n²'));
-  const noisyText = noisy.length ? ` No crossing is stated for ${noisy.map((x) => `${x.a.label} and ${x.b.label}`).join('; ')}: the timings are too noisy (${noisy.map((x) => x.why).join('; ')}); run again, or to a larger n.` : '';
+  // advise only what the form offers: a larger n when the chosen one is not already the largest
+  const larger = plan && plan.ns.at(-1) < largestN() ? ', or to a larger n' : '';
+  const noisyText = noisy.length ? ` No crossing is stated for ${noisy.map((x) => `${x.a.label} and ${x.b.label}`).join('; ')}: the timings are too noisy (${noisy.map((x) => x.why).join('; ')}); run again${larger}.` : '';
   $('#scale-crossings').textContent = cross.length
     ? 'Crossings: ' + cross.map((c) => `${c.a.label} and ${c.b.label} cross near n ≈ ${Math.round(c.n)} (${fmtMs(c.ms)}); above it ${c.faster} is faster`).join('; ') + '.' + noisyText
     : noisy.length ? noisyText.trim() : series.some((s) => s.points.length > 1) ? 'No crossings between different variants in this range.' : '';

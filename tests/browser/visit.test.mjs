@@ -58,4 +58,42 @@ describe('attnlab page: what a visitor runs into', () => {
     }
     assertNoProblems(page);
   });
+
+  test('2. the scaling chart states the slopes it draws: two default runs recorded in a row give softmax ≈ 2 and linear ≈ 1; no advice the form does not offer', async (t) => {
+    const page = await newPage(t, { viewport: DESKTOP });
+    const rec = JSON.parse(fs.readFileSync(new URL('./fixtures/scaling-default-runs.json', import.meta.url), 'utf8'));
+    const plan = { variants: [{ id: 'softmax' }, { id: 'linear' }], builds: ['relaxed', 'scalar'], ns: [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384] };
+    for (const [r, points] of rec.runs.entries()) {
+      await page.evaluate(([pl, p]) => window.__attnlab.scalingReplay(pl, p), [plan, points]);
+      for (const key of ['softmax/relaxed', 'softmax/scalar', 'linear/relaxed', 'linear/scalar']) {
+        const li = page.locator(`#scale-legend li[data-series="${key}"]`);
+        const text = await li.textContent();
+        assert.doesNotMatch(text, /no slope/, `run ${r + 1} ${key}: "${text}"`);
+        const slope = Number(await li.getAttribute('data-slope'));
+        const want = key.startsWith('softmax') ? 2 : 1;
+        assert.ok(Math.abs(slope - want) < 0.25, `run ${r + 1} ${key}: slope ${slope}, want ≈ ${want}`);
+        assert.match(text, new RegExp(`slope ${slope.toFixed(2)} \\(over n = \\S+–16k, local slopes \\d\\.\\d\\d–\\d\\.\\d\\d`), `run ${r + 1} ${key}: its range and spread: "${text}"`);
+      }
+    }
+    // a crossing too noisy to place: "a larger n" is advised only when the form offers one
+    const timing = (median) => ({ median, min: median * 0.95, max: median * 1.05, q1: median * 0.975, q3: median * 1.025, samples: 10 });
+    const zigzag = (largest) => {
+      const ns = plan.ns.filter((n) => n <= largest);
+      const pts = [];
+      ns.forEach((n, i) => {
+        const base = 1e-3 * n;
+        pts.push({ n, variant: 'softmax', build: 'simd', timing: timing(base), dims: { n, d: 32, dv: 32 }, options: {} });
+        // linear above, below, above softmax: the order changes twice
+        pts.push({ n, variant: 'linear', build: 'simd', timing: timing(base * (i % 2 ? 0.8 : 1.25)), dims: { n, d: 32, dv: 32 }, options: {} });
+      });
+      return [{ variants: plan.variants, builds: ['simd'], ns }, pts];
+    };
+    await page.evaluate(([pl, p]) => window.__attnlab.scalingReplay(pl, p), zigzag(16384));
+    const atLargest = await page.textContent('#scale-crossings');
+    assert.match(atLargest, /No crossing is stated/);
+    assert.doesNotMatch(atLargest, /larger n/, `16384 is the largest n offered: "${atLargest}"`);
+    await page.evaluate(([pl, p]) => window.__attnlab.scalingReplay(pl, p), zigzag(1024));
+    assert.match(await page.textContent('#scale-crossings'), /run again, or to a larger n\./);
+    assertNoProblems(page);
+  });
 });
