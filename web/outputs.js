@@ -57,6 +57,10 @@ function renderTiming(r) {
   const box = $('#timing');
   box.replaceChildren();
   box.dataset.build = r.build;
+  // the header's badge names the build that ran (the Build menu can choose another than auto's)
+  const badge = $('#build-badge');
+  badge.textContent = `${BUILD_LABEL[r.build] ?? r.build} build`;
+  badge.dataset.build = r.build;
   // tests (and anyone reading the DOM) wait on this, not on the text's unit (µs or ms)
   box.dataset.median = String(t.median);
   box.append(

@@ -96,4 +96,50 @@ describe('attnlab page: what a visitor runs into', () => {
     assert.match(await page.textContent('#scale-crossings'), /run again, or to a larger n\./);
     assertNoProblems(page);
   });
+
+  test('4. status and labels: the status line counts training and queued runs apart; the badge names the build that ran; the active preset is marked and an edit says it left it', async (t) => {
+    const page = await newPage(t, { hash: '#view=experiment', viewport: DESKTOP });
+    // presets: the chosen one is marked, the others are not; the seed is the user's and keeps it
+    await page.click('button[data-preset="token-copy"]');
+    await page.waitForFunction(() => document.querySelector('button[data-preset="token-copy"]').getAttribute('aria-pressed') === 'true');
+    const pressed = () => page.$$eval('button[data-preset]', (bs) => bs.filter((b) => b.getAttribute('aria-pressed') === 'true').map((b) => b.dataset.preset));
+    assert.deepEqual(await pressed(), ['token-copy']);
+    assert.match(await page.textContent('#x-preset-state'), /^Preset: Is token-to-token attention needed\? \(copy\), at the study's settings\.$/);
+    await page.fill('#x-seed', '4');
+    await page.waitForFunction(() => window.__attnlab.experiment.config().seed === 4);
+    assert.deepEqual(await pressed(), ['token-copy'], 'another seed is still the preset');
+    const steps = (await X(page, (x) => x.config())).train.steps;
+    await page.fill('#x-steps', String(steps + 8));
+    await page.waitForFunction((n) => window.__attnlab.experiment.config().train.steps === n, steps + 8);
+    assert.deepEqual(await pressed(), [], 'an edited preset is no longer marked');
+    assert.match(await page.textContent('#x-preset-state'), /^Edited since the preset Is token-to-token attention needed\? \(copy\): steps differs from the study's settings\.$/);
+    await page.fill('#x-steps', String(steps));
+    await page.waitForFunction(() => document.querySelector('button[data-preset="token-copy"]').getAttribute('aria-pressed') === 'true');
+    assert.match(await page.textContent('#x-preset-state'), /^Preset:/, 'back at the preset\'s settings');
+
+    // the status line while runs train: where the training runs are, and the queued ones apart
+    // (runs long enough to pause mid-way: 5 variants, 2 or so at a time)
+    await page.fill('#x-steps', '4000');
+    await page.fill('#x-evalEvery', '5');
+    await page.waitForFunction(() => window.__attnlab.experiment.config().train.evalEvery === 5 && window.__attnlab.experiment.config().train.steps === 4000);
+    assert.match(await page.textContent('#x-preset-state'), /steps, evaluate every differ from the study's settings/);
+    await page.click('#x-play');
+    await page.waitForFunction(() => window.__attnlab.experiment.runs().some((r) => r.history.length >= 2), null, { timeout: 120000 });
+    await page.click('#x-pause');
+    await page.waitForFunction(() => /paused/.test(document.querySelector('#x-status').textContent), null, { timeout: 10000 });
+    const status = await page.textContent('#x-status');
+    assert.doesNotMatch(status, /slowest run at step/, status);
+    assert.match(status, /\d paused \(step \d+(–\d+)?\)/, `the paused runs' steps: ${status}`);
+    assert.match(status, /\d queued/, `the queued runs counted apart: ${status}`);
+    await page.click('#x-cancel');
+    await xIdle(page);
+
+    // Explore: the header's badge follows the Build menu
+    await page.click('#tab-explore');
+    await page.selectOption('#build-select', 'scalar');
+    await page.waitForFunction(() => document.querySelector('#timing').dataset.build === 'scalar', null, { timeout: 30000 });
+    assert.equal(await page.textContent('#build-badge'), 'scalar build');
+    assert.equal(await page.getAttribute('#build-badge', 'data-build'), 'scalar');
+    assertNoProblems(page);
+  });
 });

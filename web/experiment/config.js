@@ -215,6 +215,23 @@ export function presetConfig(id, headline = null, keep = {}) {
   return cfg;
 }
 
+/**
+ * What makes `cfg` differ from `preset` (a presetConfig), in words: [] when it is the preset.
+ * Seed, seeds, build and the text are the user's (a preset keeps them), so they never differ.
+ */
+export function presetDifferences(cfg, preset) {
+  const out = [];
+  if (cfg.task !== preset.task) return ['the task'];
+  if (cfg.task === 'text' && cfg.source !== preset.source) out.push('the text');
+  if (cfg.variants.join() !== preset.variants.join()) out.push('the variants');
+  for (const k of Object.keys({ ...preset.knobs, ...cfg.knobs })) if (cfg.knobs[k] !== preset.knobs[k]) out.push(FIELD_LABELS[k] ?? k);
+  for (const k of MODEL_FIELDS) if (cfg.model[k] !== preset.model[k]) out.push(FIELD_LABELS[k]);
+  for (const k of TRAIN_FIELDS) if (k !== 'lr' && cfg.train[k] !== preset.train[k]) out.push(FIELD_LABELS[k]);
+  const rates = preset.variants.filter((v) => cfg.variants.includes(v) && lrOf(cfg, v) !== lrOf(preset, v));
+  if (rates.length) out.push(`the learning rate of ${rates.map(labelOf).join(', ')}`);
+  return out;
+}
+
 /** The learning rate run `name` trains at: its own, or the common one. */
 export const lrOf = (cfg, name) => cfg.lrs?.[name] ?? cfg.train.lr;
 

@@ -13,10 +13,11 @@
 //   corpus.js     the text task's corpus, fetched when it is chosen
 //   share.js      export JSON / SVG / PNG, copy as code
 
-import { $, copyText, toast } from '../dom.js';
+import { $, el, copyText, toast } from '../dom.js';
 import { on } from '../store.js';
 import {
   useLabVariants, encodeConfig, decodeConfig, defaultConfig, labelOf, BUILD_LABELS, presetConfig, makeTask, configProblem, runList, textLeftOut, textOf, modelConfig, PRESET_BY_ID,
+  PRESET_QUESTIONS, presetDifferences, VARIANT_SPECS,
 } from './config.js';
 import { SetupForm } from './setup.js';
 import { ExperimentRunner, TrainClient, maxParallel } from './runner.js';
@@ -26,7 +27,7 @@ import { renderAlpha } from './alpha.js';
 import { GeneratePanel } from './generate.js';
 import { renderAnswers, renderStudyAnswers } from './answers.js';
 import { renderVerdicts } from './verdicts.js';
-import { loadSummary, headlineOf, chanceOf, recordedMsPerStep } from './study.js';
+import { loadSummary, summaryNow, headlineOf, chanceOf, recordedMsPerStep } from './study.js';
 import { ensureCorpus, loadedCorpus, onCorpus, corpusStatus } from './corpus.js';
 import { exportJson, exportCurves, codeSnippet, runJson } from './share.js';
 
@@ -102,14 +103,20 @@ function renderProgress() {
   const counts = {};
   const word = (r) => (r.status === 'error' ? 'failed' : r.status);
   for (const r of runner.runs) counts[word(r)] = (counts[word(r)] ?? 0) + 1;
-  const parts = Object.entries(counts).map(([s, n]) => `${n} ${s}`);
+  // where the runs that train now are ("2 training (step 320)"); queued runs have no step yet
+  const stepsOf = (status) => {
+    const at = runner.runs.map((r, i) => (r.status === status ? p.taken[i] : null)).filter((x) => x != null);
+    const lo = Math.min(...at), hi = Math.max(...at);
+    return at.length ? ` (step ${lo === hi ? lo : `${lo}–${hi}`})` : '';
+  };
+  const parts = Object.entries(counts).map(([s, n]) => `${n} ${s}${s === 'training' || s === 'paused' ? stepsOf(s) : ''}`);
   // each run trains its own steps: say so, never their sum as if it were one run's
   const head = `${plural(p.runs, 'run')} × ${p.steps} steps each`;
   const stopped = runner.runs.map((r, i) => (r.status === 'cancelled' ? p.taken[i] : null)).filter((x) => x != null);
   const state = !runner.active
     ? `ended after ${fmtTime((runner.finishedAt || performance.now()) - runner.startedAt)}${stopped.length ? ` · cancelled at step ${stopped.join(', ')}` : ''}`
-    : runner.paused ? `paused · the slowest run at step ${p.slowest}`
-      : `the slowest run at step ${p.slowest} · ${p.stepsPerSec ? `${p.stepsPerSec.toFixed(0)} steps/s in all` : 'starting'} · about ${fmtTime(p.etaMs)} left`;
+    : runner.paused ? 'paused'
+      : `${p.stepsPerSec ? `${p.stepsPerSec.toFixed(0)} steps/s in all` : 'starting'} · about ${fmtTime(p.etaMs)} left`;
   $('#x-status').textContent = `${head} · ${parts.join(', ')} · ${state}`;
 }
 
@@ -246,6 +253,35 @@ function describeEstimate(runs, msPerStep, how) {
 
 // ---- the form, the runs
 
+let lastPreset = null; // the preset the form was last set from (null: none, or a link)
+
+/**
+ * Marks the preset the form's config is (aria-pressed), and says when the config was made from a
+ * preset and edited since: it is then no longer the study's settings.
+ */
+function markPresets() {
+  // without the summary a preset's settings are not known yet (experimentShown fetches it)
+  if (!summaryNow()) return;
+  const keep = { seed: cfg.seed, seeds: cfg.seeds, build: cfg.build, text: cfg.text };
+  const diffs = {};
+  for (const b of document.querySelectorAll('#x-presets-box button[data-preset]')) {
+    const id = b.dataset.preset;
+    const pc = presetConfig(id, headlineOf(PRESET_BY_ID[id].task), keep);
+    pc.variants = pc.variants.filter((v) => VARIANT_SPECS.some((x) => x.name === v)); // as the form keeps them
+    diffs[id] = presetDifferences(cfg, pc);
+    const on = diffs[id].length === 0;
+    b.setAttribute('aria-pressed', String(on));
+    b.classList.toggle('active', on);
+  }
+  const note = $('#x-preset-state');
+  const active = Object.keys(diffs).find((id) => !diffs[id].length);
+  note.textContent = active ? `Preset: ${PRESET_QUESTIONS[PRESET_BY_ID[active].question].title} (${PRESET_BY_ID[active].task}), at the study's settings.`
+    : lastPreset && diffs[lastPreset] ? `Edited since the preset ${PRESET_QUESTIONS[PRESET_BY_ID[lastPreset].question].title} (${PRESET_BY_ID[lastPreset].task}): ${diffs[lastPreset].join(', ')} ${diffs[lastPreset].length > 1 ? 'differ' : 'differs'} from the study's settings.`
+      : '';
+  note.dataset.preset = active ?? '';
+  note.dataset.edited = !active && lastPreset ? lastPreset : '';
+}
+
 function configChanged(next, p) {
   cfg = next;
   problem = p;
@@ -253,6 +289,7 @@ function configChanged(next, p) {
   $('#x-copy-link').disabled = !!p;
   updateButtons(); // (writes the link too)
   renderBadge();
+  markPresets();
   if (!runner.runs.length) {
     curves.render([], cfg, chanceNow());
     if (shown) renderAnswers($('#x-answers'), cfg, []);
@@ -324,6 +361,7 @@ export function experimentShown() {
   if (!shown) {
     shown = true;
     loadSummary().then(() => {
+      markPresets(); // the presets' settings come with the summary
       renderAnswers($('#x-answers'), runner.runs.length ? runner.cfg : cfg, runner.runs);
       scheduleRender();
       scheduleEstimate();
@@ -344,9 +382,11 @@ export function initExperiment(lab, { writeHash }) {
     presetsRoot: $('#x-presets-box'), errorBox: $('#x-config-error'), onChange: configChanged,
     presetConfig: async (id, keep) => {
       await loadSummary(); // its settings and learning rates
+      lastPreset = id;
       return presetConfig(id, headlineOf(PRESET_BY_ID[id].task), keep);
     },
   });
+  $('#x-presets-box').append(el('p', { id: 'x-preset-state', class: 'note x-preset-state', role: 'status' }));
   curves = new CurvesPanel($('#x-curves'));
   inspect = new InspectPanel($('#x-inspect'), { dialog: $('#x-map-dialog') });
   generate = new GeneratePanel($('#x-generate'));

@@ -193,13 +193,13 @@ export class ExperimentRunner {
   }
 
   /**
-   * Progress over all runs: { steps (each run's), runs, done (runs that ended), slowest (the
-   * fewest steps a run still going has taken), stepsPerSec, etaMs, taken: [steps of each run] }.
+   * Progress over all runs: { steps (each run's), runs, done (runs that ended), stepsPerSec,
+   * etaMs, taken: [steps of each run] }.
    * A cancelled or failed run counts the steps it trained, not its total.
    */
   progress() {
     const steps = this.cfg?.train.steps ?? 0;
-    let left = 0, rate = 0, slowest = Infinity;
+    let left = 0, rate = 0;
     const taken = [];
     for (const r of this.runs) {
       const last = r.history.at(-1);
@@ -207,12 +207,11 @@ export class ExperimentRunner {
       taken.push(t);
       if (!['done', 'cancelled', 'error'].includes(r.status)) {
         left += steps - t;
-        slowest = Math.min(slowest, t);
       }
       if ((r.status === 'training') && last?.msPerStep > 0) rate += 1000 / last.msPerStep;
     }
     // queued runs wait for a slot: time left ≈ steps left / the combined rate of the running ones
-    return { steps, runs: this.runs.length, taken, slowest: Number.isFinite(slowest) ? slowest : steps, stepsPerSec: rate, etaMs: rate > 0 ? (left / rate) * 1000 : NaN,
+    return { steps, runs: this.runs.length, taken, stepsPerSec: rate, etaMs: rate > 0 ? (left / rate) * 1000 : NaN,
       done: taken.reduce((a, b) => a + b, 0), total: steps * this.runs.length };
   }
 }
