@@ -33,8 +33,8 @@ import { initCompare } from './compare.js';
 import { initScaling } from './scaling.js';
 import { initExport } from './export.js';
 import { initViews, showView } from './view.js';
-import { initExperiment, experimentHash, loadExperimentHash, experimentShown } from './experiment/index.js';
-import { viewOfHash } from './experiment/config.js';
+import { initExperiment, experimentHash, experimentKeys, loadExperimentHash, experimentShown } from './experiment/index.js';
+import { viewOfHash, hasExperimentKeys } from './experiment/config.js';
 import { decodeHash } from './state.js';
 
 /**
@@ -91,7 +91,7 @@ async function boot() {
   });
   $('#hash-warning-close').addEventListener('click', () => ($('#hash-warning').hidden = true));
   onEditsDropped((names) => toast(`Edited cells of ${names.join(', ')} were dropped: ${names.length > 1 ? 'those arrays' : 'that array'} changed size`));
-  initViews(experimentHash, (view) => view === 'experiment' && experimentShown());
+  initViews(experimentHash, (view) => view === 'experiment' && experimentShown(), experimentKeys);
   initExperiment(store.lab, { writeHash });
   window.addEventListener('hashchange', () => {
     if (location.hash.replace(/^#/, '') === store.ui.lastHash) return;
@@ -107,7 +107,8 @@ async function boot() {
     }
     showView('explore');
     loadHash();
-    showHashNotes();
+    // Explore's link keeps the Experiment view's keys when they are not its defaults
+    showHashNotes(hasExperimentKeys(location.hash) ? loadExperimentHash(location.hash) : []);
     renderAll();
     writeHash();
     scheduleRun(0);
@@ -117,7 +118,7 @@ async function boot() {
     showHashNotes(loadExperimentHash(linked));
     showView('experiment');
   } else {
-    showHashNotes();
+    showHashNotes(hasExperimentKeys(linked) ? loadExperimentHash(linked) : []);
     showView('explore');
   }
   renderAll();

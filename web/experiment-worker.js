@@ -16,12 +16,16 @@
 //            once and disposes of the model (and of the instance, if this request loaded it).
 //            Speed only. The page's "Time generation to 2048 positions" (long-generate.js) sends it
 //            to a worker of its own, so Cancel can end that worker mid-call and keep the trained ones.
-//   probe    { build, task: { vocab, seqLen }, batch, runs: [{ name, config }], steps } -> { results: [{ name, error } |
-//            { name, msPerStep, parameterCount }] }: builds each model as lab.model would for
-//            training (so a config the binding refuses is caught before any training worker
-//            starts) and times `steps` training steps of it on random tokens at lr 0 (the time of
-//            a step does not depend on the data), then disposes of it. The page's estimate of how
-//            long a run takes here. Keeps its instance for the next probe.
+//   probe    { build, task: { name, options } | { vocab, seqLen }, batch, runs: [{ name, config }],
+//            steps, evalSeqs } -> { results: [{ name, error } | { name, msPerStep, evalMs,
+//            startMs, parameterCount }] }: builds each model as lab.model would for training (so
+//            a config the binding refuses is caught before any training worker starts), times
+//            `steps` training steps of it at lr 0 (each sampling its batch from the task, as
+//            train() does; the time of a step does not depend on the data) and one evaluation of
+//            the held-out set, then disposes of it; startMs is building the task, its held-out
+//            set and the model. The page's estimate of how long a run takes here (it probes in
+//            as many workers at once as will train at once, so the times include their
+//            contention). Keeps its instance for the next probe.
 //   dispose  {} -> frees the model
 // Control messages, handled at once (training yields to the event loop every ~25 ms, so they
 // arrive mid-run), no reply: pause, resume, step (run to the next evaluation, then pause), abort.
@@ -176,27 +180,54 @@ const PROBE_BUDGET_MS = 1500;
 
 async function probe(msg) {
   const probeLab = (probeLabs[msg.build] ??= await getLab(msg.build));
-  const { vocab, seqLen } = msg.task;
+  // the run's own task when it is given (sampling a batch is part of a step; building the task,
+  // the corpus's included, is part of a run's start); otherwise a fixed pseudo-random batch
+  let real = null;
+  let taskMs = 0;
+  if (msg.task.name) {
+    const t = performance.now();
+    real = (await loadBinding()).tasks[msg.task.name](msg.task.options);
+    taskMs = performance.now() - t;
+  }
+  const { vocab, seqLen } = real ?? msg.task;
   const n = msg.batch * seqLen;
-  // a fixed pseudo-random batch: the tokens only need to be valid
   let x = 12345;
   const tokens = Int32Array.from({ length: n }, () => (x = (x * 1103515245 + 12345) >>> 0) % vocab);
   const targets = Int32Array.from(tokens, (t, i) => tokens[(i + 1) % n]);
+  const batchOf = (i) => (real ? real.sample(msg.batch, 1000 + i, 'train') : { tokens, targets });
+  // the held-out set as train.js builds it (its building is part of the start too)
+  let heldOut = null;
+  if (msg.evalSeqs > 0) {
+    const t = performance.now();
+    heldOut = real ? (typeof real.evalWindows === 'function' ? real.evalWindows() : typeof real.heldOutWindows === 'function' ? real.heldOutWindows() : real.sample(msg.evalSeqs, 1, 'heldout'))
+      : { tokens: Int32Array.from({ length: msg.evalSeqs * seqLen }, (_, i) => tokens[i % n]), targets: Int32Array.from({ length: msg.evalSeqs * seqLen }, (_, i) => targets[i % n]) };
+    taskMs += performance.now() - t;
+  }
   const results = [];
   for (const { name, config } of msg.runs) {
     let m = null;
     try {
+      const tb = performance.now();
       m = probeLab.model(config);
+      const buildMs = performance.now() - tb;
       const times = [];
       const t0 = performance.now();
       // the first step warms up (allocations); the rest are timed, within a small budget
       for (let i = 0; i <= msg.steps && (i < 2 || performance.now() - t0 < PROBE_BUDGET_MS); i++) {
         const t = performance.now();
-        m.trainStep(tokens, targets, { lr: 0 });
+        const b = batchOf(i);
+        m.trainStep(b.tokens, b.targets, { lr: 0 });
         if (i > 0) times.push(performance.now() - t);
       }
       const msPerStep = times.length ? times.reduce((a, b) => a + b, 0) / times.length : performance.now() - t0;
-      results.push({ name, msPerStep, parameterCount: m.parameterCount });
+      // one evaluation of the run's held-out set (a forward pass of each sequence)
+      let evalMs = null;
+      if (heldOut) {
+        const t = performance.now();
+        m.evaluate(heldOut.tokens, heldOut.targets);
+        evalMs = performance.now() - t;
+      }
+      results.push({ name, msPerStep, evalMs, startMs: taskMs + buildMs, parameterCount: m.parameterCount });
     } catch (err) {
       results.push({ name, error: errorOf(err) });
     } finally {

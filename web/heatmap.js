@@ -267,10 +267,13 @@ export class Heatmap {
     return base;
   }
 
-  showCell(i, j, ev, force = false) {
+  /** Marks cell (i, j) and says what it holds: in the read-out, and (unless quiet) in the tooltip. */
+  showCell(i, j, ev, force = false, quiet = false) {
     this.cursor = [i, j];
     this.draw();
     const d = this.describe(i, j);
+    this.readout.textContent = `${d.title}. ${d.lines.join(' ')}`;
+    if (quiet) return;
     let x, y;
     if (ev) {
       x = ev.clientX;
@@ -281,7 +284,6 @@ export class Heatmap {
       y = r.top + ((i + 1) / this.data.rows) * r.height;
     }
     showTooltip(this, x, y, { ...d, force });
-    this.readout.textContent = `${d.title}. ${d.lines.join(' ')}`;
   }
 
   bind() {
@@ -330,8 +332,10 @@ export class Heatmap {
         }
       }
     });
+    // arriving by Tab marks the cell and reads it out, but opens no tooltip: a box popping up
+    // over the next map as the focus passes by hides what it covers; the arrows and Enter do
     c.addEventListener('focus', () => {
-      if (!tooltipLocked() && this.data) this.showCell(...(this.cursor ?? [0, 0]), null);
+      if (!tooltipLocked() && this.data) this.showCell(...(this.cursor ?? [0, 0]), null, false, true);
     });
     c.addEventListener('blur', () => {
       if (!tooltipLocked()) this.leave();

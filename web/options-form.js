@@ -54,7 +54,8 @@ function numberField(v, name, m) {
 function enumField(v, name, m, value) {
   const id = `opt-${name}`;
   const sel = el('select', { id, dataset: { option: name, default: JSON.stringify(m.default ?? null) } },
-    (m.values ?? []).map((x) => el('option', { value: x, text: x === m.default ? `${x} (default)` : x })));
+    // the library's default is named as such: the page may start on another (fixed: previous)
+    (m.values ?? []).map((x) => el('option', { value: x, text: x === m.default ? `${x} (library default)` : x })));
   sel.value = value ?? m.default;
   sel.addEventListener('change', () => {
     setOption(name, sel.value);

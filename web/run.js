@@ -82,8 +82,11 @@ function showError(err, where) {
   clearInlineErrors();
   store.lastError = { code: err.code ?? 'ERROR', message: err.message };
   const t = where ?? errorTarget(err.message);
-  const text = `${err.code ? err.code + ': ' : ''}${err.message}`;
-  const box = { inputs: '#inputs-error', options: '#options-error', dims: '#dims-error' }[t.target];
+  // a cell typed as no number: the page's own message under the inputs (#cell-error) names it in
+  // the editor's notation; the binding's refusal of the same cell would say it twice more
+  const typed = t.target === 'inputs' && t.name && Object.keys(store.ui.badCells ?? {}).some((k) => k.startsWith(`${t.name}:`));
+  const text = typed ? `a cell of ${t.name} is not a number (named under the inputs).` : `${err.code ? err.code + ': ' : ''}${err.message}`;
+  const box = typed ? null : { inputs: '#inputs-error', options: '#options-error', dims: '#dims-error' }[t.target];
   if (box) {
     $(box).textContent = text;
     $(box).hidden = false;

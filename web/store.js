@@ -71,16 +71,45 @@ export function validateDims() {
 
 // ---- URL hash
 
-// The Experiment view writes its own hash while it is shown (web/view.js sets this).
+// Each view keeps its state in the link: Explore's keys always; the Experiment view's
+// (view=experiment&x.…) first while it is shown, and after Explore's, when it is not the default
+// config, while Explore is shown (web/view.js sets both). So a link, and Back, restore both views.
 let viewHash = null;
+let otherKeys = () => '';
 export function setViewHash(fn) {
   viewHash = fn;
 }
+export function setOtherViewKeys(fn) {
+  otherKeys = fn;
+}
 
-export function writeHash() {
-  const h = viewHash?.() ?? encodeHash(store.state);
+/**
+ * The state as the link holds it: an option the page starts on that is not the library's default
+ * (the fixed pattern: previous, not current) is written out, so the link says what ran.
+ */
+function linkState() {
+  const s = store.state;
+  const info = store.byId[s.variant];
+  if (!info) return s;
+  const mine = s.opts[s.variant] ?? {};
+  const extra = {};
+  for (const [k, v] of Object.entries(defaultOptions(info, store.lab))) {
+    const lib = store.lab.options?.[k]?.default;
+    if (lib != null && lib !== v && mine[k] == null) extra[k] = v;
+  }
+  return Object.keys(extra).length ? { ...s, opts: { ...s.opts, [s.variant]: { ...extra, ...mine } } } : s;
+}
+
+/**
+ * Writes the state into the link. push: a new history entry (a switch of view, so Back returns
+ * to the other view); otherwise the current entry is replaced (edits are not steps of history).
+ */
+export function writeHash({ push = false } = {}) {
+  const explore = encodeHash(linkState());
+  const h = viewHash ? `${viewHash()}&${explore}` : [explore, otherKeys()].filter(Boolean).join('&');
   store.ui.lastHash = h;
-  history.replaceState(null, '', `#${h}`);
+  if (push && location.hash.replace(/^#/, '') !== h) history.pushState(null, '', `#${h}`);
+  else history.replaceState(null, '', `#${h}`);
 }
 
 const BUILDS = ['auto', 'relaxed', 'simd', 'scalar'];

@@ -1,10 +1,11 @@
 // The page's two views: Explore (one attention call at a time: the original page) and Experiment
 // (train variants side by side). The view is part of the link: #view=experiment&x.… opens the
 // Experiment view with its config; every other hash (all links made before the views existed)
-// opens Explore. Switching keeps each view's state in memory; the hash shows the visible one.
+// opens Explore. The link holds both views' state (store.js writeHash), and switching views is a
+// step of history: Back returns to the other view as it was.
 
 import { $ } from './dom.js';
-import { setViewHash, writeHash } from './store.js';
+import { setViewHash, setOtherViewKeys, writeHash } from './store.js';
 
 let current = 'explore';
 let experimentHash = () => null;
@@ -36,10 +37,12 @@ export function showView(view) {
 
 /**
  * hashOf(): the Experiment view's hash (its module knows its config); shown(view): after a view
- * is shown (the Experiment view fetches what it needs the first time).
+ * is shown (the Experiment view fetches what it needs the first time); keysOf(): its keys to keep
+ * in Explore's link ('' for the default config).
  */
-export function initViews(hashOf, shown = () => {}) {
+export function initViews(hashOf, shown = () => {}, keysOf = () => '') {
   experimentHash = hashOf;
+  setOtherViewKeys(keysOf);
   onShow = shown;
   // "Skip to …" moves the focus only: through the URL hash it would load a link of its own
   // (#outputs: Explore at its defaults, every edit gone)
@@ -51,8 +54,9 @@ export function initViews(hashOf, shown = () => {}) {
   });
   for (const tab of document.querySelectorAll('.view-tab')) {
     tab.addEventListener('click', () => {
+      const from = current;
       showView(tab.dataset.target);
-      writeHash();
+      writeHash({ push: current !== from });
     });
     // arrow keys move between the tabs (the tablist pattern)
     tab.addEventListener('keydown', (e) => {

@@ -223,7 +223,9 @@ describe('attnlab page: edge cases', () => {
       assert.ok((await page.textContent('#cell-error')).includes(`“${typed}”`));
       if (typed === '1,5') assert.match(await page.textContent('#cell-error'), /1\.5/);
       assert.doesNotMatch(page.url(), /NaN|e\.q=/, `${typed}: not in the link (${page.url()})`);
-      assert.equal(await page.isVisible('#inputs-error'), true, 'the binding says why the output is stale');
+      // one message names the cell (the page's, in the editor's notation); the banner says the output is stale
+      assert.equal(await page.isVisible('#inputs-error'), false, `${typed}: not said again in the binding's notation`);
+      assert.match(await page.textContent('#run-error'), /stale.*a cell of q is not a number/);
     }
     // the link opens a page that computes
     const fresh = await newPage(t, { hash: new URL(page.url()).hash });

@@ -237,9 +237,10 @@ describe('attnlab page', () => {
     await cell.fill('abc');
     await cell.press('Enter');
     await idle(page);
-    const err = page.locator('#inputs-error');
+    const err = page.locator('#cell-error');
     await err.waitFor({ state: 'visible' });
-    // the message is the binding's own
+    // the binding refuses the input with its own error (kept as the page's last error); the page
+    // says it once, in the editor's notation, and the banner says the output is stale
     let expected;
     try {
       const ins = toF32Inputs(good.inputs);
@@ -250,8 +251,14 @@ describe('attnlab page', () => {
     }
     assert.ok(expected instanceof AttnError, 'the binding rejects NaN');
     const text = await err.textContent();
-    assert.ok(text.includes(expected.message), `inline error "${text}" has the binding's message "${expected.message}"`);
-    assert.ok(text.includes(expected.code));
+    assert.ok(text.includes('k[0, 3] = “abc”'), `the cell named once, in the editor's notation: "${text}"`);
+    const lastError = (await snapshot(page)).error;
+    assert.equal(lastError.message, expected.message, 'the binding\'s refusal is the page\'s last error');
+    assert.equal(lastError.code, expected.code);
+    assert.equal(await page.isVisible('#inputs-error'), false, 'not said a second time in the binding\'s notation');
+    const banner = await page.textContent('#run-error');
+    assert.match(banner, /^Showing the last good output \(stale\)\. a cell of k is not a number \(named under the inputs\)\.$/);
+    assert.doesNotMatch(banner, /\]\[|index/, 'no second notation');
     assert.equal(await page.getAttribute('#outputs', 'data-stale'), 'true');
     assert.equal(await page.isVisible('#stale-badge'), true);
     const stale = await snapshot(page);
@@ -271,6 +278,8 @@ describe('attnlab page', () => {
     await cell2.press('Enter');
     await idle(page);
     assert.equal(await page.isVisible('#inputs-error'), false);
+    assert.equal(await page.isVisible('#cell-error'), false);
+    assert.equal(await page.isVisible('#run-error'), false);
     const fixed = await snapshot(page);
     assert.equal(fixed.stale, false);
     assert.equal(fixed.inputs.k[3], 0.25);

@@ -142,4 +142,140 @@ describe('attnlab page: what a visitor runs into', () => {
     assert.equal(await page.getAttribute('#build-badge', 'data-build'), 'scalar');
     assertNoProblems(page);
   });
+
+  test('5. history: switching views is a step Back undoes; each view keeps its own state in the link', async (t) => {
+    const page = await newPage(t, { hash: '#v=linear&n=12', viewport: DESKTOP });
+    const view = () => page.evaluate(() => document.body.dataset.currentView);
+    const depth = await page.evaluate(() => history.length);
+    await page.click('#tab-experiment');
+    await page.waitForFunction(() => window.__attnlab.experiment.config());
+    assert.equal(await page.evaluate(() => history.length), depth + 1, 'a new history entry, not a replaced one');
+    assert.match(page.url(), /#view=experiment&x\./);
+    assert.match(page.url(), /[#&]v=linear(&|$)/, `Explore's settings stay in the Experiment view's link: ${page.url()}`);
+    assert.match(page.url(), /[#&]n=12(&|$)/);
+    // an edit in the Experiment view is kept in its link, and then in Explore's
+    await page.fill('#x-steps', '77');
+    await page.waitForFunction(() => /x\.steps=77/.test(location.hash));
+    // Back: Explore as it was, the page still open
+    await page.goBack();
+    await page.waitForFunction(() => document.body.dataset.currentView === 'explore');
+    assert.match(page.url(), /^http:\/\/localhost:\d+\/web\/#/, 'still the page');
+    assert.equal((await page.evaluate(() => window.__attnlab.snapshot())).variant, 'linear');
+    assert.equal(await page.inputValue('#dim-n'), '12');
+    // Forward: the Experiment view with its edit
+    await page.goForward();
+    await page.waitForFunction(() => document.body.dataset.currentView === 'experiment');
+    assert.equal((await X(page, (x) => x.config())).train.steps, 77);
+    assert.equal(await page.isHidden('#hash-warning'), true, 'nothing in the links was ignored');
+    // switching back by the tab: Explore's link carries the Experiment view's edited config
+    await page.click('#tab-explore');
+    assert.equal(await view(), 'explore');
+    assert.match(page.url(), /[#&]v=linear/);
+    assert.match(page.url(), /x\.steps=77/, `the Experiment view's config stays in Explore's link: ${page.url()}`);
+    assert.doesNotMatch(page.url(), /view=experiment/);
+    // that link opened afresh restores both views
+    const again = await newPage(t, { hash: new URL(page.url()).hash, viewport: DESKTOP });
+    assert.equal(await again.evaluate(() => document.body.dataset.currentView), 'explore');
+    assert.equal((await again.evaluate(() => window.__attnlab.snapshot())).variant, 'linear');
+    assert.equal((await X(again, (x) => x.config())).train.steps, 77);
+    assert.equal(await again.isHidden('#hash-warning'), true);
+    assertNoProblems(page);
+    assertNoProblems(again);
+  });
+
+  test('3. the estimate before training is within a generous bound of the run it estimates (runs in parallel, evaluations, starts)', async (t) => {
+    // three runs on two lanes or more, evaluated often: every part of the schedule counts
+    const hash = '#view=experiment&' + Object.entries({ task: 'copy', seqLen: 16, vocab: 8, vars: 'softmax,linear,dense', dModel: 32, heads: 2, layers: 2, dFF: 64, steps: 300, batch: 16, lr: 0.003, warmup: 10, evalEvery: 10, evalBatch: 128, seed: 3 })
+      .map(([k, v]) => `x.${k}=${v}`).join('&');
+    const page = await newPage(t, { hash, viewport: DESKTOP });
+    await page.waitForFunction(() => document.querySelector('#x-estimate').dataset.ms, null, { timeout: 60000 });
+    const estimate = Number(await page.getAttribute('#x-estimate', 'data-ms'));
+    assert.match(await page.textContent('#x-estimate'), /^Before you start: 3 runs × 300 steps, \d at a time: about .+ here \(measured: .+ at once, on this machine\)\.$/);
+    // the run as the view schedules it, from Train to its last run's end (not a bound on speed:
+    // the ratio of two times on the same machine)
+    const actual = await page.evaluate(async () => {
+      const x = window.__attnlab.experiment;
+      const t0 = performance.now();
+      document.querySelector('#x-play').click();
+      while (!x.active()) await new Promise((r) => setTimeout(r, 10));
+      while (x.active()) await new Promise((r) => setTimeout(r, 10));
+      return performance.now() - t0;
+    });
+    const ratio = estimate / actual;
+    assert.ok(ratio > 0.5 && ratio < 2, `estimated ${Math.round(estimate)} ms, took ${Math.round(actual)} ms (ratio ${ratio.toFixed(2)})`);
+    await xIdle(page);
+    // the legend's losses say their unit (nats), beside accuracy or bits per character
+    const heads = await page.$$eval('#x-legend th[scope=col]', (ths) => ths.map((th) => th.textContent));
+    assert.ok(heads.includes('train loss (nats)') && heads.includes('held-out loss (nats)'), heads.join(' | '));
+    assertNoProblems(page);
+  });
+
+  test('4. labels: the fixed pattern the page starts on is in the link and the menu names the library\'s default; an empty chart has a plain axis clear of its title; losses say nats', async (t) => {
+    const page = await newPage(t, { hash: '#v=fixed', viewport: DESKTOP });
+    assert.equal(await page.inputValue('#opt-pattern'), 'previous');
+    assert.match(page.url(), /o\.fixed\.pattern=previous/, `the link records the pattern that ran: ${page.url()}`);
+    const labels = await page.$$eval('#opt-pattern option', (os) => Object.fromEntries(os.map((o) => [o.value, o.textContent])));
+    assert.equal(labels.current, 'current (library default)');
+    assert.equal(labels.previous, 'previous');
+    // a link with another pattern keeps it
+    const next = await newPage(t, { hash: '#v=fixed&o.fixed.pattern=next', viewport: DESKTOP });
+    assert.equal(await next.inputValue('#opt-pattern'), 'next');
+    assert.match(next.url(), /o\.fixed\.pattern=next/);
+    assert.doesNotMatch(next.url(), /pattern=previous/);
+
+    // your own text, not typed yet: the charts are empty
+    const x = await newPage(t, { hash: '#view=experiment&x.task=text&x.source=own&x.vars=softmax,linear', viewport: DESKTOP });
+    await x.waitForFunction(() => document.querySelectorAll('#x-curves svg').length === 2);
+    const charts = await x.$$eval('#x-curves svg', (svgs) => svgs.map((svg) => {
+      const texts = [...svg.querySelectorAll('text')];
+      const title = texts.find((tx) => /rotate/.test(tx.getAttribute('transform') ?? ''));
+      const tb = title.getBoundingClientRect();
+      const yTicks = texts.filter((tx) => tx.getAttribute('text-anchor') === 'end');
+      return { title: title.textContent, titleRight: tb.right, ticks: yTicks.map((tx) => ({ text: tx.textContent, left: tx.getBoundingClientRect().left })) };
+    }));
+    for (const c of charts) {
+      assert.ok(c.ticks.length >= 2, `${c.title}: a y axis with ticks`);
+      for (const tk of c.ticks) {
+        assert.doesNotMatch(tk.text, /e-/, `${c.title}: a plain tick, not ${tk.text}`);
+        assert.ok(tk.left >= c.titleRight, `${c.title}: tick ${tk.text} (left ${tk.left}) clear of the axis title (right ${c.titleRight})`);
+      }
+    }
+    assert.equal(charts[0].title, 'cross-entropy (nats)');
+    assertNoProblems(page);
+    assertNoProblems(next);
+    assertNoProblems(x);
+  });
+
+  test('4. maps: Tab onto the y heatmap opens no tooltip over A (the read-out says the cell; the arrows open it); the enlarged map has its colour legend; a bad cell is said once', async (t) => {
+    const page = await newPage(t, { viewport: DESKTOP });
+    await page.focus('#output-map canvas.hm-canvas');
+    const tip = () => page.evaluate(() => window.__attnlab.tooltip());
+    assert.equal((await tip()).visible, false, 'no tooltip on arriving by Tab');
+    assert.match(await page.textContent('#output-map'), /y\[0, 0\]/, 'the read-out names the cell');
+    await page.keyboard.press('ArrowRight');
+    assert.equal((await tip()).visible, true, 'the arrows open it');
+    assert.match((await tip()).text, /y\[0, 1\]/);
+    // a cell typed as no number: one message, in the editor's notation
+    const cell = page.locator('input.cell[data-array="q"][data-index="1"]');
+    await cell.fill('abc');
+    await cell.press('Enter');
+    await page.waitForFunction(() => !document.querySelector('#cell-error').hidden);
+    await page.evaluate(() => window.__attnlab.idle());
+    const said = await page.evaluate(() => [...document.querySelectorAll('[role=alert]')].filter((e) => !e.hidden && e.textContent.trim()).map((e) => e.textContent));
+    assert.equal(said.filter((x) => /abc|NaN|q\[0/.test(x)).length, 1, `one message names the cell: ${JSON.stringify(said)}`);
+    assert.ok(said.every((x) => !/q\[0\]\[1\]|index 1/.test(x)), `one notation: ${JSON.stringify(said)}`);
+
+    // the Experiment view: a tiny run, then a map enlarged
+    const x = await newPage(t, { hash: '#view=experiment&x.task=copy&x.seqLen=8&x.vocab=6&x.vars=softmax&x.dModel=16&x.heads=2&x.layers=1&x.dFF=32&x.steps=20&x.batch=8&x.evalEvery=10&x.evalBatch=16&x.seed=3', viewport: DESKTOP });
+    await x.click('#x-play');
+    await xIdle(x);
+    await x.click('#x-inspect canvas.x-map');
+    await x.waitForFunction(() => document.querySelector('#x-map-dialog').open);
+    const legend = x.locator('#x-map-dialog .legend');
+    assert.equal(await legend.count(), 1, 'a colour legend in the dialog');
+    assert.match(await legend.textContent(), /attention weight/);
+    assert.equal(await x.locator('#x-map-dialog .legend canvas.legend-bar').count(), 1);
+    assertNoProblems(page);
+    assertNoProblems(x);
+  });
 });

@@ -487,4 +487,6 @@ export function decodeConfig(hash, ignored = []) {
 }
 
 /** The view a hash asks for: 'experiment' or 'explore' (every link made before the views existed). */
+/** Whether a hash holds any of the Experiment view's keys (x.…). */
+export const hasExperimentKeys = (hash) => /(^|[#&])x\./.test(hash);
 export const viewOfHash = (hash) => (/(^|[#&])view=experiment(&|$)/.test(hash) ? 'experiment' : 'explore');

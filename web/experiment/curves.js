@@ -79,7 +79,7 @@ export function curveSvgs(runs, cfg, xAxis, width = 480, chance = null) {
   return {
     // the y range stops at the first evaluations' loss: an over-fitting held-out loss that keeps
     // rising would otherwise flatten every other curve (the table has the exact numbers)
-    loss: lineChart({ width, title: 'Loss: training (solid), held-out (dashed)', subtitle: width < 420 ? 'training: mean since the last evaluation' : 'training: the mean over the steps since the last evaluation', xLabel, yLabel: 'cross-entropy', series: loss, xMax, yMax: firstLoss * 1.05, colors }),
+    loss: lineChart({ width, title: 'Loss: training (solid), held-out (dashed)', subtitle: width < 420 ? 'training: mean since the last evaluation' : 'training: the mean over the steps since the last evaluation', xLabel, yLabel: 'cross-entropy (nats)', series: loss, xMax, yMax: firstLoss * 1.05, colors }),
     accuracy: isText
       ? lineChart({ width, title: 'Held-out bits per character (lower is better)', xLabel, yLabel: 'bits/char', series: second, xMax, colors, refs })
       : lineChart({ width, title: 'Held-out accuracy', xLabel, yLabel: '%', series: second, xMax, yMax: 100, colors, yFormat: (v) => `${v}`, refs }),
@@ -136,7 +136,7 @@ export class CurvesPanel {
     const isText = cfg?.task === 'text';
     const seeds = cfg?.seeds ?? 1;
     // the held-out measure and the verdict come first: on a phone they are what shows
-    const heads = ['variant', ...(seeds > 1 ? ['seed'] : []), isText ? 'held-out bits/char' : 'held-out acc.', isText ? null : 'verdict', 'status', 'step', 'train loss', 'held-out loss', 'ms/step', 'time', 'parameters'].filter(Boolean);
+    const heads = ['variant', ...(seeds > 1 ? ['seed'] : []), isText ? 'held-out bits/char' : 'held-out acc.', isText ? null : 'verdict', 'status', 'step', 'train loss (nats)', 'held-out loss (nats)', 'ms/step', 'time', 'parameters'].filter(Boolean);
     const head = el('tr', {}, ...heads.map((t) => el('th', { scope: 'col', text: t })));
     const rows = runs.map((r) => {
       const last = r.history.at(-1);

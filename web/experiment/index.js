@@ -47,6 +47,12 @@ const fmtTime = (ms) => (!Number.isFinite(ms) ? '–' : ms < 60000 ? `${Math.max
 /** The x.* part of the hash: the running config while runs train (the form is locked then). */
 export const experimentHash = () => `view=experiment&${encodeConfig(runner?.active ? runner.cfg : cfg)}`;
 
+/** The view's keys for Explore's link: '' while the config is the default one (a short link). */
+export function experimentKeys() {
+  const keys = encodeConfig(runner?.active ? runner.cfg : cfg);
+  return keys === encodeConfig(defaultConfig()) ? '' : keys;
+}
+
 /** The task of the form's config, when it can be made now (not a corpus still on its way). */
 function formTask() {
   try {
@@ -171,17 +177,30 @@ function afterTraining() {
 
 // ---- the estimate: how long the config takes here, measured before it starts
 
-let probeClient = null;
+let probeClients = []; // as many as will train at once: the probe times steps under their contention
 let probeTimer = null;
 let probeSeq = 0;
 let probesInFlight = 0;
-const probeCache = new Map(); // a model's shape -> { msPerStep } | { error }
+const probeCache = new Map(); // a model's shape -> { msPerStep, evalMs } | { error }
 
-function probeKey(name, task) {
-  return JSON.stringify([name, cfg.model, cfg.train.batch, cfg.build, task.vocab, task.seqLen]);
+function probeKey(name, task, lanes, evalSeqs) {
+  // the task's knobs, not its options (the corpus's would put 4 MB into the key)
+  return JSON.stringify([name, cfg.model, cfg.train.batch, cfg.build, cfg.task, cfg.knobs, cfg.source, typeof task.sample === 'function', task.vocab, task.seqLen, lanes, evalSeqs]);
 }
 
-/** Measures (in a worker) a few training steps of each variant of the form's config, then says how long the whole run takes here. */
+function stopProbes() {
+  for (const c of probeClients) c.terminate();
+  probeClients = [];
+}
+
+/** How many held-out sequences a run evaluates each time (train.js: evalWindows, heldOutWindows or evalBatch). */
+function evalSeqsOf(task) {
+  if (!task) return cfg.task === 'text' ? 128 : cfg.train.evalBatch; // the corpus on its way: its 128 windows
+  const set = typeof task.evalWindows === 'function' ? task.evalWindows() : typeof task.heldOutWindows === 'function' ? task.heldOutWindows() : null;
+  return set ? set.tokens.length / task.seqLen : cfg.train.evalBatch;
+}
+
+/** Measures (in workers) a few training steps of each variant of the form's config, then says how long the whole run takes here. */
 function scheduleEstimate() {
   clearTimeout(probeTimer);
   probeTimer = setTimeout(estimate, 350);
@@ -191,6 +210,7 @@ async function estimate() {
   probeTimer = null;
   if (!shown || runner.active) return;
   const box = $('#x-estimate');
+  delete box.dataset.ms; // set again once this config is measured
   if (problem) {
     box.textContent = '';
     return;
@@ -201,25 +221,35 @@ async function estimate() {
   const shape = task ?? { vocab: 64, seqLen: cfg.knobs.seqLen, options: {} };
   const runs = runList(cfg);
   const names = [...new Set(runs.map((r) => r.name))];
-  const todo = names.filter((n) => !probeCache.has(probeKey(n, shape)));
+  const lanes = Math.min(maxParallel(), runs.length);
+  const evalSeqs = evalSeqsOf(task);
+  const key = (n) => probeKey(n, shape, lanes, evalSeqs);
+  const todo = names.filter((n) => !probeCache.has(key(n)));
   if (todo.length) {
     const recorded = names.map((n) => recordedMsPerStep(cfg.task, n));
-    box.textContent = recorded.every((x) => x != null) ? `${describeEstimate(runs, Object.fromEntries(names.map((n, i) => [n, recorded[i]])), 'from the recorded study\'s ms per step, on its machine')}; measuring here…` : 'Estimating how long this takes here: timing a few training steps of each variant…';
-    probeClient ??= new TrainClient(() => {});
+    box.textContent = recorded.every((x) => x != null) ? `${describeEstimate(runs, Object.fromEntries(names.map((n, i) => [n, { msPerStep: recorded[i] }])), 'from the recorded study\'s ms per step, on its machine')}; measuring here…` : 'Estimating how long this takes here: timing a few training steps of each variant…';
+    while (probeClients.length < lanes) probeClients.push(new TrainClient(() => {}));
     try {
       const probeRuns = todo.map((name) => ({ name, config: modelConfig(cfg, { vocab: shape.vocab, seqLen: shape.seqLen, causal: true }, name) }));
+      // the run's own task when it can be made now (not the corpus on its way): its sampling and building are timed too
+      const msg = { build: cfg.build, task: task ? { name: cfg.task, options: task.options } : { vocab: shape.vocab, seqLen: shape.seqLen }, batch: cfg.train.batch, runs: probeRuns, steps: 3, evalSeqs };
       probesInFlight++;
-      const { results } = await probeClient.call('probe', { build: cfg.build, task: { vocab: shape.vocab, seqLen: shape.seqLen }, batch: cfg.train.batch, runs: probeRuns, steps: 3 }).finally(() => probesInFlight--);
-      for (const r of results) probeCache.set(probeKey(r.name, shape), r.error ? { error: r.error } : { msPerStep: r.msPerStep });
+      // every lane times every variant at once, as the runs will share the cores
+      const answers = await Promise.all(probeClients.slice(0, lanes).map((c) => c.call('probe', msg))).finally(() => probesInFlight--);
+      const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+      todo.forEach((name, i) => {
+        const each = answers.map((a) => a.results[i]);
+        const failed = each.find((r) => r.error);
+        probeCache.set(key(name), failed ? { error: failed.error } : { msPerStep: mean(each.map((r) => r.msPerStep)), evalMs: mean(each.map((r) => r.evalMs)), startMs: mean(each.map((r) => r.startMs)) });
+      });
     } catch (err) {
       if (seq === probeSeq) box.textContent = `Could not time a training step here (${err.message}).`;
-      probeClient?.terminate();
-      probeClient = null;
+      stopProbes();
       return;
     }
   }
   if (seq !== probeSeq || runner.active) return;
-  const measured = Object.fromEntries(names.map((n) => [n, probeCache.get(probeKey(n, shape))]));
+  const measured = Object.fromEntries(names.map((n) => [n, probeCache.get(key(n))]));
   const bad = names.filter((n) => measured[n]?.error);
   probeProblem = bad.length ? { field: null, message: bad.map((n) => `${labelOf(n)}: the binding refuses this model: ${measured[n].error.code} ${measured[n].error.message}`).join('; ') } : null;
   if (probeProblem) {
@@ -227,28 +257,37 @@ async function estimate() {
     $('#x-config-error').textContent = probeProblem.message;
     box.textContent = '';
   } else {
-    box.textContent = `${describeEstimate(runs, Object.fromEntries(names.map((n) => [n, measured[n].msPerStep])), 'measured: a few training steps of each variant on this machine')}.`;
+    box.textContent = `${describeEstimate(runs, measured, `measured: a few training steps and an evaluation of each variant, ${lanes} at once, on this machine`)}.`;
+    box.dataset.ms = String(estimateMs(runs, measured));
   }
   updateButtons();
 }
 
+/** Milliseconds a run's worker takes to start and load its binding (its task and model are measured). */
+const START_MS = 300;
+
 /**
- * "5 runs × 400 steps, 2 at a time: about 45 s here": each run's steps at its variant's ms per
- * step plus its evaluations (a forward pass of the held-out sequences, about a third of a
- * training step per sequence), run as the runner does (the queue in order, maxParallel at once).
+ * How long the runs take, scheduled as the runner does (the queue in order, maxParallel at
+ * once): each run's start, its steps at its variant's ms per step, and its evaluations (measured;
+ * from the recorded study, which has no evaluation time, about a third of a training step per
+ * sequence). measured: { name: { msPerStep, evalMs? } }.
  */
-function describeEstimate(runs, msPerStep, how) {
-  const P = maxParallel();
+function estimateMs(runs, measured) {
   const t = cfg.train;
   const evals = Math.ceil(t.steps / t.evalEvery);
-  const evalMs = (name) => msPerStep[name] * (Math.min(t.evalBatch, 128 * 4) / t.batch) * 0.35;
-  const lanes = new Array(Math.min(P, runs.length)).fill(0);
+  const evalMs = (name) => measured[name].evalMs ?? measured[name].msPerStep * (Math.min(t.evalBatch, 128 * 4) / t.batch) * 0.35;
+  const lanes = new Array(Math.min(maxParallel(), runs.length)).fill(0);
   for (const r of runs) {
     const i = lanes.indexOf(Math.min(...lanes));
-    lanes[i] += 400 + msPerStep[r.name] * t.steps + evals * evalMs(r.name);
+    lanes[i] += START_MS + (measured[r.name].startMs ?? 100) + measured[r.name].msPerStep * t.steps + evals * evalMs(r.name);
   }
-  const total = Math.max(...lanes);
-  return `Before you start: ${plural(runs.length, 'run')} × ${t.steps} steps, ${Math.min(P, runs.length)} at a time: about ${fmtTime(total)} here (${how})`;
+  return Math.max(...lanes);
+}
+
+/** "Before you start: 5 runs × 400 steps, 2 at a time: about 45 s here (how)". */
+function describeEstimate(runs, measured, how) {
+  const P = maxParallel();
+  return `Before you start: ${plural(runs.length, 'run')} × ${cfg.train.steps} steps, ${Math.min(P, runs.length)} at a time: about ${fmtTime(estimateMs(runs, measured))} here (${how})`;
 }
 
 // ---- the form, the runs
@@ -330,11 +369,9 @@ async function play() {
   clearTimeout(probeTimer);
   probeTimer = null;
   probeSeq++;
-  if (probeClient?.pending?.size) {
-    probeClient.terminate();
-    probeClient = null;
-  }
+  if (probeClients.some((c) => c.pending?.size)) stopProbes();
   $('#x-estimate').textContent = '';
+  delete $('#x-estimate').dataset.ms;
   runner.start(run, task);
   wasActive = true;
   inspect.clear('Training… the maps appear when every variant has finished.');
@@ -346,11 +383,14 @@ async function play() {
 /** Applies a hash's config (a link); returns what it could not use ({ key, text, why }). */
 export function loadExperimentHash(hash) {
   const ignored = [];
+  // the config it holds already (Back and Forward between the views): nothing to load
+  const next = decodeConfig(hash, ignored);
+  if (encodeConfig(next) === encodeConfig(runner.active ? runner.cfg : cfg)) return ignored;
   if (runner.active) {
     // a link typed over a running experiment would drop its models: it waits, and says so
     return [{ key: 'x.*', text: 'all of it', why: 'a run is training: Cancel or Reset it, then open the link again' }];
   }
-  cfg = decodeConfig(hash, ignored);
+  cfg = next;
   form.render(cfg);
   form.read();
   return ignored;

@@ -197,8 +197,11 @@ export class InspectPanel {
       const c = cellAt(canvas, e, n, layout);
       if (c) readout.textContent = `position ${c[0]} (${names[c[0]]}) → position ${c[1]} (${names[c[1]]}): ${fmtTick(A[c[0] * n + c[1]])}`;
     });
+    // the colours' scale, as beside the grid: the enlarged map shares it with every other map
+    const legend = el('div', { class: 'legend x-map-large-legend' });
+    drawLegend(legend, { lut: SEQUENTIAL, width: 160, vmin: 0, vmax, label: 'attention weight, every map', shared: true });
     d.querySelector('.x-dialog-title').textContent = `${SPEC_BY_NAME[run.name]?.label ?? run.name} — ${title}`;
-    d.querySelector('.x-dialog-body').replaceChildren(el('div', { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': 'The map, enlarged' }, canvas), readout);
+    d.querySelector('.x-dialog-body').replaceChildren(legend, el('div', { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': 'The map, enlarged' }, canvas), readout);
     d.showModal();
   }
 }

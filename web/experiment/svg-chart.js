@@ -30,15 +30,17 @@ const textWidth = (t) => String(t).length * 6.6;
 
 function frame({ width, height, title, subtitle, xLabel, yLabel, xMax, yMin, yMax, colors, yFormat = fmt, xFormat = fmt }) {
   const xTicks = ticks(0, xMax, width < 400 ? 4 : 5);
+  const yTicks = ticks(yMin, yMax, 4);
+  // left: the rotated y title (to x = 18), a gap, then the widest y tick label, so none overlap;
   // the last x tick is centred on the plot's right edge: leave room for half of it
-  const m = { l: 48, r: Math.max(12, Math.ceil(textWidth(xFormat(xTicks.at(-1) ?? 0)) / 2) + 4), t: subtitle ? 38 : 24, b: 38 };
+  const m = { l: Math.max(48, Math.ceil(24 + Math.max(...yTicks.map((v) => textWidth(yFormat(v)))) + 5)), r: Math.max(12, Math.ceil(textWidth(xFormat(xTicks.at(-1) ?? 0)) / 2) + 4), t: subtitle ? 38 : 24, b: 38 };
   const w = width - m.l - m.r, h = height - m.t - m.b;
   const X = (x) => m.l + (xMax > 0 ? (x / xMax) * w : 0);
   const Y = (y) => m.t + h - ((y - yMin) / (yMax - yMin || 1)) * h;
   const parts = [`<rect width="${width}" height="${height}" fill="${colors.bg}"/>`,
     `<text x="8" y="15" font-weight="600" fill="${colors.fg}">${esc(title)}</text>`];
   if (subtitle) parts.push(`<text x="8" y="29" fill="${colors.muted}">${esc(subtitle)}</text>`);
-  for (const v of ticks(yMin, yMax, 4)) {
+  for (const v of yTicks) {
     parts.push(`<line x1="${m.l}" x2="${m.l + w}" y1="${r2(Y(v))}" y2="${r2(Y(v))}" stroke="${colors.grid}"/>`,
       `<text x="${m.l - 5}" y="${r2(Y(v) + 4)}" text-anchor="end" fill="${colors.muted}">${esc(yFormat(v))}</text>`);
   }
@@ -67,7 +69,8 @@ const wrapSvg = (width, height, label, parts) =>
 export function lineChart({ width = 480, height = 280, title, subtitle, xLabel, yLabel, series, yMin = 0, yMax, xMax, colors, yFormat, xFormat, empty = 'no data yet', refs = [] }) {
   const all = series.flatMap((s) => s.points).filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y));
   const xm = xMax ?? Math.max(1e-9, ...all.map((p) => p[0]));
-  const ym = yMax ?? Math.max(yMin + 1e-9, ...all.map((p) => p[1]), ...refs.map((r) => r.y * 1.1));
+  // with nothing to draw yet (and no given top), a plain 0..1 axis rather than a sliver of 1e-9
+  const ym = yMax ?? (all.length || refs.length ? Math.max(yMin + 1e-9, ...all.map((p) => p[1]), ...refs.map((r) => r.y * 1.1)) : yMin + 1);
   const f = frame({ width, height, title, subtitle, xLabel, yLabel, xMax: xm, yMin, yMax: ym, colors, yFormat, xFormat });
   if (!all.length) f.parts.push(`<text x="${f.m.l + f.w / 2}" y="${f.m.t + f.h / 2}" text-anchor="middle" fill="${colors.muted}">${esc(empty)}</text>`);
   for (const r of refs) {
