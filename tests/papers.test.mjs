@@ -6,7 +6,9 @@ import { PAPERS } from '../scripts/study/papers.mjs';
 
 const row = (id) => PAPERS.find((p) => p.id === id);
 const recall = (cells) => ({ headline: { recall: { variants: Object.fromEntries(Object.entries(cells).map(([v, [learned, n]]) => [v, { learned, n }])) } } });
-const text = (bpc) => ({ headline: { text: { variants: Object.fromEntries(Object.entries(bpc).map(([v, mean]) => [v, { mean }])) } } });
+// text summaries carry the n-gram lines; a 4-gram at 2.5 leaves these made-up models below it
+const NGRAM = { windows: { 2: 3.3, 3: 2.9, 4: 2.5, 5: 2.3 } };
+const text = (bpc, ngram = NGRAM) => ({ ngram, headline: { text: { variants: Object.fromEntries(Object.entries(bpc).map(([v, mean]) => [v, { mean }])) } } });
 
 test('L1 (Long Range Arena), lookup half: linear learning recall on fewer seeds than softmax agrees; as many disagrees', () => {
   assert.equal(row('L1').verdict(recall({ softmax: [5, 5], linear: [0, 5] })), 'lookup: agrees (linear behind)');
@@ -20,9 +22,9 @@ test('L1: no lookup verdict when softmax never learned recall or a side was not 
 });
 
 test('L1, text half: a kernel is level unless its interval lies wholly above softmax\'s; without intervals it is not judged', () => {
-  const both = (bpc, cells) => ({ headline: { ...text(bpc).headline, ...recall(cells).headline } });
+  const both = (bpc, cells) => ({ ngram: NGRAM, headline: { ...text(bpc).headline, ...recall(cells).headline } });
   const iv = (mean, half) => ({ mean, lo: mean - half, hi: mean + half });
-  const withIntervals = { headline: { text: { variants: { softmax: iv(2.15, 0.02), linear: iv(2.22, 0.02), efficient: iv(2.16, 0.02), taylor: iv(2.10, 0.02) } } } };
+  const withIntervals = { ngram: NGRAM, headline: { text: { variants: { softmax: iv(2.15, 0.02), linear: iv(2.22, 0.02), efficient: iv(2.16, 0.02), taylor: iv(2.10, 0.02) } } } };
   assert.equal(row('L1').verdict(withIntervals), 'text: agrees for efficient, taylor; text: disagrees for linear (interval wholly above softmax\'s)');
   // one seed: no interval, so no text verdict even for a kernel far behind
   assert.equal(row('L1').verdict(text({ softmax: 2.15, linear: 3.0 })), 'not comparable');
@@ -62,3 +64,38 @@ test('S4 (Synthesizer, pretraining): each half of the finding gets its own verdi
   assert.equal(row('S4').verdict({}), 'not comparable');
 });
 
+
+test('the rule: a text finding is not judged while no model is below the 4-gram line', () => {
+  const above = { windows: { 4: 1.99 } };
+  for (const id of ['S2', 'K1']) {
+    assert.equal(row(id).verdict(text({ softmax: 2.15, random: 2.05, dense: 2.12, linear: 2.22 }, above)),
+      'not comparable yet: no model is below the 4-gram line (1.990 bits/char; the best, 2.050)', id);
+  }
+  const iv = (mean, half) => ({ mean, lo: mean - half, hi: mean + half });
+  assert.equal(row('L1').verdict({ ngram: above, headline: { text: { variants: { softmax: iv(2.15, 0.02), linear: iv(2.22, 0.02), efficient: iv(2.16, 0.02), taylor: iv(2.48, 0.02) } } } }),
+    'text: not comparable yet: no model is below the 4-gram line (1.990 bits/char; the best, 2.150)');
+  assert.equal(row('S2').verdict(text({ softmax: 2.0, random: 2.1, dense: 2.05 }, null)), 'not comparable (no n-gram line recorded)');
+});
+
+test('the rule: a pretraining finding is not judged without a positive control (some gain wholly above 0)', () => {
+  const gains = (g) => ({ transfer: { variants: Object.fromEntries(Object.entries(g).map(([v, [mean, lo, hi]]) => [v, { gain: { mean, lo, hi }, finetuned: { mean: 0.3, lo: 0.28, hi: 0.32 } }])) } });
+  // the recorded study: softmax -2.6 [-6.5, 1.3], random -17.3 [-19.7, -14.8], linear +8.7 across 0
+  assert.equal(row('S4').verdict(gains({ softmax: [-0.026, -0.065, 0.013], random: [-0.173, -0.197, -0.148], linear: [0.087, -0.02, 0.19] })),
+    'no positive control: not comparable yet (no variant gains from pretraining, interval above 0)');
+});
+
+test('S1 (Synthesizer WMT) is judged on copy and reverse, its analogue here', () => {
+  const pos = (cells) => ({ headline: { copy: recall(cells).headline.recall, reverse: recall(cells).headline.recall } });
+  // the recorded study: softmax, random, dense 5/5 on each; frozen 0/5; the mixture 4/5 on each
+  assert.equal(row('S1').verdict(pos({ softmax: [5, 5], random: [5, 5], dense: [5, 5], 'random-frozen': [0, 5], mixture: [4, 5] })),
+    'agrees for Random and Dense; agrees for Fixed Random (0 of 10); disagrees for the mixture (8 of 10 against softmax\'s 10)');
+  assert.match(row('S1').ours(pos({ softmax: [5, 5], random: [5, 5], dense: [5, 5], 'random-frozen': [0, 5], mixture: [4, 5] })), /^softmax 10\/10, random 10\/10, dense 10\/10, random-frozen 0\/10, mixture 8\/10 seeds/);
+  assert.equal(row('S1').verdict(pos({ softmax: [5, 5], random: [3, 5], dense: [5, 5], 'random-frozen': [0, 5] })), 'agrees for Dense; disagrees for Random (6 of 10 against 10); agrees for Fixed Random (0 of 10)');
+  assert.equal(row('S1').verdict(text({ softmax: 2.0 })), 'not comparable');
+});
+
+test('Z2 (Zoology) says its verdict is at this study\'s budget', () => {
+  assert.equal(row('Z2').verdict({ capacity: { verdict: 'disagrees: softmax itself did not solve every cell' } }),
+    'disagrees: softmax itself did not solve every cell (recall at this study\'s budget: not Zoology\'s budget)');
+  assert.equal(row('Z2').verdict({}), 'not comparable');
+});

@@ -80,12 +80,25 @@ function stateFloats(variant, seqLen, dh) {
   }
 }
 
+/**
+ * The text task's character n-gram lines on the test chapters (experiments/ngram.json, written
+ * by scripts/study/ngram-lines.mjs): { windows: { order: bits }, full: { order: bits } }, or null.
+ */
+function ngramLinesRecorded() {
+  const file = new URL('../../experiments/ngram.json', import.meta.url);
+  if (!existsSync(file)) return null;
+  const r = JSON.parse(readFileSync(file, 'utf8'));
+  const pick = (how) => Object.fromEntries(r.orders.map((o) => [o, r.heldout[o][how]]));
+  return { windows: pick('windows'), full: pick('full'), orders: r.orders };
+}
+
 export function summarize(result) {
   const s = {
     date: result.lastJob?.at ?? result.updated ?? result.started, commit: result.lastJob?.commit ?? result.commit,
     dirty: result.lastJob?.dirty ?? result.dirty, machine: result.machine, build: result.build,
     stepsScale: result.stepsScale ?? 1, protocol: result.protocol, phaseMs: result.phaseMs, headline: {}, timing: {},
   };
+  s.ngram = ngramLinesRecorded();
   const jobs = jobsOf(result);
   for (const j of jobs.filter((x) => x.kind === 'timing' && !x.error)) (s.timing[j.task.name] ??= {})[j.variant] = j.msPerStep;
   for (const task of [...HEADLINE_TASKS]) {
@@ -303,7 +316,7 @@ function sweepTable(task, t) {
   return rows.join('\n');
 }
 
-function curvesChart(task, t, result) {
+function curvesChart(task, t, result, ngram = null) {
   const text = task === 'text';
   const panels = [];
   for (const v of Object.keys(t.variants)) {
@@ -321,8 +334,20 @@ function curvesChart(task, t, result) {
     subtitle: `mean of ${t.variants.softmax?.n ?? 5} seeds, band: 95 % interval; each variant at its own learning rate; evaluated every ${t.evalEvery} steps${text ? ' (on 128 test windows)' : ''}`,
     kind: 'line', columns: 4, legend: 'none', panels,
     x: { label: 'step', min: 0 }, y: text ? { label: 'bits/char' } : { label: 'held-out accuracy', min: 0, max: 1, format: (v) => `${Math.round(100 * v)} %` },
-    refs: Number.isFinite(chance) ? [{ y: chance, label: text ? 'uniform guess' : 'chance' }] : [],
+    refs: [...(Number.isFinite(chance) ? [{ y: chance, label: text ? 'uniform guess' : 'chance' }] : []), ...(text ? ngramRefs(ngram) : [])],
   });
+}
+
+/** The n-gram lines as chart refs (the study's windows scoring), or none when not recorded. */
+function ngramRefs(ngram) {
+  return ngram ? ngram.orders.filter((o) => o >= 3).map((o) => ({ y: ngram.windows[o], label: `${o}-gram` })) : [];
+}
+
+/** The n-gram lines in words, beside a text table. */
+function ngramSentence(ngram) {
+  if (!ngram) return 'No n-gram lines are recorded (node scripts/study/ngram-lines.mjs writes experiments/ngram.json).';
+  const line = (how) => ngram.orders.map((o) => `${o}-gram ${num(ngram[how][o])}`).join(' · ');
+  return `The n-gram lines on the same test characters (interpolated Witten–Bell, fitted on the training chapters only; experiments/ngram.json): in the study's 64-character windows, as every number above is scored, ${line('windows')}; with full context (each character after all of its order − 1 predecessors) ${line('full')} bits/char. A model above the 4-gram line has learnt no more than local statistics.`;
 }
 
 function sweepCharts(s) {
@@ -413,7 +438,7 @@ function wallChart(s, result) {
   return lineChart({
     title: 'Text: test bits per character against training time',
     subtitle: 'seqLen 64; time = steps x ms/step measured alone (the timing pass), evaluations left out; mean of seeds',
-    x: { label: 'training time, seconds (one thread)' }, y: { label: 'bits per character' }, series,
+    x: { label: 'training time, seconds (one thread)' }, y: { label: 'bits per character' }, series, refs: ngramRefs(s.ngram),
   });
 }
 
@@ -459,9 +484,10 @@ export function writeReport(result, out, { quick = false, recorded = null } = {}
     const chance = t.chance ? `chance: ${task === 'text' ? `${num(t.chance.value)} bits/char` : `${pct(t.chance.value)} %`} (${t.chance.why})` : '';
     const st = t.settings ?? {};
     md.push(`## ${task}`, '', `${chance}. Model: dModel ${st.dModel}, ${st.heads} heads, ${st.layers} layers, dFF ${st.dFF}; ${st.steps} steps of batch ${st.batch}, warmup ${st.warmup}.`, '', headlineTable(task, t), '');
+    if (task === 'text') md.push(ngramSentence(s.ngram), '');
     if (!quick) {
       md.push(`Learning-rate sweep (validation ${task === 'text' ? 'bits per character' : 'accuracy %'}, one seed):`, '', sweepTable(task, t), '');
-      plots[`curves-${task}.svg`] = curvesChart(task, t, result);
+      plots[`curves-${task}.svg`] = curvesChart(task, t, result, s.ngram);
       md.push(`![${task}: learning curves](curves-${task}.svg)`, '');
     }
     const ent = Object.entries(t.variants).filter(([, e]) => e.rowEntropy);
