@@ -96,6 +96,6 @@ test('S1 (Synthesizer WMT) is judged on copy and reverse, its analogue here', ()
 
 test('Z2 (Zoology) says its verdict is at this study\'s budget', () => {
   assert.equal(row('Z2').verdict({ capacity: { verdict: 'disagrees: softmax itself did not solve every cell' } }),
-    'disagrees: softmax itself did not solve every cell (recall at this study\'s budget: not Zoology\'s budget)');
+    'not Zoology\'s budget (recall at this study\'s, 2,000 steps: disagrees: softmax itself did not solve every cell)');
   assert.equal(row('Z2').verdict({}), 'not comparable');
 });

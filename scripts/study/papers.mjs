@@ -193,7 +193,8 @@ export const PAPERS = [
     source: 'the official repository (HazyResearch/zoology, figure2 config at 66f4918 and its figure; the training defaults from zoology/config.py at 0a76ef2); read off the figure, no table exists',
     claim: 'attention solves MQAR at every width; fixed-state models need width that grows with the number of pairs',
     ours: (s) => (s.capacity?.summary ?? 'n/a'),
-    verdict: (s) => (s.capacity?.verdict ? `${s.capacity.verdict} (recall at this study's budget: not Zoology's budget)` : 'not comparable'),
+    // judged at this study's budget, which is not Zoology's: the word is that, with what it read
+    verdict: (s) => (s.capacity?.verdict ? `not Zoology's budget (recall at this study's, 2,000 steps: ${s.capacity.verdict})` : 'not comparable'),
     why: 'the same task in design; attnlab\'s runs are far shorter (2,000 steps of 32 fresh sequences: 64 k, against up to 10 M presentations of Zoology\'s 100 k) and its fixed-state models are linear attention, not gated convolutions',
   },
   {
