@@ -76,6 +76,8 @@ export function curveSvgs(runs, cfg, xAxis, width = 480, chance = null) {
   const refs = chance && Number.isFinite(chance.value)
     ? [{ y: chance.bits ? chance.value : chance.value * 100, label: chance.bits ? `uniform guess ${chance.value.toFixed(2)}` : `chance ${(chance.value * 100).toFixed(1)} %` }]
     : [];
+  // text on the corpus: the n-gram lines (a model above the 4-gram's has learnt local statistics only)
+  for (const o of (chance?.ngram?.orders ?? []).filter((k) => k >= 3)) refs.push({ y: chance.ngram.bits[o], label: `${o}-gram ${chance.ngram.bits[o].toFixed(2)}` });
   return {
     // the y range stops at the first evaluations' loss: an over-fitting held-out loss that keeps
     // rising would otherwise flatten every other curve (the table has the exact numbers)

@@ -142,7 +142,8 @@ function renderErrors() {
 
 /** The chance level of the runs' task (or the form's, before any run). */
 function chanceNow() {
-  const task = runner.task ?? formTask();
+  // the runs' task while there are runs; after a reset, the form's (the runs' may be another text)
+  const task = (runner.runs.length ? runner.task : null) ?? formTask();
   return task ? chanceOf(task) : null;
 }
 

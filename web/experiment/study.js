@@ -28,9 +28,22 @@ export const headlineOf = (task) => (data && !data.missing ? data.headline?.[tas
 const pct0 = (x) => `${Math.round(100 * x)}`;
 
 /**
+ * The character n-gram lines of the corpus's test chapters, scored as the study scores its models
+ * (64-character windows; experiments/ngram.json through the summary): { orders, bits: { order:
+ * bits } } for the text task on the corpus at seqLen 64, else null (another text, or windows of
+ * another length, would have other lines).
+ */
+export function ngramOf(task) {
+  const n = data && !data.missing ? data.ngram : null;
+  if (!n || task?.name !== 'text' || !task.options?.corpus || task.seqLen !== 64) return null;
+  return { orders: n.orders, bits: n.windows };
+}
+
+/**
  * The chance level of a task: the summary's when the run is the study's task, else the same
  * rule (scripts/study/plan.mjs's chanceOf) on the run's own task. Accuracy tasks: { value (a
- * fraction), why }; text: { value (bits per character of a uniform guess), why, bits: true }.
+ * fraction), why }; text: { value (bits per character of a uniform guess), why, bits: true,
+ * ngram (ngramOf) }.
  */
 export function chanceOf(task, sameTask = false) {
   const h = headlineOf(task.name);
@@ -41,7 +54,7 @@ export function chanceOf(task, sameTask = false) {
     case 'recall':
       return { value: 1 / task.options.pairs, why: `one of the ${task.options.pairs} values of the sequence` };
     case 'text':
-      return { value: Math.log2(task.vocab), why: `a uniform guess over ${task.vocab} characters`, bits: true };
+      return { value: Math.log2(task.vocab), why: `a uniform guess over ${task.vocab} characters`, bits: true, ngram: ngramOf(task) };
     default:
       return null;
   }

@@ -80,6 +80,10 @@ export function renderVerdicts(root, cfg, task, runs, chance) {
   }
   const notes = [];
   if (chance) notes.push(isText ? `A uniform guess scores ${chance.value.toFixed(2)} bits per character (${chance.why}).` : `Chance: ${pct(chance.value)} (${chance.why}).`);
+  if (isText && chance?.ngram) {
+    const b = chance.ngram.bits;
+    notes.push(`Character n-gram models fitted on the same training chapters, scored the same way on every test window: ${chance.ngram.orders.map((o) => `${o}-gram ${b[o].toFixed(3)}`).join(', ')} bits per character. A model above the 4-gram line has learnt no more than local statistics; a 5-gram reaches ${b[5].toFixed(3)}.`);
+  }
   const text = textOf(cfg);
   if (text != null) {
     const r = heldOutRepeats(text);
