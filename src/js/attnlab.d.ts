@@ -463,6 +463,14 @@ export interface TextTask extends Task {
   heldOutWindows(): TextWindows;
   /** Corpus only: 128 evenly spaced windows of heldOutWindows(), what train() evaluates as it goes. */
   evalWindows?(): TextWindows;
+  /** Corpus only: every validation character predicted exactly once. */
+  validationWindows?(): TextWindows;
+  /**
+   * Corpus only: every character of the split predicted exactly once with full context: each
+   * window owns its last `stride` positions (1 … seqLen), so each prediction sees at least
+   * seqLen − stride characters before it. Throws AttnError VALUE for another stride or split.
+   */
+  strideWindows?(stride: number, split?: 'heldout' | 'validation'): TextWindows;
   /** A string of your own: where its held-out part (the last 10 %) begins. */
   readonly split?: number;
   /** Corpus only: its size and split (every 10th chapter held out). */

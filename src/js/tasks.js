@@ -702,6 +702,24 @@ function corpusText(opts) {
     for (const [a, b] of runs[split]) {
       for (let from = a; from < b; from += seqLen) list.push([Math.min(from - 1, b - 1 - seqLen), from, Math.min(from + seqLen, b)]);
     }
+    held[split].windows = windowSet(list);
+    return held[split].windows;
+  }
+  // Full context: each window owns the `stride` characters at its end, so every character of the
+  // split is predicted once after at least seqLen - stride characters (the corpus's own, reaching
+  // into the chapter before where the window starts a chapter), at most seqLen - 1.
+  function strideWindows(split, stride) {
+    const list = [];
+    for (const [a, b] of runs[split]) {
+      for (let from = a; from < b; from += stride) {
+        const to = Math.min(from + stride, b);
+        list.push([to - 1 - seqLen, from, to]);
+      }
+    }
+    return windowSet(list);
+  }
+  // [start, from, to] per window: tokens from `start`, targets only at corpus positions from..to-1
+  function windowSet(list) {
     const n = list.length;
     const tokens = new Int32Array(n * seqLen);
     const targets = new Int32Array(n * seqLen);
@@ -714,8 +732,7 @@ function corpusText(opts) {
         targets[s * seqLen + i] = at >= from && at < to ? ids[at] : -1;
       }
     }
-    held[split].windows = { tokens, targets, starts };
-    return held[split].windows;
+    return { tokens, targets, starts };
   }
   const copy = (w) => ({ tokens: w.tokens.slice(), targets: w.targets.slice(), starts: w.starts.slice() });
 
@@ -786,6 +803,17 @@ function corpusText(opts) {
     heldOutWindows: () => copy(windows('heldout')),
     /** Every validation character predicted exactly once, as heldOutWindows() does for the test chapters. */
     validationWindows: () => copy(windows('validation')),
+    /**
+     * Every character of the split ('heldout' or 'validation') predicted exactly once with full
+     * context: window s owns its last `stride` positions (1 … seqLen), so each prediction sees at
+     * least seqLen − stride characters before it (heldOutWindows() is stride seqLen with a window
+     * starting one character before the first it owns). seqLen / stride times the windows.
+     */
+    strideWindows(stride, split = 'heldout') {
+      if (!Number.isInteger(stride) || stride < 1 || stride > seqLen) fail('text', 'stride', `must be a whole number from 1 to seqLen (${seqLen}), got ${String(stride)}`);
+      if (split !== 'heldout' && split !== 'validation') fail('text', 'split', `must be 'heldout' or 'validation', got ${String(split)}`);
+      return strideWindows(split, stride);
+    },
     /** EVAL_WINDOWS evenly spaced windows of heldOutWindows(): train()'s evaluation set. */
     evalWindows() {
       const w = windows('heldout');
