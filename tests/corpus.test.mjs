@@ -407,6 +407,16 @@ describe('train() on the corpus', () => {
     assert.equal(full.bits, full.loss / Math.LN2);
     const small = evaluateHeldOut(model, task, { batch: 333 });
     assert.ok(Math.abs(small.loss - full.loss) < 1e-5 * full.loss, `batching changes the mean: ${small.loss} vs ${full.loss}`);
+    // full context: stride seqLen is the windowed set itself (the same windows, so the same loss);
+    // a smaller stride scores the same characters, each after more context
+    const same = evaluateHeldOut(model, task, { batch: 1000, stride: 16 });
+    assert.equal(same.counted, full.counted);
+    assert.ok(Math.abs(same.loss - full.loss) < 1e-6 * full.loss, `stride seqLen: ${same.loss} vs ${full.loss}`);
+    const strided = evaluateHeldOut(model, task, { batch: 1000, stride: 4 });
+    assert.equal(strided.counted, task.corpus.heldOutCharacters, 'stride 4: every test character once');
+    assert.ok(Number.isFinite(strided.loss) && strided.loss > 0);
+    assert.throws(() => evaluateHeldOut(model, tasks.copy(), { stride: 4 }), (e) => e.code === 'VALUE' && /strideWindows/.test(e.message));
+    assert.throws(() => evaluateHeldOut(model, task, { stride: 0 }), /stride/);
     model.dispose();
   });
 

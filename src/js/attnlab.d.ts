@@ -530,7 +530,7 @@ export const tasks: {
 };
 
 /** A model evaluated on every held-out character of a text task (all of task.heldOutWindows()), batch windows at a time. */
-export function evaluateHeldOut(model: Model, task: Task, options?: { batch?: number; evalBatch?: number; seed?: number }):
+export function evaluateHeldOut(model: Model, task: Task, options?: { batch?: number; evalBatch?: number; seed?: number; stride?: number }):
   { loss: number; accuracy: number; bits: number; counted: number; ms: number };
 
 /** Loads (once per build, cached and shared; fresh: true for an instance of your own) and returns an instance. */

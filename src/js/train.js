@@ -254,24 +254,29 @@ export async function train(model, task, options = {}) {
  * once, 6,292 windows at seqLen 64), batch windows at a time so that memory stays small; the
  * result is what one evaluate() of them all would give: { loss, accuracy, bits (= loss / ln 2),
  * counted, ms }. Tasks without heldOutWindows() are evaluated on task.sample(evalBatch, seed,
- * 'heldout').
+ * 'heldout'). stride (text on the corpus): task.strideWindows(stride) instead, every held-out
+ * character once with full context (at least seqLen − stride characters before each).
  */
 export function evaluateHeldOut(model, task, options) {
   if (options !== undefined && options !== null && (typeof options !== 'object' || Array.isArray(options))) {
     throw new AttnError('VALUE', `evaluateHeldOut: options must be an object, got ${describe(options)}`);
   }
   for (const key of Object.keys(options ?? {})) {
-    if (!['batch', 'evalBatch', 'seed'].includes(key)) throw new AttnError('UNKNOWN', `evaluateHeldOut: unknown option "${key}"; expected batch, evalBatch, seed`);
+    if (!['batch', 'evalBatch', 'seed', 'stride'].includes(key)) throw new AttnError('UNKNOWN', `evaluateHeldOut: unknown option "${key}"; expected batch, evalBatch, seed, stride`);
   }
-  const { batch = 256, evalBatch = 256, seed = 0 } = options ?? {};
+  const { batch = 256, evalBatch = 256, seed = 0, stride = null } = options ?? {};
   intArg('batch', batch, 1, 1 << 20);
   intArg('evalBatch', evalBatch, 1, 1 << 20);
   intArg('seed', seed, 0, 0xffffffff);
   if (task === null || typeof task !== 'object' || typeof task.sample !== 'function') {
     throw new AttnError('VALUE', `evaluateHeldOut: task must be a task of tasks, got ${describe(task)}`);
   }
+  if (stride !== null && typeof task.strideWindows !== 'function') {
+    throw new AttnError('VALUE', `evaluateHeldOut: stride needs a task with strideWindows() (text on the corpus), got task ${describe(task.name)}`);
+  }
   const t0 = now();
-  const set = typeof task?.heldOutWindows === 'function' ? task.heldOutWindows() : task.sample(evalBatch, seed, 'heldout');
+  const set = stride !== null ? task.strideWindows(stride)
+    : typeof task?.heldOutWindows === 'function' ? task.heldOutWindows() : task.sample(evalBatch, seed, 'heldout');
   const L = model.config.seqLen;
   const count = set.tokens.length / L;
   let loss = 0;
