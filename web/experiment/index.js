@@ -300,8 +300,9 @@ let lastPreset = null; // the preset the form was last set from (null: none, or 
  * preset and edited since: it is then no longer the study's settings.
  */
 function markPresets() {
-  // without the summary a preset's settings are not known yet (experimentShown fetches it)
-  if (!summaryNow()) return;
+  // without the summary a preset's settings are not known (experimentShown fetches it; a page
+  // without experiments/summary.json never knows them): nothing is marked
+  if (!summaryNow() || summaryNow().missing) return;
   const keep = { seed: cfg.seed, seeds: cfg.seeds, build: cfg.build, text: cfg.text };
   const diffs = {};
   for (const b of document.querySelectorAll('#x-presets-box button[data-preset]')) {
