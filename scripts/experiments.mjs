@@ -12,7 +12,7 @@
 //
 // The study's plan (tasks, variants, seeds, learning rates, protocol): scripts/study/plan.mjs.
 // Phases, in order (each needs the ones before it):
-//   sweep      every headline task x variant x learning rate on the sweep seed (validation split)
+//   sweep      every headline task x variant x learning rate on its sweep seeds (validation split)
 //   report     the reported seeds at each (task, variant)'s chosen rate (held-out split)
 //   capacity   recall over pairs and widths for a representative set, at their recall rates
 //   transfer   verses: a sweep from scratch, then from scratch and fine-tuned from the text runs
@@ -30,11 +30,11 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { tasks, TASK_NAMES } from '../src/js/tasks.js';
 import {
-  LRS, LR_LADDER, SWEEP_SEEDS, REPORT_SEEDS, TRANSFER_SEEDS, CAPACITY_SEEDS, HEADLINE_TASKS, CAPACITY_VARIANTS, TRANSFER_VARIANTS,
+  LRS, LR_LADDER, SWEEP_SEEDS, sweepSeedsOf, REPORT_SEEDS, TRANSFER_SEEDS, CAPACITY_SEEDS, HEADLINE_TASKS, CAPACITY_VARIANTS, TRANSFER_VARIANTS,
   COST_VARIANTS, COST_SEQLENS, VARIANT_NAMES, capacityGrid, jobKey, settingsOf, chanceOf, EVAL_POINTS,
   THRESHOLD, VALIDATION_BATCH, EVAL_BATCH,
 } from './study/plan.mjs';
-import { chooseLr, sweepState, writeReport } from './study/report.mjs';
+import { chooseLr, sweepState, sweepSeedsIn, writeReport } from './study/report.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PHASES = ['sweep', 'report', 'capacity', 'transfer', 'timing', 'cost'];
@@ -102,7 +102,7 @@ function phaseJobs(phase, result, a) {
     for (const lr of LR_LADDER.filter((x) => result.jobs && Object.values(result.jobs).some((j) => j.experiment === experiment && j.task?.name === t && j.variant === v && j.lr === x))) {
       if (!rates.includes(lr)) rates.push(lr);
     }
-    return rates.flatMap((lr) => SWEEP_SEEDS.map((seed) => trainJob({ experiment, task: taskSpec(t), variant: v, seed, lr, settings: settings(t, task(t)), wantValidation: true })));
+    return rates.flatMap((lr) => sweepSeedsOf(t).map((seed) => trainJob({ experiment, task: taskSpec(t), variant: v, seed, lr, settings: settings(t, task(t)), wantValidation: true })));
   };
   if (phase === 'sweep') {
     for (const t of headline) for (const v of a.variants) jobs.push(...sweepJobs('sweep', t, v));
@@ -151,13 +151,15 @@ function phaseJobs(phase, result, a) {
 }
 
 // The quick run: the headline rows at QUICK_SEEDS, each (task, variant) at the learning rate the
-// recorded study chose (read from experiments/results.json), so no sweep is needed.
+// recorded study chose and at the settings it recorded (read from experiments/results.json: a
+// task's defaults may have moved on since), so no sweep is needed.
+const recordedSettings = (recorded, t) => recorded.tasks?.[t]?.settings ?? settings(t, task(t));
 function quickJobs(recorded, a) {
   const jobs = [];
   for (const t of a.tasks ?? QUICK_TASKS) for (const v of a.variants) {
     const lr = chooseLr(recorded, t, v);
     if (lr == null) throw new Error(`--quick needs the recorded study's learning rate for ${t} ${v}: run the sweep phase first`);
-    for (const seed of QUICK_SEEDS) jobs.push(trainJob({ experiment: 'report', task: taskSpec(t), variant: v, seed, lr, settings: settings(t, task(t)), wantFull: t === 'text' }));
+    for (const seed of QUICK_SEEDS) jobs.push(trainJob({ experiment: 'report', task: taskSpec(t), variant: v, seed, lr, settings: recordedSettings(recorded, t), wantFull: t === 'text' }));
   }
   return jobs;
 }
@@ -235,7 +237,11 @@ function describeRecord(r) {
 
 function header(a, result) {
   const info = {};
+  // a run limited by --tasks records only those tasks again: the others keep the settings and
+  // sweep seeds they were recorded with (a task's defaults may have moved on since)
+  const kept = (t) => a.tasks && !a.tasks.includes(t) && result.tasks?.[t];
   for (const t of [...HEADLINE_TASKS, 'verses']) {
+    if (kept(t)) { info[t] = result.tasks[t]; continue; }
     const k = task(t);
     info[t] = { options: { ...k.options, corpus: undefined }, vocab: k.vocab, seqLen: k.seqLen, settings: settings(t, k), chance: chanceOf(t, k),
       ...(k.corpus ? { corpus: k.corpus } : {}), ...(k.counts ? { counts: k.counts } : {}) };
@@ -247,7 +253,8 @@ function header(a, result) {
     dirty: (sh('git status --porcelain -- src scripts web/experiment') ?? '').split('\n').filter(Boolean).length,
     machine: { cpu: os.cpus()[0]?.model, cores: os.cpus().length, os: `${os.type()} ${os.release()} ${os.arch()}`, node: process.version },
     stepsScale: scale,
-    protocol: { lrs: LRS, lrLadder: LR_LADDER, sweepSeeds: SWEEP_SEEDS, reportSeeds: REPORT_SEEDS, transferSeeds: TRANSFER_SEEDS, capacitySeeds: CAPACITY_SEEDS,
+    protocol: { lrs: LRS, lrLadder: LR_LADDER, sweepSeeds: SWEEP_SEEDS,
+      sweepSeedsByTask: Object.fromEntries([...HEADLINE_TASKS, 'verses'].map((t) => [t, kept(t) ? sweepSeedsIn(result, t) : sweepSeedsOf(t)])), reportSeeds: REPORT_SEEDS, transferSeeds: TRANSFER_SEEDS, capacitySeeds: CAPACITY_SEEDS,
       evalPoints: EVAL_POINTS, evalBatch: EVAL_BATCH, validationBatch: VALIDATION_BATCH, threshold: THRESHOLD, capacity: capacityGrid(),
       capacityVariants: CAPACITY_VARIANTS, transferVariants: TRANSFER_VARIANTS, costVariants: COST_VARIANTS, costSeqLens: COST_SEQLENS },
     tasks: info,
@@ -281,6 +288,7 @@ async function main() {
   console.log(`experiments: on ${result.machine.cpu}, ${result.machine.cores} cores, node ${process.version}; ${a.workers} at a time; into ${path.relative(root, a.out)}/`);
   if (a.quick) {
     const recorded = JSON.parse(readFileSync(recordedPath, 'utf8'));
+    for (const t of a.tasks ?? QUICK_TASKS) if (result.tasks[t]) result.tasks[t].settings = recordedSettings(recorded, t);
     const jobs = quickJobs(recorded, a).filter((j) => !result.jobs[j.key] || result.jobs[j.key].error);
     console.log(`experiments --quick: ${jobs.length} trainings (${(a.tasks ?? QUICK_TASKS).join(', ')} x ${a.variants.length} variants x seeds ${QUICK_SEEDS.join(', ')}) at the recorded learning rates`);
     await runJobs(jobs, a.workers, result, save, log);

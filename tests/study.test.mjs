@@ -7,25 +7,33 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chooseLr, sweepState, summarize } from '../scripts/study/report.mjs';
 import { LRS, LR_LADDER, jobKey } from '../scripts/study/plan.mjs';
 import { binding } from './helpers.mjs';
+import { tasks } from '../src/js/tasks.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 // A recorded sweep of one (task, variant): validation accuracy and loss per learning rate.
 function sweep(task, variant, rows) {
+  return sweepOnSeeds(task, variant, { 1001: rows }, { lrs: LRS, sweepSeeds: [1001] });
+}
+
+// The same on several seeds: rowsBySeed { seed: [[lr, accuracy, loss, error?], ...] }.
+function sweepOnSeeds(task, variant, rowsBySeed, protocol) {
   const jobs = {};
-  for (const [lr, accuracy, loss, error] of rows) {
-    const j = { kind: 'train', experiment: task === 'verses' ? 'transfer-sweep' : 'sweep', task: { name: task }, variant, seed: 1001, lr };
-    j.key = jobKey(j);
-    jobs[j.key] = error ? { ...j, error } : { ...j, validation: { accuracy, loss, bits: loss / Math.LN2 } };
+  for (const [seed, rows] of Object.entries(rowsBySeed)) {
+    for (const [lr, accuracy, loss, error] of rows) {
+      const j = { kind: 'train', experiment: task === 'verses' ? 'transfer-sweep' : 'sweep', task: { name: task }, variant, seed: Number(seed), lr };
+      j.key = jobKey(j);
+      jobs[j.key] = error ? { ...j, error } : { ...j, validation: { accuracy, loss, bits: loss / Math.LN2 } };
+    }
   }
-  return { jobs, protocol: { lrs: LRS, sweepSeeds: [1001] } };
+  return { jobs, protocol };
 }
 
 describe('the learning rate the protocol chooses', () => {
@@ -45,8 +53,51 @@ describe('the learning rate the protocol chooses', () => {
     const high = sweep('text', 'softmax', [[3e-4, 0, 1.9], [1e-3, 0, 1.6], [3e-3, 0, 1.5], [1e-2, 0, 1.45]]);
     assert.equal(sweepState(high, 'text', 'softmax').next, 3e-2);
     const top = sweep('text', 'softmax', [[3e-4, 0, 1.9], [1e-3, 0, 1.6], [3e-3, 0, 1.5], [1e-2, 0, 1.45], [3e-2, 0, 1.44], [1e-1, 0, 1.43]]);
-    assert.equal(chooseLr(top, 'text', 'softmax'), 1e-1, 'the end of the ladder: chosen even at the edge');
-    assert.deepEqual(LR_LADDER.slice(2, 6), LRS);
+    assert.equal(sweepState(top, 'text', 'softmax').next, 3e-1, 'the ladder goes on past 1e-1 (the old top)');
+    const ends = LR_LADDER.slice(LR_LADDER.indexOf(LRS[0])).map((lr, i) => [lr, 0, 1.9 - 0.01 * i]);
+    const end = sweep('text', 'softmax', ends);
+    assert.equal(chooseLr(end, 'text', 'softmax'), LR_LADDER.at(-1), 'the end of the ladder: chosen even at the edge');
+    assert.equal(sweepState(end, 'text', 'softmax').edge, true, 'and flagged');
+    assert.equal(sweepState(lower, 'copy', 'softmax').edge, false, 'a rate inside the ladder is not flagged');
+    assert.deepEqual(LR_LADDER.slice(LR_LADDER.indexOf(LRS[0]), LR_LADDER.indexOf(LRS[0]) + LRS.length), LRS, 'the base rates are consecutive rungs');
+  });
+  test('on two sweep seeds: the mean decides, and a rate counts only once both seeds have run it', () => {
+    const protocol = { lrs: LRS, sweepSeeds: [1001], sweepSeedsByTask: { recall: [1001, 1002] } };
+    // seed 1001 alone would choose 1e-3 (100 % against 95 %); seed 1002 fails at 1e-3, so the mean
+    // (50 % against 95 %) chooses 3e-3
+    const rows = {
+      1001: [[3e-4, 0.5, 1], [1e-3, 1, 0.1], [3e-3, 0.95, 0.2], [1e-2, 0.2, 2]],
+      1002: [[3e-4, 0.5, 1], [1e-3, 0, 2.1], [3e-3, 0.95, 0.2], [1e-2, 0.2, 2]],
+    };
+    assert.equal(chooseLr(sweepOnSeeds('recall', 'softmax', { 1001: rows[1001] }, { ...protocol, sweepSeedsByTask: { recall: [1001] } }), 'recall', 'softmax'), 1e-3);
+    assert.equal(chooseLr(sweepOnSeeds('recall', 'softmax', rows, protocol), 'recall', 'softmax'), 3e-3);
+    const half = sweepOnSeeds('recall', 'softmax', { 1001: rows[1001], 1002: rows[1002].slice(0, 3) }, protocol);
+    assert.equal(chooseLr(half, 'recall', 'softmax'), null, 'seed 1002 has not run 1e-2');
+    assert.equal(sweepState(half, 'recall', 'softmax').next, 1e-2);
+    const other = sweepOnSeeds('recall', 'softmax', { ...rows, 1003: [[3e-3, 0, 3]] }, protocol);
+    assert.equal(chooseLr(other, 'recall', 'softmax'), 3e-3, 'a run on a seed that is not a sweep seed is not counted');
+    assert.equal(chooseLr(sweepOnSeeds('copy', 'softmax', { 1001: rows[1001] }, protocol), 'copy', 'softmax'), 1e-3,
+      'a task not listed keeps the one list of sweep seeds');
+  });
+  test('the summary reports the seeds at the chosen rate, and the sweep as the mean over seeds', () => {
+    const protocol = { lrs: LRS, sweepSeeds: [1001], sweepSeedsByTask: { recall: [1001, 1002] } };
+    const result = sweepOnSeeds('recall', 'softmax', {
+      1001: [[3e-4, 0.5, 1], [1e-3, 1, 0.1], [3e-3, 0.95, 0.2], [1e-2, 0.2, 2]],
+      1002: [[3e-4, 0.3, 1], [1e-3, 0, 2.1], [3e-3, 0.85, 0.2], [1e-2, 0.2, 2]],
+    }, protocol);
+    result.tasks = { recall: { settings: {}, chance: { value: 0.125 } } };
+    result.variants = ['softmax'];
+    // reported runs at the old choice (1e-3) and at the new one (3e-3)
+    for (const [lr, acc] of [[1e-3, 0.2], [3e-3, 1]]) for (const seed of [1, 2]) {
+      const j = { kind: 'train', experiment: 'report', task: { name: 'recall' }, variant: 'softmax', seed, lr };
+      j.key = jobKey(j);
+      result.jobs[j.key] = { ...j, final: { evalAccuracy: acc }, history: [] };
+    }
+    const e = summarize(result).headline.recall.variants.softmax;
+    assert.equal(e.lr, 3e-3);
+    assert.deepEqual(e.values, [1, 1], 'only the runs at the chosen rate');
+    assert.ok(Math.abs(e.sweep[3e-4] - 0.4) < 1e-12 && Math.abs(e.sweep[3e-3] - 0.9) < 1e-12, `mean per rate: ${JSON.stringify(e.sweep)}`);
+    assert.deepEqual(e.sweepSeeds, [1001, 1002]);
   });
   test('text: the lowest validation loss; a failed run ranks last; an unfinished sweep chooses nothing', () => {
     assert.equal(chooseLr(sweep('text', 'linear', [[3e-4, 0, 1.9], [1e-3, 0, 1.6], [3e-3, 0, 1.5], [1e-2, 0, 1.7]]), 'text', 'linear'), 3e-3);
@@ -75,6 +126,27 @@ describe('the transfer path', () => {
     const all = verses.allVerses('heldout');
     assert.equal(tuned.forward(all.tokens.subarray(0, 4 * verses.seqLen)).length, 4 * verses.seqLen * verses.vocab);
     for (const m of [pre, tuned]) m.dispose();
+  });
+});
+
+describe('a run limited to some tasks', () => {
+  test('records those tasks again and keeps the others as they were recorded (settings, sweep seeds)', { timeout: 300_000 }, () => {
+    const out = mkdtempSync(path.join(tmpdir(), 'attnlab-study-'));
+    try {
+      const recordedRecall = { options: { pairs: 8 }, settings: { warmup: 300, steps: 2000 }, chance: { value: 0.125 } };
+      writeFileSync(path.join(out, 'results.json'), JSON.stringify({ version: 2, jobs: {}, phaseMs: {},
+        tasks: { recall: recordedRecall, copy: { settings: { warmup: -1 } } }, protocol: { lrs: LRS, sweepSeeds: [1001] } }));
+      const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts/experiments.mjs'), '--out', out, '--steps-scale', '0.02',
+        '--variants', 'softmax', '--tasks', 'copy', '--phases', 'timing', '--workers', '1'], { encoding: 'utf8', cwd: ROOT });
+      assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+      const result = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8'));
+      assert.deepEqual(result.tasks.recall, recordedRecall, 'recall, not run, keeps its recorded settings');
+      assert.deepEqual(result.protocol.sweepSeedsByTask.recall, [1001], 'and the sweep seeds it was recorded with');
+      assert.equal(result.tasks.copy.settings.warmup, Math.round(tasks.copy().defaults.warmup * 0.02), 'copy, run, is recorded anew');
+      assert.deepEqual(result.protocol.sweepSeedsByTask.copy, [1001, 1002], 'with the protocol\'s two sweep seeds');
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
   });
 });
 

@@ -18,21 +18,28 @@ const trainRuns = (result, experiment, task, variant) => jobsOf(result).filter((
   j.kind === 'train' && j.experiment === experiment && j.task.name === task && (variant == null || j.variant === variant) && !j.pretrained);
 
 /**
+ * The sweep seeds a recorded study used for a task: its protocol's per-task seeds, else its one
+ * list (a study recorded before the sweeps of some tasks took two seeds).
+ */
+export const sweepSeedsIn = (result, task) => result.protocol?.sweepSeedsByTask?.[task] ?? result.protocol?.sweepSeeds ?? SWEEP_SEEDS;
+
+/**
  * Where the sweep of (task, variant) stands (scripts/study/plan.mjs): the rates swept, each one's
- * score, the best, and `next`, the rate still to sweep (null when the sweep is complete: the base
- * rates are done and the best is inside the rates swept or at an end of LR_LADDER). Scores: text,
- * the lowest validation loss; the rest, the highest validation accuracy, ties within TIE broken by
- * the lower validation loss; a run that failed (diverged) ranks last.
+ * score (the mean over the task's sweep seeds), the best, and `next`, the rate still to sweep
+ * (null when the sweep is complete: every seed has run the base rates and the best is inside the
+ * rates swept or at an end of LR_LADDER, in which case `edge` is set). Scores: text, the lowest
+ * mean validation loss; the rest, the highest mean validation accuracy, ties within TIE broken by
+ * the lower mean validation loss; a rate where any seed's run failed (diverged) ranks last.
  */
 export function sweepState(result, task, variant) {
   const experiment = task === 'verses' ? 'transfer-sweep' : 'sweep';
-  const runs = trainRuns(result, experiment, task, variant).filter((r) => r.validation || r.error);
+  const seeds = sweepSeedsIn(result, task);
+  const runs = trainRuns(result, experiment, task, variant).filter((r) => (r.validation || r.error) && seeds.includes(r.seed));
   const base = result.protocol?.lrs ?? LRS;
   const ladder = result.protocol?.lrLadder ?? LR_LADDER;
-  const seeds = result.protocol?.sweepSeeds ?? SWEEP_SEEDS;
   const done = (lr) => runs.filter((r) => r.lr === lr).length >= seeds.length;
   const missing = base.filter((lr) => !done(lr));
-  if (missing.length) return { complete: false, next: missing[0], best: null, scores: [] };
+  if (missing.length) return { complete: false, next: missing[0], best: null, scores: [], edge: false };
   const swept = ladder.filter(done);
   const scores = swept.map((lr) => {
     const rs = runs.filter((r) => r.lr === lr);
@@ -49,7 +56,8 @@ export function sweepState(result, task, variant) {
   let next = null;
   if (best === Math.max(...swept) && i + 1 < ladder.length) next = ladder[i + 1];
   else if (best === Math.min(...swept) && i > 0) next = ladder[i - 1];
-  return { complete: next === null, next, best, scores };
+  const complete = next === null;
+  return { complete, next, best, scores, edge: complete && (i === 0 || i === ladder.length - 1) };
 }
 
 /** The learning rate the protocol chooses for (task, variant), or null while its sweep is not complete. */
@@ -59,6 +67,17 @@ export function chooseLr(result, task, variant) {
 }
 
 // ---- numbers ----
+
+/** { lr: mean of metric over the runs at lr } for the rates where no run failed. */
+function meanByRate(runs, metric) {
+  const out = {};
+  for (const lr of new Set(runs.map((r) => r.lr))) {
+    const at = runs.filter((r) => r.lr === lr);
+    if (at.some((r) => r.error)) continue;
+    out[lr] = at.reduce((x, r) => x + metric(r), 0) / at.length;
+  }
+  return out;
+}
 
 const stepTo = (run, level) => run.history?.find((h) => h[4] >= level)?.[0] ?? null;
 const metricOf = (task, run) => {
@@ -105,8 +124,13 @@ export function summarize(result) {
     const info = result.tasks?.[task];
     const variants = {};
     for (const v of result.variants ?? VARIANT_NAMES) {
-      const runs = trainRuns(result, 'report', task, v).sort((a, b) => a.seed - b.seed);
-      const sweep = trainRuns(result, 'sweep', task, v);
+      const st = sweepState(result, task, v);
+      const chosen = st.complete ? st.best : null;
+      // the reported seeds at the chosen rate only: a sweep that gained a seed can move the choice,
+      // and runs at the rate chosen before are then kept in results.json but not reported
+      const runs = trainRuns(result, 'report', task, v).filter((r) => chosen == null || r.lr === chosen).sort((a, b) => a.seed - b.seed);
+      const sweepSeeds = sweepSeedsIn(result, task);
+      const sweep = trainRuns(result, 'sweep', task, v).filter((r) => sweepSeeds.includes(r.seed));
       if (!runs.length && !sweep.length) continue;
       const values = runs.map((r) => metricOf(task, r));
       const ok = values.filter(Number.isFinite);
@@ -115,12 +139,14 @@ export function summarize(result) {
       // can reach past either end, and is cut there (the protocol line says so)
       if (task !== 'text') Object.assign(ci, { lo: Math.max(0, ci.lo), hi: Math.min(1, ci.hi) });
       const e = {
-        lr: runs[0]?.lr ?? chooseLr(result, task, v), params: runs[0]?.parameterCount ?? sweep[0]?.parameterCount,
+        lr: runs[0]?.lr ?? chosen, lrAtLadderEnd: st.edge, params: runs[0]?.parameterCount ?? sweep[0]?.parameterCount,
         seeds: runs.map((r) => r.seed), values, mean: ci.mean, lo: ci.lo, hi: ci.hi, n: runs.length,
         failed: runs.filter((r) => r.error).map((r) => r.error),
-        sweep: Object.fromEntries(sweep.filter((r) => !r.error).map((r) => [r.lr, task === 'text' ? r.validation.bits : r.validation.accuracy])),
-        sweepLoss: Object.fromEntries(sweep.filter((r) => !r.error).map((r) => [r.lr, r.validation.loss])),
-        sweepFailed: sweep.filter((r) => r.error).map((r) => r.lr),
+        // per rate, the mean over the sweep seeds that ran it (a rate where one failed: failed)
+        sweep: meanByRate(sweep, (r) => (task === 'text' ? r.validation.bits : r.validation.accuracy)),
+        sweepLoss: meanByRate(sweep, (r) => r.validation.loss),
+        sweepFailed: [...new Set(sweep.filter((r) => r.error).map((r) => r.lr))],
+        sweepSeeds: [...new Set(sweep.map((r) => r.seed))].sort((a, b) => a - b),
         msPerStep: s.timing[task]?.[v] ?? null,
       };
       if (task !== 'text') {
@@ -303,6 +329,12 @@ function headlineTable(task, t) {
   return rows.join('\n');
 }
 
+/** The sweep seeds behind a task's sweep table, in words: "the mean of seeds 1001, 1002" or "seed 1001". */
+function seedsText(t) {
+  const seeds = [...new Set(Object.values(t.variants).flatMap((e) => e.sweepSeeds ?? []))].sort((a, b) => a - b);
+  return seeds.length > 1 ? `the mean of sweep seeds ${seeds.join(' and ')}` : `sweep seed ${seeds[0] ?? '–'}`;
+}
+
 function sweptRates(t) {
   return LR_LADDER.filter((lr) => Object.values(t.variants).some((e) => e.sweep[lr] !== undefined));
 }
@@ -311,7 +343,7 @@ function sweepTable(task, t) {
   const lrs = sweptRates(t);
   const rows = [`| variant | ${lrs.map((lr) => `lr ${lrText(lr)}`).join(' | ')} | chosen |`, `|---|${lrs.map(() => '---:').join('|')}|---:|`];
   for (const [v, e] of Object.entries(t.variants)) {
-    rows.push(`| ${v} | ${lrs.map((lr) => (e.sweep[lr] === undefined ? '' : task === 'text' ? num(e.sweep[lr]) : pct(e.sweep[lr]))).join(' | ')} | ${lrText(e.lr)} |`);
+    rows.push(`| ${v} | ${lrs.map((lr) => (e.sweep[lr] === undefined ? '' : task === 'text' ? num(e.sweep[lr]) : pct(e.sweep[lr]))).join(' | ')} | ${lrText(e.lr)}${e.lrAtLadderEnd ? ' (end of the ladder)' : ''} |`);
   }
   return rows.join('\n');
 }
@@ -360,7 +392,7 @@ function sweepCharts(s) {
   if (accuracy.length) {
     out.accuracy = smallMultiples({
       title: 'Learning-rate sensitivity: validation accuracy at each rate of the sweep',
-      subtitle: 'one training per rate, on the sweep seed; the chosen rate is each variant\'s best',
+      subtitle: 'per rate, the mean over the task\'s sweep seeds (two for copy, reverse and recall); the chosen rate is each variant\'s best',
       kind: 'line', columns: Math.min(2, accuracy.length), legend: 'bottom', x,
       y: { label: 'validation accuracy', min: 0, max: 1, format: (v) => `${Math.round(100 * v)} %` },
       panels: accuracy.map(([task, t]) => ({ title: task, series: seriesOf(t) })),
@@ -370,7 +402,7 @@ function sweepCharts(s) {
   if (s.headline.text) {
     out.text = lineChart({
       title: 'Learning-rate sensitivity: text, validation bits per character at each rate',
-      subtitle: 'one training per rate, on the sweep seed; lower is better', x, y: { label: 'validation bits per character' },
+      subtitle: 'one training per rate, on sweep seed 1001; lower is better', x, y: { label: 'validation bits per character' },
       series: seriesOf(s.headline.text),
     });
   }
@@ -460,6 +492,14 @@ function fmtMs(ms) {
   return m >= 60 ? `${Math.floor(m / 60)} h ${m % 60} min` : `${m} min`;
 }
 
+/** Which sweep seeds each headline task's sweeps ran on, from the runs themselves. */
+function sweepSeedsLine(s) {
+  const by = Object.entries(s.headline).map(([task, t]) => [task, [...new Set(Object.values(t.variants).flatMap((e) => e.sweepSeeds ?? []))].sort((a, b) => a - b).join(' and ')]);
+  const groups = new Map();
+  for (const [task, seeds] of by) groups.set(seeds, [...(groups.get(seeds) ?? []), task]);
+  return [...groups].map(([seeds, ts]) => `${ts.join(', ')}: ${seeds.includes(' and ') ? 'seeds' : 'seed'} ${seeds}`).join('; ');
+}
+
 export function writeReport(result, out, { quick = false, recorded = null } = {}) {
   mkdirSync(out, { recursive: true });
   const s = summarize(result);
@@ -473,7 +513,7 @@ export function writeReport(result, out, { quick = false, recorded = null } = {}
     (s.phaseMs && Object.keys(s.phaseMs).length ? ` Time per phase: ${Object.entries(s.phaseMs).map(([p, ms]) => `${p} ${fmtMs(ms)}`).join(', ')}.` : ''), '');
   if (!quick) {
     md.push('## Protocol', '',
-      `- Every (task, variant): a learning-rate sweep over ${LRS.join(', ')} (extended outward along ${LR_LADDER.join(', ')} while the best rate is at an edge of those swept) on sweep seed ${(s.protocol?.sweepSeeds ?? SWEEP_SEEDS).join(', ')} (never reported), the rate chosen on the **validation** split (an independent stream for the synthetic tasks; the validation chapters for text and verses): the highest validation accuracy, ties within ${100 * TIE} points broken by the lower validation loss; for text, the lowest validation bits per character. Then seeds ${(s.protocol?.reportSeeds ?? []).join(', ')} at that rate, reported on the **held-out** split (the test chapters for text and verses).`,
+      `- Every (task, variant): a learning-rate sweep over ${(s.protocol?.lrs ?? LRS).join(', ')} (extended outward along ${(s.protocol?.lrLadder ?? LR_LADDER).join(', ')} while the best rate is at an edge of those swept) on the task's sweep seeds (${sweepSeedsLine(s)}; never reported), the rate chosen on the **validation** split (an independent stream for the synthetic tasks; the validation chapters for text and verses): the highest mean validation accuracy over the sweep seeds, ties within ${100 * TIE} points broken by the lower mean validation loss; for text, the lowest mean validation bits per character. A rate chosen at an end of the ladder is flagged beside its sweep. Then seeds ${(s.protocol?.reportSeeds ?? []).join(', ')} at that rate, reported on the **held-out** split (the test chapters for text and verses).`,
       `- A run's seed seeds the model and its data. Every other setting is the task's default (src/js/tasks.js), chosen by pilots of softmax alone before any other variant ran on it (the pilots are recorded there and in experiments/notes.md).`,
       `- Accuracy tasks: a run has **learned** the task when its final held-out accuracy is ≥ ${100 * THRESHOLD} %; counts with 95 % Wilson intervals and Fisher's exact test against softmax's count, each p alone and, in brackets, Holm-adjusted over the task's comparisons (${holmNote(s)}); mean accuracy with a 95 % Student-t interval over seeds, cut at 0 and 100 % (with bimodal outcomes read the counts first); steps to ${100 * THRESHOLD} % = the first evaluation at or above it (evaluated every steps / ${s.protocol?.evalPoints ?? 40} steps, the resolution of that number).`,
       '- Text: bits per character on every character of the test chapters (202,035), mean with a 95 % t interval.',
@@ -486,7 +526,10 @@ export function writeReport(result, out, { quick = false, recorded = null } = {}
     md.push(`## ${task}`, '', `${chance}. Model: dModel ${st.dModel}, ${st.heads} heads, ${st.layers} layers, dFF ${st.dFF}; ${st.steps} steps of batch ${st.batch}, warmup ${st.warmup}.`, '', headlineTable(task, t), '');
     if (task === 'text') md.push(ngramSentence(s.ngram), '');
     if (!quick) {
-      md.push(`Learning-rate sweep (validation ${task === 'text' ? 'bits per character' : 'accuracy %'}, one seed):`, '', sweepTable(task, t), '');
+      md.push(`Learning-rate sweep (validation ${task === 'text' ? 'bits per character' : 'accuracy %'}, ${seedsText(t)}):`, '', sweepTable(task, t), '');
+      const atEnd = Object.entries(t.variants).filter(([, e]) => e.lrAtLadderEnd).map(([v]) => v);
+      const ladder = s.protocol?.lrLadder ?? LR_LADDER;
+      if (atEnd.length) md.push(`Chosen at an end of the ladder the sweeps ran on (${lrText(ladder[0])}–${lrText(ladder.at(-1))}), so the best rate may lie beyond it: ${atEnd.join(', ')}.`, '');
       plots[`curves-${task}.svg`] = curvesChart(task, t, result, s.ngram);
       md.push(`![${task}: learning curves](curves-${task}.svg)`, '');
     }
