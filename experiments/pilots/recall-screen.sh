@@ -68,3 +68,11 @@ run --name p16-sparse48-lr3e-4 --layout sparse --pairs 16 --seqLen 48 --lr 3e-4
 # outside the budget; a rerun of this line trains all three seeds)
 # supervision alone: pairs 8, seqLen 24, lr 3e-4, the same inputs with 4 of the 8 queries supervised
 run --name p8-sparse24-lr3e-4-sup4 --layout sparse --pairs 8 --seqLen 24 --lr 3e-4 --supervise 4
+# 5 December 2026, after the defaults (warmup 300) failed on 4 of 10 fresh seeds: candidates on
+# those four seeds (2003, 2007, 2008, 2010, now pilot seeds) and two earlier pilot seeds, 2,000
+# steps (the study's budget), two at a time (one per core); p6 and the rest of lr2e-4 were
+# stopped once warmup 1000 had learned all six (their partial records are kept)
+S=2003,2007,2008,2010,101,102
+run --name p8-sparse24-lr3e-4-wu1000 --layout sparse --pairs 8 --queries 8 --seqLen 24 --steps 2000 --lr 3e-4 --warmup 1000 --seeds $S
+run --name p8-sparse24-lr2e-4 --layout sparse --pairs 8 --queries 8 --seqLen 24 --steps 2000 --lr 2e-4 --warmup 300 --seeds $S
+run --name p6-sparse18-lr3e-4 --layout sparse --pairs 6 --queries 6 --seqLen 18 --steps 2000 --lr 3e-4 --warmup 300 --seeds $S
