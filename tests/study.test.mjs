@@ -191,6 +191,9 @@ describe('the pipeline, end to end at a fiftieth of the steps', () => {
       assert.match(md, /Steps scaled by 0\.02/);
       for (const heading of ['## Protocol', '## copy', '## text', '## Transfer', '## Against the papers']) assert.ok(md.includes(heading), `results.md has ${heading}`);
       for (const f of ['summary.json', 'curves-copy.svg', 'curves-text.svg', 'lr-sensitivity.svg', 'transfer.svg']) assert.ok(existsSync(path.join(out, f)), f);
+      // the sweep charts name the seeds the sweeps ran on, read from the runs: copy sweeps on two, text on one
+      assert.match(readFileSync(path.join(out, 'lr-sensitivity.svg'), 'utf8'), /copy: seeds 1001 and 1002/);
+      assert.match(readFileSync(path.join(out, 'lr-sensitivity-text.svg'), 'utf8'), /per rate, sweep seed 1001;/);
       const summary = summarize(result);
       const copy = summary.headline.copy.variants.softmax;
       assert.equal(copy.n, 5);

@@ -329,9 +329,14 @@ function headlineTable(task, t) {
   return rows.join('\n');
 }
 
-/** The sweep seeds behind a task's sweep table, in words: "the mean of seeds 1001, 1002" or "seed 1001". */
+/** The sweep seeds a task's sweeps actually ran on (read from its runs, not from the plan), ascending. */
+function taskSweepSeeds(t) {
+  return [...new Set(Object.values(t.variants).flatMap((e) => e.sweepSeeds ?? []))].sort((a, b) => a - b);
+}
+
+/** The sweep seeds behind a task's sweep table, in words: "the mean of sweep seeds 1001 and 1002" or "sweep seed 1001". */
 function seedsText(t) {
-  const seeds = [...new Set(Object.values(t.variants).flatMap((e) => e.sweepSeeds ?? []))].sort((a, b) => a - b);
+  const seeds = taskSweepSeeds(t);
   return seeds.length > 1 ? `the mean of sweep seeds ${seeds.join(' and ')}` : `sweep seed ${seeds[0] ?? '–'}`;
 }
 
@@ -392,7 +397,7 @@ function sweepCharts(s) {
   if (accuracy.length) {
     out.accuracy = smallMultiples({
       title: 'Learning-rate sensitivity: validation accuracy at each rate of the sweep',
-      subtitle: 'per rate, the mean over the task\'s sweep seeds (two for copy, reverse and recall); the chosen rate is each variant\'s best',
+      subtitle: `per rate, on each task's sweep seeds, the mean where there are two (${sweepSeedsLine(accuracy)}); the chosen rate is each variant's best`,
       kind: 'line', columns: Math.min(2, accuracy.length), legend: 'bottom', x,
       y: { label: 'validation accuracy', min: 0, max: 1, format: (v) => `${Math.round(100 * v)} %` },
       panels: accuracy.map(([task, t]) => ({ title: task, series: seriesOf(t) })),
@@ -402,7 +407,7 @@ function sweepCharts(s) {
   if (s.headline.text) {
     out.text = lineChart({
       title: 'Learning-rate sensitivity: text, validation bits per character at each rate',
-      subtitle: 'one training per rate, on sweep seed 1001; lower is better', x, y: { label: 'validation bits per character' },
+      subtitle: `per rate, ${seedsText(s.headline.text)}; lower is better`, x, y: { label: 'validation bits per character' },
       series: seriesOf(s.headline.text),
     });
   }
@@ -492,9 +497,9 @@ function fmtMs(ms) {
   return m >= 60 ? `${Math.floor(m / 60)} h ${m % 60} min` : `${m} min`;
 }
 
-/** Which sweep seeds each headline task's sweeps ran on, from the runs themselves. */
-function sweepSeedsLine(s) {
-  const by = Object.entries(s.headline).map(([task, t]) => [task, [...new Set(Object.values(t.variants).flatMap((e) => e.sweepSeeds ?? []))].sort((a, b) => a - b).join(' and ')]);
+/** Which sweep seeds each task's sweeps ran on, from the runs themselves: "recall, copy: seeds 1001 and 1002; text: seed 1001". */
+function sweepSeedsLine(tasks) {
+  const by = tasks.map(([task, t]) => [task, taskSweepSeeds(t).join(' and ')]);
   const groups = new Map();
   for (const [task, seeds] of by) groups.set(seeds, [...(groups.get(seeds) ?? []), task]);
   return [...groups].map(([seeds, ts]) => `${ts.join(', ')}: ${seeds.includes(' and ') ? 'seeds' : 'seed'} ${seeds}`).join('; ');
@@ -513,7 +518,7 @@ export function writeReport(result, out, { quick = false, recorded = null } = {}
     (s.phaseMs && Object.keys(s.phaseMs).length ? ` Time per phase: ${Object.entries(s.phaseMs).map(([p, ms]) => `${p} ${fmtMs(ms)}`).join(', ')}.` : ''), '');
   if (!quick) {
     md.push('## Protocol', '',
-      `- Every (task, variant): a learning-rate sweep over ${(s.protocol?.lrs ?? LRS).join(', ')} (extended outward along ${(s.protocol?.lrLadder ?? LR_LADDER).join(', ')} while the best rate is at an edge of those swept) on the task's sweep seeds (${sweepSeedsLine(s)}; never reported), the rate chosen on the **validation** split (an independent stream for the synthetic tasks; the validation chapters for text and verses): the highest mean validation accuracy over the sweep seeds, ties within ${100 * TIE} points broken by the lower mean validation loss; for text, the lowest mean validation bits per character. A rate chosen at an end of the ladder is flagged beside its sweep. Then seeds ${(s.protocol?.reportSeeds ?? []).join(', ')} at that rate, reported on the **held-out** split (the test chapters for text and verses).`,
+      `- Every (task, variant): a learning-rate sweep over ${(s.protocol?.lrs ?? LRS).join(', ')} (extended outward along ${(s.protocol?.lrLadder ?? LR_LADDER).join(', ')} while the best rate is at an edge of those swept) on the task's sweep seeds (${sweepSeedsLine(Object.entries(s.headline))}; never reported), the rate chosen on the **validation** split (an independent stream for the synthetic tasks; the validation chapters for text and verses): the highest mean validation accuracy over the sweep seeds, ties within ${100 * TIE} points broken by the lower mean validation loss; for text, the lowest mean validation bits per character. A rate chosen at an end of the ladder is flagged beside its sweep. Then seeds ${(s.protocol?.reportSeeds ?? []).join(', ')} at that rate, reported on the **held-out** split (the test chapters for text and verses).`,
       `- A run's seed seeds the model and its data. Every other setting is the task's default (src/js/tasks.js), chosen by pilots of softmax alone before any other variant ran on it (the pilots are recorded there and in experiments/notes.md).`,
       `- Accuracy tasks: a run has **learned** the task when its final held-out accuracy is ≥ ${100 * THRESHOLD} %; counts with 95 % Wilson intervals and Fisher's exact test against softmax's count, each p alone and, in brackets, Holm-adjusted over the task's comparisons (${holmNote(s)}); mean accuracy with a 95 % Student-t interval over seeds, cut at 0 and 100 % (with bimodal outcomes read the counts first); steps to ${100 * THRESHOLD} % = the first evaluation at or above it (evaluated every steps / ${s.protocol?.evalPoints ?? 40} steps, the resolution of that number).`,
       '- Text: bits per character on every character of the test chapters (202,035), mean with a 95 % t interval.',
