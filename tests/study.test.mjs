@@ -168,7 +168,12 @@ describe('the pipeline, end to end at a fiftieth of the steps', () => {
       assert.equal(count((j) => j.experiment === 'timing'), 3 * 2, 'timing: copy, text and verses');
       assert.deepEqual(jobs.filter((j) => j.error).map((j) => j.error), [], 'no job failed');
       for (const j of jobs.filter((x) => x.experiment === 'sweep')) assert.ok(Number.isFinite(j.validation.loss), `${j.key}: a validation loss`);
-      for (const j of jobs.filter((x) => x.experiment === 'report' && x.task.name === 'text')) assert.ok(j.full.counted > 200_000, `${j.key}: every test character`);
+      for (const j of jobs.filter((x) => x.experiment === 'report' && x.task.name === 'text')) {
+        assert.ok(j.full.counted > 200_000, `${j.key}: every test character`);
+        assert.equal(j.full.strided.counted, j.full.counted, `${j.key}: the full-context scoring predicts the same test characters, each once`);
+        assert.equal(j.full.strided.stride, 32);
+        assert.ok(Number.isFinite(j.full.strided.bits), `${j.key}: full-context bits/char`);
+      }
       // verses is scored by balanced accuracy (the mean of its classes' accuracies), in the
       // sweep's validation and in the reported full test
       const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -190,6 +195,7 @@ describe('the pipeline, end to end at a fiftieth of the steps', () => {
       const md = readFileSync(path.join(out, 'results.md'), 'utf8');
       assert.match(md, /Steps scaled by 0\.02/);
       for (const heading of ['## Protocol', '## copy', '## text', '## Transfer', '## Against the papers']) assert.ok(md.includes(heading), `results.md has ${heading}`);
+      assert.match(md, /with full context \(stride 32\), mean/, 'the text table gives both scorings');
       for (const f of ['summary.json', 'curves-copy.svg', 'curves-text.svg', 'lr-sensitivity.svg', 'transfer.svg']) assert.ok(existsSync(path.join(out, f)), f);
       // the sweep charts name the seeds the sweeps ran on, read from the runs: copy sweeps on two, text on one
       assert.match(readFileSync(path.join(out, 'lr-sensitivity.svg'), 'utf8'), /copy: seeds 1001 and 1002/);

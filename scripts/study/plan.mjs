@@ -65,6 +65,13 @@ export const EVAL_POINTS = 40;
 export const THRESHOLD = 0.9;
 /** Held-out sequences evaluated during training (train()'s evalBatch) and for validation. */
 export const EVAL_BATCH = 256;
+/**
+ * Text's full-context scoring (evaluateHeldOut's stride): windows every TEXT_STRIDE characters,
+ * each test character predicted once, after at least seqLen − TEXT_STRIDE (32) characters of its
+ * chapter and up to seqLen − 1 (63), where the windowed scoring gives 0-63. Recorded beside the
+ * windowed bits/char of every text report run.
+ */
+export const TEXT_STRIDE = 32;
 export const VALIDATION_BATCH = 512;
 
 export const HEADLINE_TASKS = ['copy', 'reverse', 'sort', 'recall', 'text'];

@@ -3,8 +3,9 @@
 //
 //   train          a training at the job's learning rate; at the end, as the job asks: the
 //                  validation metric (for the sweep), the full held-out metric (text: every test
-//                  character; verses: every test verse, balanced accuracy), the model saved to
-//                  the cache (pretraining for transfer), the row entropy of random heads
+//                  character, in the windows and again with full context; verses: every test
+//                  verse, balanced accuracy), the model saved to the cache (pretraining for
+//                  transfer), the row entropy of random heads
 //   timing         ms per training step at a task's defaults, alone on the machine
 //   cost-train     training tokens per second at one sequence length, alone
 //   cost-generate  ms per generated token along a long sequence, alone
@@ -12,7 +13,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { modelConfig } from '../../web/experiment/variants.js';
-import { COST_MODEL, COST_TOKENS, COST_VOCAB, costBatch, GENERATE_LENGTH, GENERATE_RUNS, VALIDATION_BATCH, variantSpec } from './plan.mjs';
+import { COST_MODEL, COST_TOKENS, COST_VOCAB, costBatch, GENERATE_LENGTH, GENERATE_RUNS, TEXT_STRIDE, VALIDATION_BATCH, variantSpec } from './plan.mjs';
 
 let lib = null;
 /** Loads the binding once per thread: one thread per job (the study runs a job per core). */
@@ -77,9 +78,10 @@ function validation(model, task, seed) {
   return evaluateSet(model, task.sample(VALIDATION_BATCH, seed, 'validation'));
 }
 
-// The reported held-out metric beyond train()'s last evaluation.
+// The reported held-out metric beyond train()'s last evaluation. Text: every test character in
+// the 64-character windows, and (strided) again with full context, each scoring saying which.
 function fullHeldOut(model, task) {
-  if (task.name === 'text') return lib.evaluateHeldOut(model, task);
+  if (task.name === 'text') return { ...lib.evaluateHeldOut(model, task), strided: { stride: TEXT_STRIDE, ...lib.evaluateHeldOut(model, task, { stride: TEXT_STRIDE }) } };
   if (task.name === 'verses') return balancedAccuracy(model, task, task.allVerses('heldout'));
   return null;
 }
