@@ -2,7 +2,7 @@
 // and the README quote), results.md (every table) and the SVG plots, with the statistics of
 // scripts/lib/stats.mjs (Wilson intervals for counts, Student-t intervals for means) and the
 // charts of scripts/lib/svg.mjs. Also chooseLr, the protocol's choice of a learning rate.
-import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { wilson, meanCI, median, fisherExact, holm, formatProportion } from '../lib/stats.mjs';
 import { lineChart, pointsChart, barChart, smallMultiples } from '../lib/svg.mjs';
@@ -227,10 +227,17 @@ function lrSensitivity(s, spread) {
 }
 
 function capacity(result) {
-  const capacityRuns = jobsOf(result).filter((j) => j.kind === 'train' && j.experiment === 'capacity');
-  if (!capacityRuns.length) return null;
+  const recorded = jobsOf(result).filter((j) => j.kind === 'train' && j.experiment === 'capacity');
+  if (!recorded.length) return null;
   // the defaults' own cell: the headline recall runs of the same variants
   const base = result.tasks?.recall;
+  // A cell compares with the defaults' cell only when trained as recall is now: at the variant's
+  // chosen recall rate and recall's schedule. Runs recorded before either changed are left out
+  // (and counted in the summary) until the grid is recorded again.
+  const asRecallNow = (r) => r.lr === chooseLr(result, 'recall', r.variant) &&
+    (!base || ['steps', 'warmup', 'batch'].every((k) => r.settings?.[k] === base.settings[k]));
+  const capacityRuns = recorded.filter(asRecallNow);
+  const stale = recorded.length - capacityRuns.length;
   const variants = result.protocol?.capacityVariants ?? CAPACITY_VARIANTS;
   const baseRuns = base ? trainRuns(result, 'report', 'recall').filter((r) => variants.includes(r.variant))
     .map((r) => ({ ...r, cell: { pairs: base.options.pairs, dModel: base.settings.dModel } })) : [];
@@ -260,11 +267,13 @@ function capacity(result) {
   const fixedState = rows.filter((r) => ['linear', 'efficient', 'taylor'].includes(r.variant));
   const fixedFail = fixedState.filter((r) => !learned(r)).length;
   const synth = rows.filter((r) => !soft.includes(r) && !fixedState.includes(r) && r.variant !== 'mixture');
+  const staleText = stale ? `; ${stale} runs of the grid, recorded at an earlier recall rate or schedule, are left out until it is recorded again` : '';
+  if (!capacityRuns.length) return { rows: [], summary: `the grid is not recorded at recall's present settings${staleText}`, verdict: 'not recorded at these settings', stale };
   const summary = `a cell counts when every seed run on it reached ${100 * THRESHOLD} %: softmax in ${soft.filter(learned).length} of ${soft.length} cells, ` +
     `the linear family (linear, efficient, taylor) in ${fixedState.length - fixedFail} of ${fixedState.length}` +
-    (synth.length ? `, the Synthesizers (${[...new Set(synth.map((r) => r.variant))].join(', ')}) in ${synth.filter(learned).length} of ${synth.length}` : '');
+    (synth.length ? `, the Synthesizers (${[...new Set(synth.map((r) => r.variant))].join(', ')}) in ${synth.filter(learned).length} of ${synth.length}` : '') + staleText;
   const verdict = !soft.length ? 'not comparable' : softAll && fixedFail > 0 ? 'agrees' : softAll ? 'agrees on attention; the fixed-state models did not fail here' : 'disagrees: softmax itself did not solve every cell';
-  return { rows, summary, verdict };
+  return { rows, summary, verdict, stale };
 }
 
 function transfer(result) {
@@ -578,8 +587,9 @@ export function writeReport(result, out, { quick = false, recorded = null } = {}
     for (const r of s.capacity.rows.sort((a, b) => a.variant.localeCompare(b.variant) || a.pairs - b.pairs || a.dModel - b.dModel)) {
       rows.push(`| ${r.variant} | ${r.pairs} | ${r.dModel} | ${r.seqLen ?? '–'} | ${r.state ?? '–'} | ${r.values.map((x) => pct(x, 0)).join(', ')} |`);
     }
-    plots['capacity.svg'] = capacityChart(s.capacity);
-    md.push('## Capacity: recall against pairs, width and state', '', `${s.capacity.summary}.`, '', rows.join('\n'), '', '![recall against state size](capacity.svg)', '');
+    const any = s.capacity.rows.length > 0;
+    plots['capacity.svg'] = any ? capacityChart(s.capacity) : null;
+    md.push('## Capacity: recall against pairs, width and state', '', `${s.capacity.summary}.`, '', ...(any ? [rows.join('\n'), '', '![recall against state size](capacity.svg)', ''] : []));
   }
   if (s.transfer) {
     const rows = ['| variant | lr | from scratch, balanced accuracy % [95 % CI] | fine-tuned after pretraining on text | gain (paired by seed), points [95 % CI] |', '|---|---:|---|---|---|'];
@@ -620,6 +630,10 @@ export function writeReport(result, out, { quick = false, recorded = null } = {}
   const notes = path.join(out, 'notes.md');
   if (!quick && existsSync(notes)) md.push('## Reading', '', readFileSync(notes, 'utf8').trim(), '');
   writeFileSync(path.join(out, 'results.md'), `${md.join('\n')}\n`);
-  for (const [file, svg] of Object.entries(plots)) if (svg) writeFileSync(path.join(out, file), svg);
+  // null: the plot has nothing to show now, so an earlier run's file must not stay beside the report
+  for (const [file, svg] of Object.entries(plots)) {
+    if (svg) writeFileSync(path.join(out, file), svg);
+    else if (svg === null) rmSync(path.join(out, file), { force: true });
+  }
   return s;
 }
