@@ -28,9 +28,10 @@
 
 /* variants.def's X signature: the one place that names its fields (trailing fields are ignored).
  * The inputs column becomes "name:shape" words, which add_inputs reads. */
-#define VARIANT_ROW(ENUM, id, label, family, mixable, dims, inputs, options, ...) { ENUM, id, inputs, options },
+#define VARIANT_ROW(ENUM, id, label, family, mixable, dims, inputs, options, ...) { ENUM, id, inputs, "" options },
 #define MATRIX(name, rows, cols) " " #name ":" #rows "*" #cols
 #define VECTOR(name, length) " " #name ":" #length
+#define OPT(name) " " #name
 static const struct variant { attn_variant v; const char *id, *inputs, *options; } VARIANTS[] = {
 #define X VARIANT_ROW
 #include "../src/c/variants.def"
@@ -38,6 +39,7 @@ static const struct variant { attn_variant v; const char *id, *inputs, *options;
 };
 #undef MATRIX
 #undef VECTOR
+#undef OPT
 #define NVARIANTS ((int)(sizeof VARIANTS / sizeof VARIANTS[0]))
 
 static const char *const INPUT_NAMES[] = {

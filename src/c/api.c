@@ -67,14 +67,21 @@ int64_t attn_find_nonfinite(const float *x, size_t count) {
 static void backward(const attn_plan *plan, const attn_inputs *in, const float *dout, float *out,
                      const attn_kept *kept, const attn_grads *grads, arena *ws) {
     attn_variant v = plan->variant;
-    int linear = attn_family_is(v, "linear"), fixed = attn_family_is(v, "fixed");
-    if (kept && (linear || fixed)) out = arena_floats(ws, (uint64_t)plan->dims.n * (uint64_t)plan->dims.dv);
-    if (linear)
-        attn_linear_backward(v, &plan->dims, in, &plan->options, dout, out, !kept, grads, ws);
-    else if (fixed) {
-        if (!arena_measuring(ws)) attn_fixed_backward(&plan->dims, in, &plan->options, dout, out, grads);
-    } else
+    if (kept && !attn_keeps_lse(v)) out = arena_floats(ws, (uint64_t)plan->dims.n * (uint64_t)plan->dims.dv);
+    switch (attn_family_of(v)) {
+    case FAMILY_softmax:
+    case FAMILY_synthesizer:
         attn_softmax_backward(v, &plan->dims, in, &plan->options, dout, out, kept, grads, ws);
+        return;
+    case FAMILY_linear:
+        attn_linear_backward(v, &plan->dims, in, &plan->options, dout, out, !kept, grads, ws);
+        return;
+    case FAMILY_fixed:
+        if (!arena_measuring(ws)) attn_fixed_backward(&plan->dims, in, &plan->options, dout, out, grads);
+        return;
+    case FAMILY_COUNT:
+        return;
+    }
 }
 
 /* Lays out (measuring) or runs the forward pass of a plan over the workspace; lse (softmax-type
@@ -84,14 +91,22 @@ static void forward(const attn_plan *plan, const attn_inputs *in, float *out, fl
     attn_variant v = plan->variant;
     const attn_dims *dims = &plan->dims;
     const attn_options *opt = &plan->options;
-    if (attn_family_is(v, "linear")) {
-        attn_linear_family(v, dims, in, opt, out, weights, ws);
-    } else if (attn_family_is(v, "fixed")) {
-        if (!arena_measuring(ws)) attn_fixed(dims, in, opt, out, weights);
-    } else { /* softmax-type: a logit source under the streaming softmax */
+    switch (attn_family_of(v)) {
+    case FAMILY_softmax:
+    case FAMILY_synthesizer: { /* softmax-type: a logit source under the streaming softmax */
         logit_sources sources;
         const logit_source *src = attn_prepare_logits(v, dims, in, opt, ws, &sources, 0);
         attn_softmax_attend(src, dims, in->v, opt->causal, out, weights, lse, ws);
+        return;
+    }
+    case FAMILY_linear:
+        attn_linear_family(v, dims, in, opt, out, weights, ws);
+        return;
+    case FAMILY_fixed:
+        if (!arena_measuring(ws)) attn_fixed(dims, in, opt, out, weights);
+        return;
+    case FAMILY_COUNT:
+        return;
     }
 }
 
@@ -103,7 +118,7 @@ attn_status attn_plan_make(attn_variant v, const attn_dims *dims, const attn_opt
         FAIL(ATTN_ERR_VALUE, "flags holds bits that are not ATTN_WANT_*");
     attn_status s = attn_validate(v, dims, opt, detail);
     if (s != ATTN_OK) return s;
-    if ((flags & ATTN_WANT_STATE) && !attn_family_is(v, "linear"))
+    if ((flags & ATTN_WANT_STATE) && !attn_family_facts(attn_family_of(v))->keeps_state)
         FAIL(ATTN_ERR_UNSUPPORTED, "only linear, efficient and taylor keep a state");
     /* a kept forward pass streams (the weights path computes no lse) and returns y and lse alone */
     if ((flags & ATTN_WANT_KEPT) && (flags & (ATTN_WANT_WEIGHTS | ATTN_WANT_STATE)))
@@ -188,7 +203,7 @@ static const char *missing_grad(attn_variant v, const attn_grads *grads, const a
     for (size_t i = 0; i < sizeof as_inputs / sizeof *dst; i++) dst[i] = src[i];
     const char *missing = attn_missing_input(v, &as_inputs, opt);
     if (missing) return "grads: an array of the inputs the variant reads is missing";
-    if (attn_accepts(v, "components") && !grads->alpha) return "grads: alpha is missing";
+    if (attn_is_composite(v) && !grads->alpha) return "grads: alpha is missing";
     return 0;
 }
 

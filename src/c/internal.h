@@ -135,6 +135,40 @@ typedef enum dim_id {
 #undef ATTN_DIM_ID
     DIM_ONE /* the second dimension of a VECTOR: 1 */
 } dim_id;
+/* The options of options.def as an enum, so that which variant takes which is a bit set resolved
+ * at compile time (attn_accepts). */
+typedef enum option_id {
+#define X(name, ...) OPTION_##name,
+#include "options.def"
+#undef X
+    OPTION_COUNT
+} option_id;
+
+/* The families: how the core computes a variant (variants.def's family column), one row each,
+ * with what the rest of the core asks of it:
+ *   keeps_lse:   a kept forward pass keeps each row's log-sum-exp (the streaming softmax)
+ *   keeps_state: ATTN_WANT_STATE: it can return the state (and normaliser) it keeps instead of A
+ * Every switch over the families ends in FAMILY_COUNT with no default, so the compiler names each
+ * place a new family must join (api.c's forward and backward, model_decode.c's state and step).
+ * X(name, keeps_lse, keeps_state) */
+#define ATTN_FAMILY_LIST(X) \
+    X(softmax, 1, 0)        \
+    X(synthesizer, 1, 0)    \
+    X(linear, 0, 1)         \
+    X(fixed, 0, 0)
+typedef enum family_id {
+#define ATTN_FAMILY_ID(name, ...) FAMILY_##name,
+    ATTN_FAMILY_LIST(ATTN_FAMILY_ID)
+#undef ATTN_FAMILY_ID
+    FAMILY_COUNT
+} family_id;
+typedef struct family_facts {
+    const char *name;
+    int keeps_lse, keeps_state;
+} family_facts;
+family_id attn_family_of(attn_variant v);
+const family_facts *attn_family_facts(family_id family);
+
 /* One entry of variants.def's inputs column: array `input` is [rows, cols]. */
 typedef struct input_shape {
     input_id input;
@@ -155,14 +189,16 @@ attn_status attn_validate(attn_variant v, const attn_dims *dims, const attn_opti
                           const char **detail);
 /* "x is missing" for the first array the variant reads that is NULL, else NULL. */
 const char *attn_missing_input(attn_variant v, const attn_inputs *in, const attn_options *opt);
-int attn_family_is(attn_variant v, const char *family);
 /* Softmax-type variants keep each row's log-sum-exp from a kept forward pass (a model's too); the
- * linear family and fixed keep nothing. */
+ * linear family and fixed keep nothing (the family table's keeps_lse). */
 int attn_keeps_lse(attn_variant v);
+/* A composite variant (one that takes `components`: the mixture) reads its components' arrays. */
+int attn_is_composite(attn_variant v);
 /* Zeroes the gradient arrays of every input v reads (a mixture: its components'), whole. */
 void attn_zero_grads(attn_variant v, const attn_dims *dims, const attn_options *opt,
                      const attn_grads *grads);
-int attn_accepts(attn_variant v, const char *option);
+/* Whether v takes the option: causal, weights and keep always, the rest by its options column. */
+int attn_accepts(attn_variant v, option_id option);
 
 /* ---- ops.c: kernels shared by every family ---- */
 

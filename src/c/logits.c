@@ -636,7 +636,7 @@ static void prepare_one(attn_variant v, const attn_dims *dims, const attn_inputs
 const logit_source *attn_prepare_logits(attn_variant v, const attn_dims *dims,
                                         const attn_inputs *in, const attn_options *opt, arena *ws,
                                         logit_sources *sources, int backward) {
-    if (v != ATTN_MIXTURE) {
+    if (!attn_is_composite(v)) {
         prepare_one(v, dims, in, opt, backward, ws, &sources->main);
         return &sources->main;
     }

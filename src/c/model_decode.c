@@ -42,20 +42,28 @@ static attn_status decode_shape_of(const attn_model_config *cfg, const model_sha
     *ds = (decode_shape){0};
     attn_variant v = (attn_variant)cfg->variant;
     int64_t dh = s->dh, T = s->T;
-    if (attn_family_is(v, "linear")) {
+    switch (attn_family_of(v)) {
+    case FAMILY_linear: /* a state of fixed size per head */
         ds->keep = KEEP_STATE;
         ds->head_floats = attn_linear_step_floats(v, s->dh, s->dh);
         ds->scratch_floats = attn_linear_step_scratch(v, s->dh);
-    } else {
+        break;
+    case FAMILY_softmax:
+    case FAMILY_synthesizer: /* a cache of the positions so far, and a row of logits per step */
+    case FAMILY_fixed: {     /* a cache, no logits */
         ds->keep = KEEP_CACHE;
         for (int i = 0; i < s->nslots; i++) ds->cache_k |= s->slots[i].input == IN_k;
         ds->head_floats = smul(ds->cache_k ? 2 : 1, smul(T, dh)); /* v [T, dh], then k [T, dh] */
-        if (!attn_family_is(v, "fixed")) {
+        if (attn_family_of(v) != FAMILY_fixed) {
             attn_options opt;
             model_head_options(cfg, s, 0, 0, &opt);
             ds->row_floats = T;
             ds->scratch_floats = (int64_t)attn_logit_row_scratch(v, &s->dims, &opt);
         }
+        break;
+    }
+    case FAMILY_COUNT:
+        break;
     }
     ds->head_floats = (ds->head_floats + 3) & ~(int64_t)3;
     ds->state_floats = sadd(4 + residual_floats(s), smul(smul(s->layers, s->H), ds->head_floats));
@@ -144,20 +152,26 @@ static void decode_head(const attn_model_config *cfg, const model_shape *s, cons
     model_head_options(cfg, s, h, s->alpha_slot >= 0 ? hp + s->slots[s->alpha_slot].offset : 0, &opt);
     attn_inputs in; /* position t's projections (one row each) and the head's parameters */
     model_head_inputs(s, hp, b->proj, 0, 0, 1, &in);
-    if (ds->keep == KEEP_STATE) {
+    float *vcache = blk, *kcache = ds->cache_k ? blk + (size_t)s->T * dh : 0;
+    switch (attn_family_of(variant)) {
+    case FAMILY_linear:
         attn_linear_step(variant, dh, dh, opt.eps, t, in.q, in.k, in.v, blk, b->scratch, y);
         return;
-    }
-    float *vcache = blk, *kcache = ds->cache_k ? blk + (size_t)s->T * dh : 0;
-    attn_copy(vcache + (size_t)t * dh, in.v, dh);
-    if (kcache) attn_copy(kcache + (size_t)t * dh, in.k, dh);
-    if (attn_family_is(variant, "fixed")) {
+    case FAMILY_fixed:
+        attn_copy(vcache + (size_t)t * dh, in.v, dh);
         attn_fixed_row(&opt, t + 1, t, vcache, dh, y);
         return;
+    case FAMILY_softmax:
+    case FAMILY_synthesizer:
+        attn_copy(vcache + (size_t)t * dh, in.v, dh);
+        if (kcache) attn_copy(kcache + (size_t)t * dh, in.k, dh);
+        in.k = kcache, in.v = vcache; /* every position so far */
+        attn_logit_row(variant, &s->dims, &in, &opt, t, b->scratch, b->row);
+        attn_softmax_attend_row(b->row, t + 1, vcache, dh, y);
+        return;
+    case FAMILY_COUNT:
+        return;
     }
-    in.k = kcache, in.v = vcache; /* every position so far */
-    attn_logit_row(variant, &s->dims, &in, &opt, t, b->scratch, b->row);
-    attn_softmax_attend_row(b->row, t + 1, vcache, dh, y);
 }
 
 attn_status attn_model_decode_step(const attn_model_config *cfg, const float *memory, size_t bytes,

@@ -25,7 +25,7 @@ void model_head_options(const attn_model_config *cfg, const model_shape *s, int 
     *opt = cfg->options;
     opt->causal = cfg->causal != 0;
     if (cfg->variant == ATTN_FIXED) opt->pattern = s->patterns[h % s->npatterns];
-    if (cfg->variant == ATTN_MIXTURE) {
+    if (attn_is_composite((attn_variant)cfg->variant)) {
         opt->alpha_is_logits = 1;
         for (int c = 0; c < ATTN_MAX_COMPONENTS; c++) opt->alpha[c] = alpha && c < opt->n_components ? alpha[c] : 0.0f;
     }
@@ -114,16 +114,17 @@ attn_status model_shape_of(const attn_model_config *cfg, model_shape *s, const c
      * ATTN_INPUT_LIST order with wv moved last and the mixture logits before it. */
     int reads[IN_COUNT] = {0};
     const input_shape *shapes[IN_COUNT] = {0};
-    int ncomp = cfg->variant == ATTN_MIXTURE ? cfg->options.n_components : 1;
+    int composite = attn_is_composite((attn_variant)cfg->variant);
+    int ncomp = composite ? cfg->options.n_components : 1;
     for (int c = 0; c < ncomp; c++) {
-        input_list list = attn_inputs_of((attn_variant)(cfg->variant == ATTN_MIXTURE ? cfg->options.component[c] : cfg->variant));
+        input_list list = attn_inputs_of((attn_variant)(composite ? cfg->options.component[c] : cfg->variant));
         for (int i = 0; i < list.count; i++) reads[list.at[i].input] = 1, shapes[list.at[i].input] = &list.at[i];
     }
     reads[IN_v] = 1;
     int order[MAX_SLOTS], norder = 0;
     for (int i = 0; i < IN_COUNT; i++)
         if (reads[i] && i != IN_v) order[norder++] = i;
-    if (cfg->variant == ATTN_MIXTURE) order[norder++] = SLOT_ALPHA;
+    if (composite) order[norder++] = SLOT_ALPHA;
     order[norder++] = IN_v;
     s->alpha_slot = -1;
     int64_t off = 0;

@@ -7,16 +7,42 @@
 
 /* ---- the tables ---- */
 
+/* The families' facts (internal.h, ATTN_FAMILY_LIST). */
+static const family_facts families[FAMILY_COUNT] = {
+#define X(name, keeps_lse, keeps_state) {#name, keeps_lse, keeps_state},
+    ATTN_FAMILY_LIST(X)
+#undef X
+};
+
+/* The dims column, typed: one array of dim_id per variant (ATTN_SOFTMAX_dims, ...), in the
+ * column's order (the order the checks name them). */
+#define DIM(name) DIM_##name,
+#define X(ENUM, id, label, family, mixable, dims, ...) static const dim_id ENUM##_dims[] = {dims};
+#include "variants.def"
+#undef X
+#undef DIM
+
+/* The options column as a bit set over option_id; causal, weights and keep are everyone's. */
+#define OPTION_BIT(option) (1u << (option))
+_Static_assert(OPTION_COUNT <= 32, "option_id bit sets are 32 bits wide");
+#define COMMON_OPTIONS (OPTION_BIT(OPTION_causal) | OPTION_BIT(OPTION_weights) | OPTION_BIT(OPTION_keep))
+
 typedef struct variant_rules {
-    const char *id, *family, *dims, *options;
+    family_id family;
+    const dim_id *dims;
+    int ndims;
+    uint32_t options; /* OPTION_BIT of each option it takes */
     int mixable;
 } variant_rules;
-static const variant_rules variants[ATTN_VARIANT_COUNT] = {
+#define OPT(name) | OPTION_BIT(OPTION_##name)
+static const variant_rules variants[] = {
 #define X(ENUM, id, label, family, mixable, dims, inputs, options, cost, summary, formula) \
-    {id, family, dims, options, mixable},
+    {FAMILY_##family, ENUM##_dims, (int)(sizeof ENUM##_dims / sizeof *ENUM##_dims), COMMON_OPTIONS options, mixable},
 #include "variants.def"
 #undef X
 };
+#undef OPT
+_Static_assert(sizeof variants / sizeof *variants == ATTN_VARIANT_COUNT, "a variant without its rules");
 
 /* The inputs column, typed: one array of input_shape per variant (ATTN_SOFTMAX_inputs, ...), then
  * the table of them. */
@@ -40,9 +66,9 @@ static const int pattern_looks_ahead[ATTN_PATTERN_COUNT] = {
 #undef X
 };
 
-typedef struct field_ref { const char *name; size_t offset; } field_ref;
-static const field_ref dim_fields[DIM_ONE] = {
-#define X(name, defaults_to, description) {#name, offsetof(attn_dims, name)},
+/* Where dimension `dim` sits in attn_dims (dim_id order). */
+static const size_t dim_offset[DIM_ONE] = {
+#define X(name, defaults_to, description) offsetof(attn_dims, name),
     ATTN_DIM_LIST(X)
 #undef X
 };
@@ -58,52 +84,22 @@ static const size_t grad_offset[IN_COUNT] = {
 #undef X
 };
 
-static int str_eq(const char *a, const char *b) {
-    while (*a && *a == *b) a++, b++;
-    return *a == *b;
-}
-
-/* The next word of a space-separated list (variants.def's dims and options columns) into buf. */
-static int next_token(const char **list, char *buf, size_t size) {
-    const char *p = *list;
-    while (*p == ' ') p++;
-    if (!*p) return 0;
-    size_t len = 0;
-    while (*p && *p != ' ') {
-        if (len + 1 < size) buf[len++] = *p;
-        p++;
-    }
-    buf[len < size ? len : size - 1] = '\0';
-    *list = p;
-    return 1;
-}
-
-static int list_has(const char *list, const char *name) {
-    char token[24];
-    while (next_token(&list, token, sizeof token))
-        if (str_eq(token, name)) return 1;
-    return 0;
+/* A dimension's value as given (L's 0 stays 0). */
+static int32_t dim_value(const attn_dims *dims, dim_id dim) {
+    return *(const int32_t *)(const void *)((const char *)dims + dim_offset[dim]);
 }
 
 int32_t attn_dim(const attn_dims *dims, dim_id dim) {
     if (dim == DIM_ONE) return 1;
-    int32_t value = *(const int32_t *)(const void *)((const char *)dims + dim_fields[dim].offset);
+    int32_t value = dim_value(dims, dim);
     return dim == DIM_L && value == 0 ? dims->n : value;
 }
 
-static int32_t dim_value(const attn_dims *dims, const char *name) {
-    for (size_t i = 0; i < sizeof dim_fields / sizeof *dim_fields; i++)
-        if (str_eq(name, dim_fields[i].name))
-            return *(const int32_t *)(const void *)((const char *)dims + dim_fields[i].offset);
-    return 0;
-}
-
-int attn_family_is(attn_variant v, const char *family) { return str_eq(variants[v].family, family); }
-int attn_keeps_lse(attn_variant v) { return !attn_family_is(v, "linear") && !attn_family_is(v, "fixed"); }
-int attn_accepts(attn_variant v, const char *option) {
-    return str_eq(option, "causal") || str_eq(option, "weights") || str_eq(option, "keep") ||
-           list_has(variants[v].options, option);
-}
+family_id attn_family_of(attn_variant v) { return variants[v].family; }
+const family_facts *attn_family_facts(family_id family) { return &families[family]; }
+int attn_keeps_lse(attn_variant v) { return families[variants[v].family].keeps_lse; }
+int attn_accepts(attn_variant v, option_id option) { return (variants[v].options & OPTION_BIT(option)) != 0; }
+int attn_is_composite(attn_variant v) { return attn_accepts(v, OPTION_components); }
 
 /* ---- defaults ---- */
 
@@ -126,36 +122,42 @@ void attn_options_default(attn_options *opt) {
 
 static int is_finite(float x) { return x - x == 0.0f; }
 
-static int is_composite(attn_variant v) { return list_has(variants[v].options, "components"); }
+static int reads_dim(const dim_id *list, int count, dim_id dim) {
+    for (int i = 0; i < count; i++)
+        if (list[i] == dim) return 1;
+    return 0;
+}
 
 /* The dimensions v reads are positive and at most ATTN_MAX_DIM; L (0 = n) >= n; a*b = L. A
  * mixture reads n and dv itself; its components' dimensions are checked with the components. */
 static attn_status check_dims(attn_variant v, const attn_dims *dims, const char **detail) {
-    const char *list = is_composite(v) ? "n dv" : variants[v].dims;
-    char name[16];
-    while (next_token(&list, name, sizeof name)) {
-        int32_t value = dim_value(dims, name);
-        if (str_eq(name, "L") && value == 0) continue; /* defaults to n */
-        if (value < 1) {
-#define X(dim, defaults_to, description) if (str_eq(name, #dim)) FAIL(ATTN_ERR_SHAPE, #dim " must be a positive integer");
-            ATTN_DIM_LIST(X)
+    static const char *const not_positive[DIM_ONE] = {
+#define X(dim, defaults_to, description) #dim " must be a positive integer",
+        ATTN_DIM_LIST(X)
 #undef X
-        }
+    };
+    static const dim_id composite_dims[] = {DIM_n, DIM_dv};
+    int composite = attn_is_composite(v);
+    const dim_id *list = composite ? composite_dims : variants[v].dims;
+    int count = composite ? (int)(sizeof composite_dims / sizeof *composite_dims) : variants[v].ndims;
+    for (int i = 0; i < count; i++) {
+        int32_t value = dim_value(dims, list[i]);
+        if (list[i] == DIM_L && value == 0) continue; /* defaults to n */
+        if (value < 1) FAIL(ATTN_ERR_SHAPE, not_positive[list[i]]);
         if (value > ATTN_MAX_DIM) FAIL(ATTN_ERR_MEMORY, "a dimension is larger than 2^30");
     }
     int64_t L = dims->L > 0 ? dims->L : dims->n;
-    const char *read = is_composite(v) ? "n dv" : variants[v].dims;
-    int reads_L = list_has(read, "L");
+    int reads_L = reads_dim(list, count, DIM_L);
     if (reads_L && L < dims->n) FAIL(ATTN_ERR_VALUE, "L must be >= n");
-    if (reads_L && list_has(read, "a") && list_has(read, "b") &&
+    if (reads_L && reads_dim(list, count, DIM_a) && reads_dim(list, count, DIM_b) &&
         (int64_t)dims->a * dims->b != L)
         FAIL(ATTN_ERR_VALUE, "a*b must equal L");
     return ATTN_OK;
 }
 
-static int enum_count(const char *values) {
-    return str_eq(values, "patterns") ? ATTN_PATTERN_COUNT : str_eq(values, "tilings") ? ATTN_TILING_COUNT : 0;
-}
+/* How many names an ENUM option's list holds (options.def's values column). */
+#define ENUM_COUNT_patterns ATTN_PATTERN_COUNT
+#define ENUM_COUNT_tilings ATTN_TILING_COUNT
 
 /* A mixture's components: 1 to ATTN_MAX_COMPONENTS known, mixable variants whose dims hold. */
 static attn_status check_components(const attn_dims *dims, const attn_options *opt,
@@ -194,7 +196,7 @@ static attn_status check_weights(const attn_options *opt, const char **detail) {
 #define CHECK_NUMBER(name, field, companion, values, min) \
     if (!is_finite(opt->field) || opt->field < (float)(min)) FAIL(ATTN_ERR_VALUE, #name " must be a finite number >= " #min);
 #define CHECK_ENUM(name, field, companion, values, min) \
-    if ((uint32_t)opt->field >= (uint32_t)enum_count(#values)) FAIL(ATTN_ERR_VALUE, #name " is not one of the " #values);
+    if ((uint32_t)opt->field >= (uint32_t)ENUM_COUNT_##values) FAIL(ATTN_ERR_VALUE, #name " is not one of the " #values);
 #define CHECK_INT(name, field, companion, values, min) \
     if (opt->field < (min)) FAIL(ATTN_ERR_VALUE, #name " must be an integer >= " #min);
 #define CHECK_VARIANTS(name, field, companion, values, min) \
@@ -206,10 +208,10 @@ static attn_status check_options(attn_variant v, const attn_dims *dims, const at
                                  const char **detail) {
     attn_status s = ATTN_OK;
 #define X(name, kind, field, companion, value, values, min, description) \
-    if (attn_accepts(v, #name)) { CHECK_##kind(name, field, companion, values, min) }
+    if (attn_accepts(v, OPTION_##name)) { CHECK_##kind(name, field, companion, values, min) }
 #include "options.def"
 #undef X
-    if (attn_accepts(v, "pattern") && opt->causal && pattern_looks_ahead[opt->pattern])
+    if (attn_accepts(v, OPTION_pattern) && opt->causal && pattern_looks_ahead[opt->pattern])
         FAIL(ATTN_ERR_UNSUPPORTED, "pattern looks ahead, so it cannot be causal");
     return s;
 }
@@ -226,7 +228,7 @@ attn_status attn_validate(attn_variant v, const attn_dims *dims, const attn_opti
 
 /* Whether a composite variant (a mixture) reads `input` itself: v alone; the rest it reads through
  * its components. */
-static int reads_itself(attn_variant v, input_id input) { return !is_composite(v) || input == IN_v; }
+static int reads_itself(attn_variant v, input_id input) { return !attn_is_composite(v) || input == IN_v; }
 
 /* "x is missing" for the first array v reads (variants.def) that is NULL, else NULL; a mixture
  * reads v and what its components read. */
@@ -242,7 +244,7 @@ const char *attn_missing_input(attn_variant v, const attn_inputs *in, const attn
         if (reads_itself(v, input) && !*(const float *const *)(const void *)((const char *)in + input_offset[input]))
             return messages[input];
     }
-    for (int c = 0; is_composite(v) && c < opt->n_components; c++) {
+    for (int c = 0; attn_is_composite(v) && c < opt->n_components; c++) {
         const char *missing = attn_missing_input((attn_variant)opt->component[c], in, opt);
         if (missing) return missing;
     }
@@ -251,7 +253,7 @@ const char *attn_missing_input(attn_variant v, const attn_inputs *in, const attn
 
 void attn_zero_grads(attn_variant v, const attn_dims *dims, const attn_options *opt,
                      const attn_grads *grads) {
-    for (int c = 0; is_composite(v) && c < opt->n_components; c++)
+    for (int c = 0; attn_is_composite(v) && c < opt->n_components; c++)
         attn_zero_grads((attn_variant)opt->component[c], dims, opt, grads);
     input_list list = attn_inputs_of(v);
     for (int i = 0; i < list.count; i++) {
@@ -311,15 +313,19 @@ static const char metadata_json[] =
 /* the inputs column as lab.variants reads it: space-separated name:shape words */
 #define MATRIX(name, rows, cols) " " #name ":" #rows "*" #cols
 #define VECTOR(name, length) " " #name ":" #length
+#define DIM(name) " " #name
+#define OPT(name) " " #name
     "\"variants\":["
 #define X(ENUM, id, label, family, mixable, dims, inputs, options, cost, summary, formula)        \
-    "{\"id\":\"" id "\",\"label\":\"" label "\",\"family\":\"" family "\",\"mixable\":" #mixable \
+    "{\"id\":\"" id "\",\"label\":\"" label "\",\"family\":\"" #family "\",\"mixable\":" #mixable \
     ",\"dims\":\"" dims "\",\"inputs\":\"" inputs "\",\"options\":\"" options "\",\"cost\":\"" \
     cost "\",\"summary\":\"" summary "\",\"formula\":\"" formula "\"},"
 #include "variants.def"
 #undef X
 #undef MATRIX
 #undef VECTOR
+#undef DIM
+#undef OPT
     "null],"; /* the struct layouts follow (attn_metadata_json) */
 
 /* The layouts of the model's structs as the binding writes and reads them (src/js/model.js): each

@@ -31,9 +31,11 @@ typedef struct rvariant {
     int mixable;
 } rvariant;
 static const rvariant registry[ATTN_VARIANT_COUNT] = {
-#define X(ENUM, id, label, family, mixable, dims, inputs, options, ...) {id, family, options, mixable},
+#define OPT(name) " " #name /* the options column as words */
+#define X(ENUM, id, label, family, mixable, dims, inputs, options, ...) {id, #family, "" options, mixable},
 #include "../../src/c/variants.def"
 #undef X
+#undef OPT
 };
 static const char *variant_name(int v) { return registry[v].id; }
 

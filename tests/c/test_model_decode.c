@@ -22,9 +22,11 @@ static const struct {
     const char *id, *family, *options;
     int mixable;
 } registry[ATTN_VARIANT_COUNT] = {
-#define X(ENUM, id, label, family, mixable, dims, inputs, options, ...) {id, family, options, mixable},
+#define OPT(name) " " #name /* the options column as words */
+#define X(ENUM, id, label, family, mixable, dims, inputs, options, ...) {id, #family, "" options, mixable},
 #include "../../src/c/variants.def"
 #undef X
+#undef OPT
 };
 static const char *variant_name(int v) { return registry[v].id; }
 
