@@ -35,7 +35,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { BENCH_DIR, machineInfo } from './cli.mjs';
 import { summarize } from './measure.mjs';
-import { callInputs, callOptions, D, DV, makeInputs, quadratic } from './plan.mjs';
+import { callInputs, callOptions, D, DV, makeInputs } from './plan.mjs';
 import { fmtMs, log } from './record.mjs';
 import { mulberry32, uniformArray } from '../src/js/prng.js';
 
@@ -108,7 +108,7 @@ function cpuMs(since) {
 async function attentionPart() {
   const lab = await newBinding.init({ simd: true, threads: 1, fresh: true });
   const rows = [];
-  const jobs = lab.variants.filter((v) => quadratic(v) && v.family !== 'fixed').map((variant) => ({ variant, n: N }));
+  const jobs = lab.variants.filter((v) => v.keepsLse).map((variant) => ({ variant, n: N }));
   if (LARGE > 0) jobs.push({ variant: lab.variants.find((v) => v.id === 'softmax'), n: LARGE });
   { // V8 compiles WebAssembly with its baseline compiler first and the optimising one in the
     // background once functions are hot: 2 s of softmax's calls first, so that no variant's rounds

@@ -67,9 +67,9 @@ export function isMixable(v) {
   return v.mixable === true;
 }
 
-/** Whether `v` is a mixture of other variants (it takes the `components` option). */
+/** Whether `v` is a mixture of other variants (lab.variants[i].composite). */
 export function isMixture(v) {
-  return v.options.includes('components');
+  return v.composite === true;
 }
 
 /** Shapes of every array, as dimension names (from lab.variants; one shape per array name). */

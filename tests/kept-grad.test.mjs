@@ -24,7 +24,7 @@ import { binding, builds, makeInputs, randomArray, assertSameBits, VARIANTS, ABS
 const { init, AttnError } = await binding();
 const buildList = await builds();
 const simdOf = (build) => (build === 'relaxed' ? 'relaxed' : build === 'simd');
-const softmaxType = (info) => info.family !== 'linear' && info.family !== 'fixed';
+const softmaxType = (info) => info.keepsLse; // lab.variants: the families that stream softmax keep lse
 
 /** backward's { output, grads } against attentionGrad's: the same arrays, the same bits. */
 function assertSameGrads(got, want, where) {
@@ -50,7 +50,7 @@ function assertLse(lse, id, inputs, options, where) {
 
 /** The options each variant is swept with: two mixtures (weights as probabilities and as logits), fixed's left pattern. */
 function optionSets(info) {
-  if (info.options.includes('components')) {
+  if (info.composite) {
     return [{ components: ['softmax', 'dense', 'random'], alpha: [0.5, 0.25, 0.25] },
       { components: ['factorized-dense', 'dense1', 'factorized-random'], alphaLogits: [1, -0.5, 0.25] }];
   }

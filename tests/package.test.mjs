@@ -109,7 +109,7 @@ for (const simd of ['auto', false, true]) {
       for (const s of spec.shape) inputs[s] = dims[s];
     }
     const options = {};
-    if (info.options.includes('components')) { options.components = components; options.alpha = components.map(() => 1 / components.length); }
+    if (info.composite) { options.components = components; options.alpha = components.map(() => 1 / components.length); }
     if (info.options.includes('pattern')) options.pattern = 'left';
     const result = {};
     for (const causal of [false, true]) {

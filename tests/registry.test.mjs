@@ -160,6 +160,27 @@ for (const build of buildList) {
   });
 }
 
+test('lab.variants says what each variant keeps, and the calls do it: lse from a kept pass, a state, components', () => {
+  const lab = labs[buildList[0]];
+  for (const v of lab.variants) {
+    const inputs = inputsFor(v, 71);
+    const kept = lab.attention(v.id, inputs, { ...optionsFor(v), keep: true });
+    assert.equal(kept.lse !== undefined, v.keepsLse, `${v.id}: keepsLse ${v.keepsLse}, but a kept pass ${kept.lse ? 'returned' : 'did not return'} lse`);
+    if (v.keepsState) {
+      const r = lab.attention(v.id, inputs, { ...optionsFor(v), state: true });
+      assert.ok(r.state?.length > 0, `${v.id}: keepsState, but state: true returned no state`);
+    } else {
+      assert.throws(() => lab.attention(v.id, inputs, { ...optionsFor(v), state: true }), (e) => e.code === 'UNSUPPORTED', `${v.id}: keeps no state, so state: true is refused`);
+    }
+    assert.equal(v.composite, v.options.includes('components'), `${v.id}: composite is the variant that takes components`);
+  }
+  // the contract (docs/contract.md): softmax and the Synthesizers stream softmax and keep lse; the linear family keeps a state
+  const ids = (f) => lab.variants.filter(f).map((v) => v.id).sort();
+  assert.deepEqual(ids((v) => v.keepsLse), lab.variants.filter((v) => ['softmax', 'synthesizer'].includes(v.family)).map((v) => v.id).sort());
+  assert.deepEqual(ids((v) => v.keepsState), ['efficient', 'linear', 'taylor']);
+  assert.deepEqual(ids((v) => v.composite), ['mixture']);
+});
+
 test('src/js/reference.js defines no variant that lab.variants lacks', () => {
   const ids = labs[buildList[0]].variants.map((v) => v.id);
   const extra = Object.keys(definitions).filter((id) => !ids.includes(id));

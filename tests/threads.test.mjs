@@ -55,7 +55,7 @@ function gradClose(got, ref, where) {
 
 /** The options a variant is swept with: a mixture of three, the fixed pattern "left". */
 function optionsFor(info, causal) {
-  const o = info.options.includes('components') ? { components: ['softmax', 'dense', 'random'], alpha: [0.5, 0.25, 0.25] }
+  const o = info.composite ? { components: ['softmax', 'dense', 'random'], alpha: [0.5, 0.25, 0.25] }
     : info.options.includes('pattern') ? { pattern: 'left', window: 4 } : {};
   return { ...o, causal };
 }

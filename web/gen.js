@@ -115,7 +115,7 @@ export function generateArray(name, shape, dims, seed, preset = DEFAULT_PRESET) 
 export function requirements(id, variantsById, opts = {}) {
   const info = variantsById[id];
   if (!info) return { dims: ['n', 'dv'], inputs: [] };
-  if (Array.isArray(opts.components) && info.options.includes('components')) {
+  if (Array.isArray(opts.components) && info.composite) {
     const dims = new Set(['n', 'dv']);
     const inputs = new Map();
     for (const c of opts.components) {
@@ -143,7 +143,7 @@ export function requirements(id, variantsById, opts = {}) {
 export function defaultOptions(info, lab) {
   const o = {};
   const meta = lab?.options ?? {};
-  if (info.options.includes('components')) {
+  if (info.composite) {
     const mixable = mixableIds(lab);
     o.components = mixable.filter((x) => x === 'softmax' || x === 'random');
     if (o.components.length < 2) o.components = mixable.slice(0, 2);
@@ -165,7 +165,7 @@ export function mixableIds(lab) {
  */
 export function componentOptions(info, variantsById, components) {
   const out = {};
-  if (!info?.options.includes('components')) return out;
+  if (!info?.composite) return out;
   const mixable = Object.values(variantsById).filter((v) => v.mixable);
   for (const name of info.options) {
     if (!mixable.some((v) => v.options.includes(name))) continue;

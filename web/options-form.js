@@ -170,7 +170,7 @@ function textField(v, name, m) {
 
 function fieldFor(v, name, o) {
   const m = meta(name);
-  if (name === 'alpha' && v.options.includes('components')) return alphaSliders(v, name, m, o);
+  if (name === 'alpha' && v.composite) return alphaSliders(v, name, m, o);
   switch (m.type) {
     case 'number':
     case 'integer':
@@ -191,7 +191,7 @@ function fieldFor(v, name, o) {
  * (lab.options[name].appliesTo), or null when it is the variant's own option.
  */
 function componentOwners(v, name) {
-  if (!v.options.includes('components')) return null;
+  if (!v.composite) return null;
   const owners = (meta(name).appliesTo ?? []).filter((id) => id !== v.id && store.byId[id]?.mixable);
   return owners.length ? owners : null;
 }

@@ -302,6 +302,11 @@ static const char metadata_json[] =
     ATTN_TILING_LIST(X)
 #undef X
     "null],"
+    "\"families\":["
+#define X(name, keeps_lse, keeps_state) "{\"name\":\"" #name "\",\"keepsLse\":" #keeps_lse ",\"keepsState\":" #keeps_state "},"
+    ATTN_FAMILY_LIST(X)
+#undef X
+    "null],"
     "\"options\":["
 #define X(name, kind, field, companion, value, values, min, description)                      \
     "{\"name\":\"" #name "\",\"kind\":\"" #kind "\",\"field\":\"" #field "\",\"companion\":\"" \

@@ -162,6 +162,13 @@ export interface VariantInfo {
   label: string;
   /** 'softmax' (softmax over logits), 'synthesizer', 'linear' (no n x n in the forward pass), 'fixed'. */
   family: 'softmax' | 'synthesizer' | 'linear' | 'fixed';
+  /** Whether a kept forward pass (`keep: true`) returns each row's log-sum-exp as `lse`: the
+   * softmax-type families (softmax, synthesizer), which stream softmax over tiles of logits. */
+  keepsLse: boolean;
+  /** Whether `state: true` returns the state (and normaliser) the variant keeps instead of A: the linear family. */
+  keepsState: boolean;
+  /** Whether the variant combines others (the mixture: it takes `components` and reads their arrays). */
+  composite: boolean;
   /** One line on what the variant does. */
   summary: string;
   /** The formula, in plain text. */

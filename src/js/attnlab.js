@@ -549,9 +549,8 @@ class Instance {
     this.#alive(); // reading the inputs ran the caller's getters, which may have disposed of this instance
     this.#writeControl(dims, opt);
     const { wsBytes } = this.#plan(variant, dims, opt, WANT_KEPT);
-    const keepsLse = variant.family !== 'linear' && variant.family !== 'fixed';
     const outputs = [{ name: 'output', count: dims.n * dims.dv, cols: dims.dv }];
-    if (keepsLse) outputs.push({ name: 'lse', count: dims.n, cols: 1 });
+    if (variant.keepsLse) outputs.push({ name: 'lse', count: dims.n, cols: 1 });
     const base = this.#heapBase;
     const result = this.#execute(variant, dims, opt, wsBytes, arrays, outputs, (at, wsOffset) =>
       this.#exports.attn_plan_run_kept(base + PLAN_OFFSET, base + INPUTS_OFFSET, at.output, at.lse ?? 0,
@@ -562,7 +561,7 @@ class Instance {
       variant, opt, dims,
       arrays: arrays.map((a) => copy(a, heap.slice(a.offset >>> 2, (a.offset >>> 2) + a.count))),
       y: copy({ name: 'output', shape: ['n', 'dv'], count: dims.n * dims.dv, cols: dims.dv }, result.output.slice()),
-      lse: keepsLse ? copy({ name: 'lse', shape: ['n'], count: dims.n, cols: 1 }, result.lse.slice()) : null,
+      lse: variant.keepsLse ? copy({ name: 'lse', shape: ['n'], count: dims.n, cols: 1 }, result.lse.slice()) : null,
     };
     result.backward = (dOutput) => this.#backwardKept(kept, dOutput);
     return result;

@@ -63,7 +63,7 @@ const variantOf = (reg, id) => reg.variants.find((v) => v.id === id);
 /** The attention arrays (besides v) a variant reads. */
 const arraysOf = (reg, id) => variantOf(reg, id).inputs.map((s) => s.name).filter((name) => name !== 'v');
 const mixableOf = (reg) => reg.variants.filter((v) => v.mixable).map((v) => v.id);
-const isComposite = (reg, id) => variantOf(reg, id).options.includes('components');
+const isComposite = (reg, id) => variantOf(reg, id).composite;
 /** The patterns fixed heads take in turn (the model's own order, docs/model.md). */
 const HEAD_PATTERN_CYCLE = ['previous', 'current', 'next', 'left', 'right', 'first', 'last'];
 

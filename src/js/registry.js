@@ -15,10 +15,15 @@ export function parseMetadata(json) {
   const meta = JSON.parse(json);
   const list = (xs) => xs.filter((x) => x !== null);
   const words = (text) => text.trim().split(/\s+/).filter(Boolean);
+  // the families' facts (internal.h, ATTN_FAMILY_LIST), given to each variant of the family
+  const families = new Map(list(meta.families).map((f) => [f.name, f]));
   const variants = list(meta.variants).map((v) => Object.freeze({
     id: v.id,
     label: v.label,
     family: v.family,
+    keepsLse: families.get(v.family).keepsLse === 1,
+    keepsState: families.get(v.family).keepsState === 1,
+    composite: words(v.options).includes('components'),
     mixable: v.mixable === 1,
     summary: v.summary,
     formula: v.formula,

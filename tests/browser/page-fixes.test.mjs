@@ -306,7 +306,7 @@ describe('attnlab page: edge cases', () => {
   }
 
   test('mixture: the α sliders are shares that sum to 1, all-zero α means equal weights, and component options show only for a component that takes them', async (t) => {
-    const mix = env.nodeLab.variants.find((v) => v.options.includes('components'));
+    const mix = env.nodeLab.variants.find((v) => v.composite);
     assert.ok(mix, 'the registry has a mixture');
     // all-zero α (from a link: the sliders themselves always sum to 1) means equal weights
     const zero = await newPage(t, { hash: `#v=${mix.id}&n=16&d=8&dv=8&seed=1&preset=random&o.${mix.id}.components=softmax,random&o.${mix.id}.alpha=0,0` });

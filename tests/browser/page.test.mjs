@@ -142,7 +142,7 @@ describe('attnlab page', () => {
         }
         // a mixture's option that belongs to its components has a field only while a chosen
         // component takes it (page-fixes.test.mjs checks it appears when one is chosen)
-        const owners = v.options.includes('components') ? (m.appliesTo ?? []).filter((id) => id !== v.id && nodeLab.variants.find((x) => x.id === id)?.mixable) : [];
+        const owners = v.composite ? (m.appliesTo ?? []).filter((id) => id !== v.id && nodeLab.variants.find((x) => x.id === id)?.mixable) : [];
         if (owners.length) {
           const chosen = await page.$$eval('#variant-options [data-option="components"] input:checked', (cs) => cs.map((c) => c.dataset.value));
           if (!owners.some((c) => chosen.includes(c))) {
