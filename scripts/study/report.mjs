@@ -218,9 +218,9 @@ function lrSensitivity(s, spread) {
   const linear = ['linear', 'efficient', 'taylor'].map(sum).reduce((a, b) => [a[0] + b[0], a[1] + b[1]], [0, 0]);
   if (!attention[1] || !linear[1]) return { rows, spread, summary: 'n/a', verdict: 'not comparable' };
   const p = fisherExact(attention[0], attention[1] - attention[0], linear[0], linear[1] - linear[0]);
-  // descriptive: the runs share a seed and the tasks, so they are not independent draws
-  const summary = `validation runs of the sweep reaching ${100 * THRESHOLD} % at the base rates (${base.join(', ')}; every accuracy task): ` +
-    `softmax ${formatProportion(...attention)}, linear family ${formatProportion(...linear)}; Fisher p = ${p.toFixed(2)} (descriptive: the runs share the sweep seed and the tasks)`;
+  // descriptive: the rates share their sweep seeds and the tasks, so they are not independent draws
+  const summary = `base rates of the sweep (${base.join(', ')}; every accuracy task) whose validation accuracy, the mean over the task's sweep seeds, reached ${100 * THRESHOLD} %: ` +
+    `softmax ${formatProportion(...attention)}, linear family ${formatProportion(...linear)}; Fisher p = ${p.toFixed(2)} (descriptive: the rates share their sweep seeds and the tasks)`;
   const fa = attention[0] / attention[1], fl = linear[0] / linear[1];
   const verdict = fl < fa ? (p < 0.05 ? 'agrees in direction' : `same direction, not significant (p = ${p.toFixed(2)})`) : 'disagrees in direction';
   return { rows, spread, summary, verdict, p };
