@@ -285,11 +285,16 @@ async function main() {
     renameSync(`${jsonPath}.tmp`, jsonPath);
   };
   const log = (s) => console.log(s);
+  // A recorded job counts as done only if it ran at the settings planned now: the settings are not
+  // part of a job's key, so after a task's defaults change (recall's warmup) the job runs again and
+  // its record is replaced, instead of an old run standing in for it.
+  const asPlanned = (rec, job) => rec && (!job.settings || JSON.stringify(rec.settings) === JSON.stringify(job.settings));
+  const toRun = (job, retryFailed) => !asPlanned(result.jobs[job.key], job) || (result.jobs[job.key].error && retryFailed);
   console.log(`experiments: on ${result.machine.cpu}, ${result.machine.cores} cores, node ${process.version}; ${a.workers} at a time; into ${path.relative(root, a.out)}/`);
   if (a.quick) {
     const recorded = JSON.parse(readFileSync(recordedPath, 'utf8'));
     for (const t of a.tasks ?? QUICK_TASKS) if (result.tasks[t]) result.tasks[t].settings = recordedSettings(recorded, t);
-    const jobs = quickJobs(recorded, a).filter((j) => !result.jobs[j.key] || result.jobs[j.key].error);
+    const jobs = quickJobs(recorded, a).filter((j) => toRun(j, true));
     console.log(`experiments --quick: ${jobs.length} trainings (${(a.tasks ?? QUICK_TASKS).join(', ')} x ${a.variants.length} variants x seeds ${QUICK_SEEDS.join(', ')}) at the recorded learning rates`);
     await runJobs(jobs, a.workers, result, save, log);
     save();
@@ -301,7 +306,7 @@ async function main() {
     // a phase's jobs can depend on each other (transfer: its sweep, then the rest), so it runs
     // until no job is left that it could make
     for (let round = 0; ; round++) {
-      const jobs = phaseJobs(phase, result, a).filter((j) => !result.jobs[j.key] || (result.jobs[j.key].error && round === 0));
+      const jobs = phaseJobs(phase, result, a).filter((j) => toRun(j, round === 0));
       if (!jobs.length) { if (round === 0) console.log(`experiments: phase ${phase}: nothing left to run`); break; }
       console.log(`experiments: phase ${phase}: ${jobs.length} jobs${ALONE.has(phase) ? ', one at a time' : ''}`);
       const t0 = Date.now();
