@@ -129,6 +129,33 @@ describe('the transfer path', () => {
   });
 });
 
+describe('resuming a recorded study', () => {
+  test('a job recorded at other settings than planned now runs again; one recorded as planned does not', { timeout: 300_000 }, () => {
+    const out = mkdtempSync(path.join(tmpdir(), 'attnlab-study-'));
+    try {
+      const run = () => spawnSync(process.execPath, [path.join(ROOT, 'scripts/experiments.mjs'), '--out', out, '--steps-scale', '0.02',
+        '--variants', 'softmax', '--tasks', 'copy', '--phases', 'timing', '--workers', '1'], { encoding: 'utf8', cwd: ROOT });
+      const first = run();
+      assert.equal(first.status, 0, `${first.stdout}\n${first.stderr}`);
+      const file = path.join(out, 'results.json');
+      const recorded = JSON.parse(readFileSync(file, 'utf8'));
+      const [key] = Object.keys(recorded.jobs);
+      const planned = recorded.jobs[key].settings;
+      // as if recorded before the task's defaults changed (the key holds no settings)
+      recorded.jobs[key].settings = { ...planned, warmup: planned.warmup + 7 };
+      writeFileSync(file, JSON.stringify(recorded));
+      const second = run();
+      assert.equal(second.status, 0, second.stderr);
+      assert.match(second.stdout, /phase timing: 1 jobs/, 'the job recorded at other settings runs again');
+      assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')).jobs[key].settings, planned, 'and its record is replaced');
+      const third = run();
+      assert.match(third.stdout, /phase timing: nothing left to run/, 'recorded as planned: nothing to run');
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('a run limited to some tasks', () => {
   test('records those tasks again and keeps the others as they were recorded (settings, sweep seeds)', { timeout: 300_000 }, () => {
     const out = mkdtempSync(path.join(tmpdir(), 'attnlab-study-'));
