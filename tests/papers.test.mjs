@@ -75,6 +75,11 @@ test('the rule: a text finding is not judged while no model is below the 4-gram 
   assert.equal(row('L1').verdict({ ngram: above, headline: { text: { variants: { softmax: iv(2.15, 0.02), linear: iv(2.22, 0.02), efficient: iv(2.16, 0.02), taylor: iv(2.48, 0.02) } } } }),
     'text: not comparable yet: no model is below the 4-gram line (1.990 bits/char; the best, 2.150)');
   assert.equal(row('S2').verdict(text({ softmax: 2.0, random: 2.1, dense: 2.05 }, null)), 'not comparable (no n-gram line recorded)');
+  // with the full-context scoring recorded, its numbers stand beside the windowed judgement
+  const lines = { windows: { 4: 1.99 }, full: { 4: 1.96, 5: 1.67 } };
+  const both = (mean, strided) => ({ mean, lo: mean, hi: mean, strided: { mean: strided } });
+  assert.equal(row('S2').verdict({ ngram: lines, headline: { text: { variants: { softmax: both(2.15, 2.12), random: both(2.05, 2.01), dense: both(2.12, 2.08), fixed: both(2.004, 1.958) } } } }),
+    'not comparable yet: no model is below the 4-gram line (1.990 bits/char; the best, 2.004); with full context the best is 1.958, against the 4-gram\'s 1.960 and the 5-gram\'s 1.670');
 });
 
 test('the rule: a pretraining finding is not judged without a positive control (some gain wholly above 0)', () => {
