@@ -44,7 +44,8 @@ async function child(threads, quick) {
   const seqLens = quick ? QUICK.seqLens : plan.COST_SEQLENS;
   const rows = [];
   for (const v of entries) {
-    const family = lab.variants.find((x) => x.id === v.variant)?.family ?? null;
+    const info = lab.variants.find((x) => x.id === v.variant);
+    const family = info?.family ?? null;
     for (const seqLen of seqLens) {
       const shape = { ...plan.COST_MODEL, vocab: plan.COST_VOCAB, seqLen, batch: plan.COST_TOKENS / seqLen, causal: true };
       let model;
@@ -53,7 +54,7 @@ async function child(threads, quick) {
         for (let i = 0; i < 2; i++) model.trainStep(tokens, targets, { lr: LR });
         const st = await roundRobin([{ key: 'step', fn: () => model.trainStep(tokens, targets, { lr: LR }), warmed: true }, { key: 'peak', fn: peak.fn }], quick ? 3 : 5);
         const ms = st.step.median_ms, peakGflops = peak.flops / (st.peak.median_ms * 1e6);
-        const flops = stepFlops(shape, v.variant, v.options ?? {}, family);
+        const flops = stepFlops(shape, v.variant, v.options ?? {}, info);
         rows.push({ variant: v.name, family, seqLen, batch: shape.batch, status: 'ok', ms, tokens_per_s: plan.COST_TOKENS / (ms / 1000),
           flops, gflops: flops / (ms * 1e6), peak_gflops_one_thread: peakGflops, fraction_of_peak: flops / (ms * 1e6) / (peakGflops * lab.threads),
           cpu_wall_ratio: st.step.cpu_wall_ratio });

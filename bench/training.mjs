@@ -54,21 +54,21 @@ const errorText = (e) => `${e.code ? e.code + ': ' : ''}${e.message}`;
  * layer) plus batch · layers · heads · the attention's count (src/js/reference.js flopCount, at
  * n = seqLen, d = dv = dh and the model's h, L, a, b, rank: docs/model.md). The backward pass
  * computes two products per forward product (the input's gradient and the weight's), so a step is
- * 3·F. Causal: the kernels of the n×n variants (every family but linear and fixed) skip the tiles
- * above the diagonal, so their count is scaled by (n+1)/2n, the pairs a causal row reads (for
+ * 3·F. Causal: the kernels that stream softmax over tiles of logits (the variants whose
+ * lab.variants entry says keepsLse: softmax and the Synthesizers) skip the tiles above the diagonal, so their count is scaled by (n+1)/2n, the pairs a causal row reads (for
  * softmax exactly batch · layers · heads · T(T+1)/2 · dh · 2 · 2; dense's and factorized-dense's
  * O(n) logit parts are scaled too, which understates their count slightly at short lengths).
  * Element-wise work (LayerNorm, GELU, softmax, feature maps, AdamW) is not counted.
  */
-export function stepFlops(c, variant = 'softmax', options = {}, family = variant === 'softmax' ? 'softmax' : undefined) {
-  // the family decides whether the masked half is skipped: required for any other variant
-  if (family === undefined) throw new Error(`stepFlops: the family of ${variant} (lab.variants) is required`);
+export function stepFlops(c, variant = 'softmax', options = {}, info = variant === 'softmax' ? { keepsLse: true } : undefined) {
+  // the variant's entry of lab.variants decides whether the masked half is skipped: required for any other variant
+  if (typeof info?.keepsLse !== 'boolean') throw new Error(`stepFlops: the lab.variants entry of ${variant} (its keepsLse) is required`);
   const tokens = c.batch * c.seqLen, dh = c.dModel / c.heads, T = c.seqLen;
   const projections = tokens * (c.layers * (4 * c.dModel ** 2 + 2 * c.dModel * c.dFF) + c.dModel * c.vocab) * 2;
   const a = factorA(T);
   const dims = { n: T, d: dh, dv: dh, h: c.hidden ?? dh, L: T, a, b: T / a, rank: c.rank ?? Math.min(8, T) };
   const perHead = flopCount(variant, dims, options).flops;
-  const skipsMasked = c.causal !== false && family !== 'linear' && family !== 'fixed';
+  const skipsMasked = c.causal !== false && info.keepsLse;
   const attention = c.batch * c.layers * c.heads * perHead * (skipsMasked ? (T + 1) / (2 * T) : 1);
   return 3 * (projections + attention);
 }
