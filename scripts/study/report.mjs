@@ -267,11 +267,15 @@ function capacity(result) {
   const fixedState = rows.filter((r) => ['linear', 'efficient', 'taylor'].includes(r.variant));
   const fixedFail = fixedState.filter((r) => !learned(r)).length;
   const synth = rows.filter((r) => !soft.includes(r) && !fixedState.includes(r) && r.variant !== 'mixture');
-  const staleText = stale ? `; ${stale} runs of the grid, recorded at an earlier recall rate or schedule, are left out until it is recorded again` : '';
+  const staleText = stale ? `; ${stale} runs of the grid recorded at an earlier recall rate or schedule are left out` : '';
+  // a grid being recorded (seed by seed): say how far it has got
+  const planned = result.protocol?.capacitySeeds?.length ?? 0;
+  const short = rows.filter((r) => r.pairs !== base?.options.pairs || r.dModel !== base?.settings.dModel).filter((r) => r.values.length < planned).length;
+  const partText = short ? `; ${short} cells have fewer than the protocol's ${planned} seeds so far` : '';
   if (!capacityRuns.length) return { rows: [], summary: `the grid is not recorded at recall's present settings${staleText}`, verdict: 'not recorded at these settings', stale };
   const summary = `a cell counts when every seed run on it reached ${100 * THRESHOLD} %: softmax in ${soft.filter(learned).length} of ${soft.length} cells, ` +
     `the linear family (linear, efficient, taylor) in ${fixedState.length - fixedFail} of ${fixedState.length}` +
-    (synth.length ? `, the Synthesizers (${[...new Set(synth.map((r) => r.variant))].join(', ')}) in ${synth.filter(learned).length} of ${synth.length}` : '') + staleText;
+    (synth.length ? `, the Synthesizers (${[...new Set(synth.map((r) => r.variant))].join(', ')}) in ${synth.filter(learned).length} of ${synth.length}` : '') + partText + staleText;
   const verdict = !soft.length ? 'not comparable' : softAll && fixedFail > 0 ? 'agrees' : softAll ? 'agrees on attention; the fixed-state models did not fail here' : 'disagrees: softmax itself did not solve every cell';
   return { rows, summary, verdict, stale };
 }
