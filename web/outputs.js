@@ -23,7 +23,8 @@ export function renderOutputs() {
   ensureMaps();
   const r = store.last;
   const { n, dv } = r.dims;
-  const linear = r.info.family === 'linear';
+  // a variant that keeps a state instead of A (lab.variants: the linear family) never builds A for y
+  const linear = r.info.keepsState;
   renderTiming(r);
   const wt = $('#weights-title');
   wt.replaceChildren(linear ? 'A — implicit: computed for display ' : 'Effective attention A ', el('span', { class: 'muted', text: `(${n}×${n})` }));
