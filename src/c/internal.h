@@ -167,6 +167,9 @@ typedef struct family_facts {
     int keeps_lse, keeps_state;
 } family_facts;
 family_id attn_family_of(attn_variant v);
+/* The variant's id ("softmax", ...), and whether a mixture may combine its logits. */
+const char *attn_variant_id(attn_variant v);
+int attn_is_mixable(attn_variant v);
 const family_facts *attn_family_facts(family_id family);
 
 /* One entry of variants.def's inputs column: array `input` is [rows, cols]. */

@@ -28,6 +28,7 @@ _Static_assert(OPTION_COUNT <= 32, "option_id bit sets are 32 bits wide");
 #define COMMON_OPTIONS (OPTION_BIT(OPTION_causal) | OPTION_BIT(OPTION_weights) | OPTION_BIT(OPTION_keep))
 
 typedef struct variant_rules {
+    const char *id;
     family_id family;
     const dim_id *dims;
     int ndims;
@@ -37,7 +38,7 @@ typedef struct variant_rules {
 #define OPT(name) | OPTION_BIT(OPTION_##name)
 static const variant_rules variants[] = {
 #define X(ENUM, id, label, family, mixable, dims, inputs, options, cost, summary, formula) \
-    {FAMILY_##family, ENUM##_dims, (int)(sizeof ENUM##_dims / sizeof *ENUM##_dims), COMMON_OPTIONS options, mixable},
+    {id, FAMILY_##family, ENUM##_dims, (int)(sizeof ENUM##_dims / sizeof *ENUM##_dims), COMMON_OPTIONS options, mixable},
 #include "variants.def"
 #undef X
 };
@@ -95,6 +96,8 @@ int32_t attn_dim(const attn_dims *dims, dim_id dim) {
     return dim == DIM_L && value == 0 ? dims->n : value;
 }
 
+const char *attn_variant_id(attn_variant v) { return variants[v].id; }
+int attn_is_mixable(attn_variant v) { return variants[v].mixable; }
 family_id attn_family_of(attn_variant v) { return variants[v].family; }
 const family_facts *attn_family_facts(family_id family) { return &families[family]; }
 int attn_keeps_lse(attn_variant v) { return families[variants[v].family].keeps_lse; }

@@ -20,32 +20,15 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../src/c/attnlab.h"
+#include "../../src/c/internal.h" /* the registry's typed tables: attn_family_of, attn_accepts, ... */
 
 #include "check.h"
 
-/* ---- the registry, as this test reads it (variants.def) ---- */
+/* ---- the registry, as this test reads it (registry.c's tables; variants.def's inputs column) ---- */
 
-typedef struct rvariant {
-    const char *id, *family, *options;
-    int mixable;
-} rvariant;
-static const rvariant registry[ATTN_VARIANT_COUNT] = {
-#define OPT(name) " " #name /* the options column as words */
-#define X(ENUM, id, label, family, mixable, dims, inputs, options, ...) {id, #family, "" options, mixable},
-#include "../../src/c/variants.def"
-#undef X
-#undef OPT
-};
-static const char *variant_name(int v) { return registry[v].id; }
-
-/* Whether variant v takes `option` (a word of its options column). */
-static int takes(int v, const char *option) {
-    size_t len = strlen(option);
-    for (const char *p = registry[v].options; (p = strstr(p, option)); p += len)
-        if ((p == registry[v].options || p[-1] == ' ') && (p[len] == ' ' || !p[len])) return 1;
-    return 0;
-}
+static const char *variant_name(int v) { return attn_variant_id((attn_variant)v); }
+/* Whether variant v takes an option (its options column). */
+static int takes(int v, option_id option) { return attn_accepts((attn_variant)v, option); }
 
 /* The arrays a variant reads: its inputs column, as names and the names of their dimensions. */
 typedef struct rarray {
@@ -139,7 +122,7 @@ static void rmodel_make(rmodel *m, const attn_model_config *cfg) {
     m->b = m->T / m->a;
     /* the arrays a head reads (a mixture: its components'), by ATTN_INPUT_LIST index */
     const rarray *reads[INPUTS] = {0};
-    int composite = takes(cfg->variant, "components");
+    int composite = takes(cfg->variant, OPTION_components);
     for (int c = 0; c < (composite ? cfg->options.n_components : 1); c++) {
         int v = composite ? cfg->options.component[c] : cfg->variant;
         for (int i = 0; i < arrays_of[v].count; i++)
@@ -220,8 +203,8 @@ static int has_float64_logits(int v) {
 }
 static int has_float64_attention(const attn_model_config *cfg) {
     int v = cfg->variant;
-    if (!strcmp(registry[v].family, "fixed") || v == ATTN_LINEAR || v == ATTN_TAYLOR || v == ATTN_EFFICIENT) return 1;
-    if (!takes(v, "components")) return has_float64_logits(v);
+    if (attn_family_of((attn_variant)v) == FAMILY_fixed || v == ATTN_LINEAR || v == ATTN_TAYLOR || v == ATTN_EFFICIENT) return 1;
+    if (!takes(v, OPTION_components)) return has_float64_logits(v);
     for (int c = 0; c < cfg->options.n_components; c++)
         if (!has_float64_logits(cfg->options.component[c])) return 0;
     return 1;
@@ -273,7 +256,7 @@ static void rattention(const rmodel *m, const double *P, const char *pre, int he
     double eps = m->cfg.options.eps;
     double B[64 * 64], tmp[64 * 64];
     memset(A, 0, sizeof(double) * T * T);
-    if (!strcmp(registry[v].family, "fixed")) {
+    if (attn_family_of((attn_variant)v) == FAMILY_fixed) {
         /* docs/model.md's default cycle, and the patterns of it a causal model may take */
         static const int all[] = {ATTN_PATTERN_PREVIOUS, ATTN_PATTERN_CURRENT, ATTN_PATTERN_NEXT, ATTN_PATTERN_LEFT,
                                   ATTN_PATTERN_RIGHT, ATTN_PATTERN_FIRST, ATTN_PATTERN_LAST};
@@ -335,7 +318,7 @@ static void rattention(const rmodel *m, const double *P, const char *pre, int he
         return;
     }
     /* softmax-type */
-    if (takes(v, "components")) {
+    if (takes(v, OPTION_components)) {
         char name[64];
         snprintf(name, sizeof name, "%salpha", pre);
         const double *al = rfind(m, P, name);
@@ -476,11 +459,11 @@ static attn_model_config tiny(int variant, int layers, int heads, int causal) {
     cfg.variant = variant;
     cfg.vocab = 7, cfg.seq_len = 5 + (layers == 2), cfg.d_model = 8, cfg.d_ff = 16;
     cfg.layers = layers, cfg.heads = heads, cfg.causal = causal, cfg.seed = 7;
-    if (takes(variant, "components")) {
+    if (takes(variant, OPTION_components)) {
         cfg.options.n_components = 2;
         cfg.options.component[0] = ATTN_SOFTMAX, cfg.options.component[1] = ATTN_RANDOM;
     }
-    if (takes(variant, "window")) cfg.options.window = 2;
+    if (takes(variant, OPTION_window)) cfg.options.window = 2;
     return cfg;
 }
 
@@ -857,7 +840,7 @@ static int bench(int variant) {
     attn_model_config_default(&cfg);
     cfg.variant = variant, cfg.vocab = 65, cfg.seq_len = 64, cfg.d_model = 96, cfg.heads = 4, cfg.layers = 4;
     cfg.d_ff = 384, cfg.causal = 1, cfg.seed = 1;
-    if (takes(variant, "components")) {
+    if (takes(variant, OPTION_components)) {
         cfg.options.n_components = 2;
         cfg.options.component[0] = ATTN_SOFTMAX, cfg.options.component[1] = ATTN_RANDOM;
     }
@@ -912,7 +895,7 @@ int main(int argc, char **argv) {
         attn_model_config cfg = tiny(ATTN_MIXTURE, 2, 2, tiling);
         cfg.options.n_components = 0;
         for (int v = 0; v < ATTN_VARIANT_COUNT && cfg.options.n_components < ATTN_MAX_COMPONENTS; v++)
-            if (registry[v].mixable && has_float64_logits(v)) cfg.options.component[cfg.options.n_components++] = v;
+            if (attn_is_mixable((attn_variant)v) && has_float64_logits(v)) cfg.options.component[cfg.options.n_components++] = v;
         cfg.options.tiling = tiling, cfg.hidden = 3, cfg.rank = 2;
         cases += check_gradients(&cfg, tiling ? "every mixable, tile" : "every mixable, kronecker");
     }

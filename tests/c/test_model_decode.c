@@ -13,22 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/c/attnlab.h"
+#include "../../src/c/internal.h" /* the registry's typed tables: attn_family_of, attn_accepts, ... */
 
 #include "check.h"
 
-/* variants.def's columns this test reads. */
-static const struct {
-    const char *id, *family, *options;
-    int mixable;
-} registry[ATTN_VARIANT_COUNT] = {
-#define OPT(name) " " #name /* the options column as words */
-#define X(ENUM, id, label, family, mixable, dims, inputs, options, ...) {id, #family, "" options, mixable},
-#include "../../src/c/variants.def"
-#undef X
-#undef OPT
-};
-static const char *variant_name(int v) { return registry[v].id; }
+static const char *variant_name(int v) { return attn_variant_id((attn_variant)v); }
 
 typedef struct shape {
     int vocab, seq_len, d_model, heads, layers, d_ff;
@@ -47,9 +36,9 @@ static void config_for(int variant, const shape *sh, int causal, int tiling, att
     cfg->causal = causal;
     cfg->seed = 7;
     cfg->options.tiling = tiling;
-    if (strstr(registry[variant].options, "components")) /* every variant a mixture may combine */
+    if (attn_is_composite((attn_variant)variant)) /* every variant a mixture may combine */
         for (int v = 0; v < ATTN_VARIANT_COUNT && cfg->options.n_components < ATTN_MAX_COMPONENTS; v++)
-            if (registry[v].mixable) cfg->options.component[cfg->options.n_components++] = v;
+            if (attn_is_mixable((attn_variant)v)) cfg->options.component[cfg->options.n_components++] = v;
 }
 
 static void *aligned(size_t bytes) {
@@ -127,7 +116,7 @@ static void check_state_sizes(void) {
         size_t sa = 0, sb = 0;
         CHECK(attn_model_decode_size(&ca, &sa) == ATTN_OK && attn_model_decode_size(&cb, &sb) == ATTN_OK,
               "%s: decode size", variant_name(v));
-        int constant = !strcmp(registry[v].family, "linear");
+        int constant = attn_family_facts(attn_family_of((attn_variant)v))->keeps_state; /* a state of fixed size */
         CHECK(constant ? sa == sb : sb > sa, "%s: state of %zu bytes at seqLen %d, %zu at %d", variant_name(v), sa,
               a.seq_len, sb, b.seq_len);
         size_t wa = 0, wb = 0;
