@@ -7,9 +7,9 @@
  *   WARM_MS     < 0: no warm-up (huge n)
  *   COMPONENTS  for a variant that takes `components` (mixture): id:alpha pairs, softmax:0.5,dense1:0.5
  *
- * What each variant reads comes from the registry: the inputs column of variants.def says which
- * arrays to allocate and their shapes (MATRIX(q, n, d) ..., read here as the words "q:n*d ...");
- * a mixture reads its components'.
+ * What each variant reads comes from the registry (attn_inputs_of: variants.def's inputs column,
+ * typed): which arrays to allocate and their shapes; a composite variant (the mixture) reads its
+ * components'.
  * Array `name` holds uniform numbers in [-1, 1) from stream (SEED, name), the generator of
  * src/js/prng.js (uniformArray), so the output checksums (sum y, sum |y|) can be compared with the
  * WebAssembly builds. Prints one JSON object per variant per line on stdout.
@@ -22,25 +22,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "../src/c/attnlab.h"
+#include "../src/c/internal.h" /* the registry: attn_variant_id, attn_inputs_of, attn_is_composite */
 
-/* ---- the registry ---- */
-
-/* variants.def's X signature: the one place that names its fields (trailing fields are ignored).
- * The inputs column becomes "name:shape" words, which add_inputs reads. */
-#define VARIANT_ROW(ENUM, id, label, family, mixable, dims, inputs, options, ...) { ENUM, id, inputs, "" options },
-#define MATRIX(name, rows, cols) " " #name ":" #rows "*" #cols
-#define VECTOR(name, length) " " #name ":" #length
-#define OPT(name) " " #name
-static const struct variant { attn_variant v; const char *id, *inputs, *options; } VARIANTS[] = {
-#define X VARIANT_ROW
-#include "../src/c/variants.def"
-#undef X
-};
-#undef MATRIX
-#undef VECTOR
-#undef OPT
-#define NVARIANTS ((int)(sizeof VARIANTS / sizeof VARIANTS[0]))
+/* ---- the registry (internal.h's tables of variants.def) ---- */
 
 static const char *const INPUT_NAMES[] = {
 #define INPUT_NAME(name, ...) #name,
@@ -63,51 +47,19 @@ static int32_t *dim_field(attn_dims *dims, const char *name, size_t len) {
     return NULL;
 }
 
-static const struct variant *find_variant(const char *id, size_t len) {
-    for (int i = 0; i < NVARIANTS; i++)
-        if (strlen(VARIANTS[i].id) == len && strncmp(VARIANTS[i].id, id, len) == 0) return &VARIANTS[i];
-    return NULL;
-}
-
-static int input_index(const char *name, size_t len) {
-    for (int i = 0; i < NINPUTS; i++)
-        if (strlen(INPUT_NAMES[i]) == len && strncmp(INPUT_NAMES[i], name, len) == 0) return i;
+/* The variant whose id is id[0..len), or -1. */
+static int find_variant(const char *id, size_t len) {
+    for (int v = 0; v < ATTN_VARIANT_COUNT; v++)
+        if (strlen(attn_variant_id((attn_variant)v)) == len && strncmp(attn_variant_id((attn_variant)v), id, len) == 0)
+            return v;
     return -1;
 }
 
-/* Does the space-separated list contain `word`? */
-static int has_word(const char *list, const char *word) {
-    size_t len = strlen(word);
-    for (const char *p = list; *p;) {
-        while (*p == ' ') p++;
-        size_t n = strcspn(p, " ");
-        if (n == len && strncmp(p, word, len) == 0) return 1;
-        p += n;
-    }
-    return 0;
-}
-
-/* Adds the arrays an inputs column names ("q:n*d k:n*d v:n*dv") to counts[] (elements per array).
- * Returns 0, or -1 for a name or dimension attnlab.h does not know. */
-static int add_inputs(const char *inputs, attn_dims *dims, size_t counts[]) {
-    for (const char *p = inputs; *p;) {
-        while (*p == ' ') p++;
-        if (!*p) break;
-        size_t tok = strcspn(p, " "), name = strcspn(p, ":");
-        int idx = name < tok ? input_index(p, name) : -1;
-        if (idx < 0) return -1;
-        size_t count = 1;
-        for (const char *s = p + name + 1; s < p + tok;) {
-            size_t len = strcspn(s, "* ");
-            int32_t *dim = dim_field(dims, s, len);
-            if (!dim) return -1;
-            count *= (size_t)*dim;
-            s += len + (s[len] == '*');
-        }
-        counts[idx] = count;
-        p += tok;
-    }
-    return 0;
+/* Adds the arrays variant v reads (its inputs column) to counts[] (elements per array). */
+static void add_inputs(attn_variant v, const attn_dims *dims, size_t counts[]) {
+    input_list list = attn_inputs_of(v);
+    for (int i = 0; i < list.count; i++)
+        counts[list.at[i].input] = (size_t)attn_dim(dims, list.at[i].rows) * (size_t)attn_dim(dims, list.at[i].cols);
 }
 
 /* ---- inputs: src/js/prng.js's uniformArray(count, seed, name) ---- */
@@ -232,9 +184,10 @@ static int set_components(state *s, attn_options *opt, size_t counts[]) {
     opt->n_components = 0;
     while (p && *p && opt->n_components < ATTN_MAX_COMPONENTS) {
         size_t len = strcspn(p, ":,");
-        const struct variant *c = find_variant(p, len);
-        if (!c || p[len] != ':' || add_inputs(c->inputs, &s->dims, counts)) return -1;
-        opt->component[opt->n_components] = (int32_t)c->v;
+        int c = find_variant(p, len);
+        if (c < 0 || p[len] != ':') return -1;
+        add_inputs((attn_variant)c, &s->dims, counts);
+        opt->component[opt->n_components] = (int32_t)c;
         opt->alpha[opt->n_components++] = strtof(p + len + 1, NULL);
         p += strcspn(p, ",");
         if (*p == ',') p++;
@@ -242,15 +195,19 @@ static int set_components(state *s, attn_options *opt, size_t counts[]) {
     return opt->n_components ? 0 : -1;
 }
 
+#undef FAIL /* internal.h's: a status return; here a JSON error line */
 #define FAIL(...) do { printf(__VA_ARGS__); printf("\"}\n"); fflush(stdout); return; } while (0)
 
-static void bench_variant(state *s, const struct variant *var, const policy *p) {
+static void bench_variant(state *s, attn_variant var, const policy *p) {
     attn_options opt;
     attn_options_default(&opt);
     size_t counts[NINPUTS] = { 0 }, in_bytes = 0;
-    printf("{\"variant\":\"%s\",\"n\":%d,", var->id, s->dims.n);
-    int bad = has_word(var->options, "components") ? set_components(s, &opt, counts) : add_inputs(var->inputs, &s->dims, counts);
-    if (bad) FAIL("\"error\":\"cannot read the inputs of %s from variants.def", var->id);
+    printf("{\"variant\":\"%s\",\"n\":%d,", attn_variant_id(var), s->dims.n);
+    if (attn_is_composite(var)) {
+        if (set_components(s, &opt, counts)) FAIL("\"error\":\"cannot read the components of %s", attn_variant_id(var));
+    } else {
+        add_inputs(var, &s->dims, counts);
+    }
     const float *ptr[NINPUTS] = { 0 };
     for (int i = 0; i < NINPUTS; i++) {
         if (!counts[i]) continue;
@@ -264,9 +221,9 @@ static void bench_variant(state *s, const struct variant *var, const policy *p) 
 #define SET_INPUT(name, ...) in.name = ptr[k++];
     ATTN_INPUT_LIST(SET_INPUT)
 #undef SET_INPUT
-    call c = { var->v, &s->dims, &in, &opt, NULL, NULL, 0 };
+    call c = { var, &s->dims, &in, &opt, NULL, NULL, 0 };
     const char *detail = "";
-    attn_status st = attn_workspace_size(var->v, &s->dims, &opt, 0, &c.ws_bytes);
+    attn_status st = attn_workspace_size(var, &s->dims, &opt, 0, &c.ws_bytes);
     if (st != ATTN_OK) FAIL("\"error\":\"%s", attn_status_string(st));
     size_t out_bytes = (size_t)s->dims.n * s->dims.dv * 4;
     c.ws = aligned_alloc(64, (c.ws_bytes + 63) / 64 * 64 + 64);
@@ -312,8 +269,8 @@ int main(int argc, char **argv) {
     const policy p = { atof(argv[4]), atof(argv[6]), atoi(argv[5]) };
     for (const char *tok = argv[3]; *tok;) {
         size_t len = strcspn(tok, ",");
-        const struct variant *var = find_variant(tok, len);
-        if (var) bench_variant(&s, var, &p);
+        int var = find_variant(tok, len);
+        if (var >= 0) bench_variant(&s, (attn_variant)var, &p);
         else { printf("{\"variant\":\"%.*s\",\"n\":%d,\"error\":\"unknown variant\"}\n", (int)len, tok, s.dims.n); fflush(stdout); }
         tok += len + (tok[len] == ',');
     }

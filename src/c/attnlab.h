@@ -46,7 +46,7 @@ extern "C" {
 
 /* Every variant, in the order of variants.def (the one list of variants). */
 typedef enum attn_variant {
-#define X(ENUM, id, label, family, mixable, dims, inputs, options, cost, summary, formula) ENUM,
+#define X(ENUM, id, label, family, form, mixable, dims, inputs, options, cost, summary, formula) ENUM,
 #include "variants.def"
 #undef X
     ATTN_VARIANT_COUNT

@@ -220,6 +220,9 @@ void attn_scale(float *x, int len, float s);
 void attn_axpy(float *y, const float *x, int len, float s);
 void attn_fill(float *x, size_t len, float value);
 void attn_copy(float *dst, const float *src, int len);
+/* z[c] += sum_r x[r * ldx + c] for c < cols, rows in increasing order: exact additions, the bits
+ * of the multiply-adds by 1 they replace. */
+void attn_add_column_sums(int rows, int cols, const float *x, size_t ldx, float *z);
 /* Natural logarithm of a normal x > 0 (scalar; relative error below 3e-7). */
 float attn_logf(float x);
 /* In-place softmax of a row of len values, max subtracted. */
@@ -363,16 +366,67 @@ uint64_t attn_logit_row_scratch(attn_variant v, const attn_dims *dims, const att
 /* y [dv] = softmax(row) v over the n positions of v [n, dv]; row is overwritten. */
 void attn_softmax_attend_row(float *row, int n, const float *v, int dv, float *y);
 
-/* ---- linear.c ---- */
+/* ---- the linear family ----
+ * linear.c: the entry, the state and decoding's step; linear_features.c: the forms and feature
+ * maps; linear_kernel.c: the kernelised form (elu+1, taylor); efficient.c: efficient attention;
+ * the backward passes likewise in linear_backward.c, linear_kernel_backward.c, efficient_backward.c. */
 void attn_linear_family(attn_variant v, const attn_dims *dims, const attn_inputs *in,
                         const attn_options *opt, float *out, float *weights, arena *ws);
 
-/* The pieces of the forward pass that linear_backward.c reruns, so that its y is the forward's
- * to the bit. Kernelised form (linear, taylor; F = attn_state_width): */
-/* phi of `rows` rows of x [rows, d] into dst [rows, F]. */
+/* How a linear-family variant computes (variants.def's form column): kernelised with a feature
+ * map phi (elu+1, taylor), or efficient attention's two softmaxes. Every switch over it ends in
+ * LINEAR_FORM_COUNT with no default (linear_features.c holds each map's facts), so the compiler
+ * names every place a new map must join. attn_linear_form gives LINEAR_FORM_COUNT for a variant
+ * of another family. */
+typedef enum linear_form { LINEAR_FORM_elu1, LINEAR_FORM_taylor, LINEAR_FORM_efficient, LINEAR_FORM_COUNT } linear_form;
+linear_form attn_linear_form(attn_variant v);
+/* Rows F of the state S [F, dv] and z [F]: the feature map's width (d + 1 for taylor; d for
+ * elu+1 and efficient). */
+int attn_state_width(attn_variant v, int d);
+/* 1 when feature 0 is the constant 1 (taylor): z[0] is then a count of keys, written as one,
+ * and the feature has no gradient. */
+int attn_leads_with_one(attn_variant v);
+/* phi of `rows` rows of x [rows, d] into dst [rows, F]; dx [rows, d] from d phi [rows, F] and
+ * that phi: the map's vector-Jacobian product. */
 void attn_feature_map(attn_variant v, int rows, int d, const float *x, float *dst);
+void attn_feature_map_grad(attn_variant v, int rows, int d, const float *x, const float *phi,
+                           const float *dphi, float *dx);
 /* |x| of a taylor row, as the feature map computes it (before the 1e-12 floor). */
 float attn_taylor_norm(const float *x, int d);
+
+/* Columns [c, c + VW) of rows 0..3 of x [., d] as four vectors of four rows each (column i in
+ * col[i]); past column d they are 0. */
+static inline void attn_load_columns4(const float *x, int d, int c, vf col[VW]) {
+    if (c + VW <= d) {
+        col[0] = vf_load(x + c), col[1] = vf_load(x + d + c);
+        col[2] = vf_load(x + 2 * (size_t)d + c), col[3] = vf_load(x + 3 * (size_t)d + c);
+        vf_transpose4(&col[0], &col[1], &col[2], &col[3]);
+        return;
+    }
+    float t[VW][VW] = {{0}};
+    for (int i = 0; c + i < d; i++)
+        for (int r = 0; r < VW; r++) t[i][r] = x[(size_t)r * d + c + i];
+    for (int i = 0; i < VW; i++) col[i] = vf_load(t[i]);
+}
+
+/* Threads, causal forward: the first chunk of block b in [0, blocks] of a parallel prefix over
+ * `chunks` chunks, block 0 weighing 1 and each other 3 (see linear_kernel.c's prefix_job). */
+static inline int attn_prefix_block_start(int b, int blocks, int chunks) {
+    if (b <= 0) return 0;
+    int64_t total = 1 + 3 * (int64_t)(blocks - 1);
+    return (int)((int64_t)chunks * (1 + 3 * (int64_t)(b - 1)) / total);
+}
+/* Weights (A) are built over threads by blocks of BI query rows when n spans more than one. */
+static inline int attn_weights_split(int n) { return n > BI && attn_thread_count() > 1; }
+
+/* The kernelised form (linear_kernel.c). The forward pass, and its weights A[i, j] =
+ * phi(q_i)·phi(k_j) / (sum_{j' (<= i)} phi(q_i)·phi(k_j') + eps). */
+void attn_kernel_forward(attn_variant v, const attn_dims *dims, const attn_inputs *in, float eps,
+                         int causal, float *out, arena *ws);
+void attn_kernel_weights(attn_variant v, const attn_dims *dims, const attn_inputs *in, float eps,
+                         int causal, float *weights, arena *ws);
+/* The pieces of the forward pass that linear_kernel_backward.c reruns, so that its y is the
+ * forward's to the bit (F = attn_state_width): */
 /* S += sum_j phi(k_j) v_j^T and z += sum_j phi(k_j) over all n keys, BT rows at a time. */
 void attn_absorb_keys(attn_variant v, const attn_dims *dims, const attn_inputs *in, float *phi_k,
                       float *S, float *z);
@@ -394,6 +448,15 @@ void attn_kernel_chunk(attn_variant v, const attn_dims *dims, const attn_inputs 
 /* The state absorbs the chunk's keys (b->phi_k, as attn_kernel_chunk left it when causal). */
 void attn_kernel_absorb(attn_variant v, const attn_dims *dims, const attn_inputs *in, int t0,
                         int bt, const attn_kernel_buffers *b);
+/* Efficient attention (efficient.c): the forward pass, its weights A = rho_q(q) rho_k(k)^T (rho_k
+ * over all positions, or causal over the prefix j <= i), and one row of the causal recurrence:
+ * the state (S [d, dv], z [d], m [d]) absorbs (k, v), then y = sum_c rho_q(q)_c S_c / z_c (rho
+ * [d] is scratch). */
+void attn_efficient_forward(const attn_dims *dims, const attn_inputs *in, int causal, float *out, arena *ws);
+void attn_efficient_weights(const attn_dims *dims, const attn_inputs *in, int causal, float *weights,
+                            arena *ws);
+void attn_efficient_step(int d, int dv, const float *q, const float *k, const float *v, float *m, float *z,
+                         float *S, float *rho, float *y);
 /* Efficient attention: e[r, c] = exp(k[r, c] - m[c]); rows of x softmaxed over features. */
 void attn_exp_minus_columns(int rows, int d, const float *k, const float *m, float *e);
 void attn_softmax_rows(int rows, int d, const float *x, float *dst);
@@ -458,8 +521,6 @@ void attn_linear_step(attn_variant v, int d, int dv, float eps, int t, const flo
 /* The state of a linear-family variant after all n keys (see attn_state in attnlab.h). */
 void attn_linear_state(attn_variant v, const attn_dims *dims, const attn_inputs *in, float *state,
                        float *normalizer, arena *ws);
-/* Rows of that state: d, or d + 1 for taylor. */
-int attn_state_width(attn_variant v, int d);
 
 /* ---- backward passes (backward.c: softmax-type; linear_backward.c: linear family; fixed.c) ----
  * Each runs the forward pass too (out = y), then writes the gradients of sum(dout * y) into the
@@ -483,6 +544,31 @@ void attn_linear_backward(attn_variant v, const attn_dims *dims, const attn_inpu
                           const attn_grads *grads, arena *ws);
 void attn_fixed_backward(const attn_dims *dims, const attn_inputs *in, const attn_options *opt,
                          const float *dout, float *out, const attn_grads *grads);
+/* The linear family's forms (linear_kernel_backward.c, efficient_backward.c), as
+ * attn_linear_backward switches to them; out ends as the backward's own y. */
+void attn_kernel_backward(attn_variant v, const attn_dims *dims, const attn_inputs *in,
+                          const attn_options *opt, const float *dout, float *out,
+                          const attn_grads *grads, arena *ws);
+void attn_efficient_full_backward(const attn_dims *dims, const attn_inputs *in,
+                                  const float *dout, float *out, const attn_grads *grads,
+                                  arena *ws);
+void attn_efficient_causal_backward(const attn_dims *dims, const attn_inputs *in,
+                                    const float *dout, float *out, const attn_grads *grads,
+                                    arena *ws);
+/* Pieces both share: a dot product summed in index order; zero above the diagonal of a [query,
+ * key] block (j > i); the first chunk of block b in [0, blocks] of the causal backward's prefix
+ * and suffix over threads (equal blocks). */
+static inline float attn_dot_in_order(const float *a, const float *b, int len) {
+    float s = 0.0f;
+    for (int i = 0; i < len; i++) s += a[i] * b[i];
+    return s;
+}
+static inline void attn_mask_upper(int bt, float *X) {
+    for (int r = 0; r + 1 < bt; r++) attn_fill(X + (size_t)r * BT + r + 1, (size_t)(bt - r - 1), 0.0f);
+}
+static inline int attn_grad_block_start(int b, int blocks, int chunks) {
+    return (int)((int64_t)chunks * b / blocks);
+}
 
 /* ---- fixed.c ---- */
 void attn_fixed(const attn_dims *dims, const attn_inputs *in, const attn_options *opt, float *out,

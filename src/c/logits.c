@@ -15,8 +15,8 @@
  * t's query side, O(t * width) (attn_logit_row).
  *
  * Each variant has its section below, ending in its logit_kind: a dot product of two of its inputs
- * gives its sides and its finish, any other source its prepare, row and finish. kind_of at the end
- * lists every variant, so the compiler names it when a new one is missing.
+ * gives its sides and its finish, any other source its prepare, row and finish. Its name is the
+ * variant's form in variants.def (softmax_kind for form softmax), which kinds[] at the end reads.
  */
 #include "internal.h"
 
@@ -597,23 +597,20 @@ static const logit_kind mixture_kind = {.row = mixture_row, .row_scratch = mixtu
 
 /* ---- every variant ---- */
 
-/* The kind of every softmax-type variant; NULL for the families that build no logits. One case per
- * variant and no default, so that -Wswitch names a variant added to variants.def without one. */
-static const logit_kind *kind_of(attn_variant v) {
-    switch (v) {
-    case ATTN_SOFTMAX: return &softmax_kind;
-    case ATTN_DENSE: return &dense_kind;
-    case ATTN_DENSE1: return &dense1_kind;
-    case ATTN_RANDOM: return &random_kind;
-    case ATTN_FACTORIZED_DENSE: return &factorized_dense_kind;
-    case ATTN_FACTORIZED_RANDOM: return &factorized_random_kind;
-    case ATTN_MIXTURE: return &mixture_kind;
-    case ATTN_LINEAR: case ATTN_EFFICIENT: case ATTN_TAYLOR: /* linear.c: no logits */
-    case ATTN_FIXED:                                          /* fixed.c: a pattern */
-    case ATTN_VARIANT_COUNT: break;
-    }
-    return 0;
-}
+/* The kind of every softmax-type variant, from variants.def's form column (<form>_kind, one of
+ * the sections above: a form without its section does not compile); NULL for the families that
+ * build no logits. A new family must say which it is here (an undefined KIND_OF_<family> does not
+ * compile). */
+#define KIND_OF_softmax(form) &form##_kind
+#define KIND_OF_synthesizer(form) &form##_kind
+#define KIND_OF_linear(form) 0 /* linear.c: no logits */
+#define KIND_OF_fixed(form) 0  /* fixed.c: a pattern */
+static const logit_kind *const kinds[ATTN_VARIANT_COUNT] = {
+#define X(ENUM, id, label, family, form, ...) [ENUM] = KIND_OF_##family(form),
+#include "variants.def"
+#undef X
+};
+static const logit_kind *kind_of(attn_variant v) { return kinds[v]; }
 
 /* One softmax-type variant's source (not mixture), taking what it needs from the arena; when
  * measuring, only counts. The plan brings only softmax-type variants here. */

@@ -24,7 +24,7 @@ void model_head_options(const attn_model_config *cfg, const model_shape *s, int 
                         const float *alpha, attn_options *opt) {
     *opt = cfg->options;
     opt->causal = cfg->causal != 0;
-    if (cfg->variant == ATTN_FIXED) opt->pattern = s->patterns[h % s->npatterns];
+    if (attn_accepts((attn_variant)cfg->variant, OPTION_pattern)) opt->pattern = s->patterns[h % s->npatterns];
     if (attn_is_composite((attn_variant)cfg->variant)) {
         opt->alpha_is_logits = 1;
         for (int c = 0; c < ATTN_MAX_COMPONENTS; c++) opt->alpha[c] = alpha && c < opt->n_components ? alpha[c] : 0.0f;
@@ -90,7 +90,7 @@ attn_status model_shape_of(const attn_model_config *cfg, model_shape *s, const c
     };
     if (cfg->n_patterns < 0 || cfg->n_patterns > ATTN_MODEL_MAX_PATTERNS)
         FAIL(ATTN_ERR_VALUE, "n_patterns must be in [0, ATTN_MODEL_MAX_PATTERNS]");
-    if (cfg->n_patterns && cfg->variant != ATTN_FIXED)
+    if (cfg->n_patterns && !attn_accepts((attn_variant)cfg->variant, OPTION_pattern))
         FAIL(ATTN_ERR_VALUE, "patterns are for fixed heads: another variant takes none");
     for (int i = 0; i < cfg->n_patterns; i++) {
         int p = cfg->patterns[i];

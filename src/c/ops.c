@@ -297,3 +297,27 @@ void attn_gemm_tn(int m, int N, int K, const float *At, int lda, const float *B,
                   int ldc, int accumulate) {
     gemm_strided(m, N, K, At, 1, (size_t)lda, B, ldb, C, ldc, accumulate);
 }
+
+/* z[c] += sum_r x[r, c] (row stride ldx), rows in increasing order. Additions, not
+ * attn_axpy(.., 1.0f): 1 * x is exact, so the bits are those of the multiply-adds (fused or not),
+ * at one operation a vector instead of 2. */
+/* Columns in blocks of 4 VW, their sums in registers down all the rows: row by row, each z vector
+ * went through memory once a row (a store-to-load round trip per addition). */
+void attn_add_column_sums(int rows, int cols, const float *x, size_t ldx, float *z) {
+    int c = 0;
+    for (; c + 4 * VW <= cols; c += 4 * VW) {
+        vf s0 = vf_load(z + c), s1 = vf_load(z + c + VW), s2 = vf_load(z + c + 2 * VW), s3 = vf_load(z + c + 3 * VW);
+        for (int r = 0; r < rows; r++) {
+            const float *xr = x + (size_t)r * ldx + c;
+            s0 = vf_add(s0, vf_load(xr)), s1 = vf_add(s1, vf_load(xr + VW));
+            s2 = vf_add(s2, vf_load(xr + 2 * VW)), s3 = vf_add(s3, vf_load(xr + 3 * VW));
+        }
+        vf_store(z + c, s0), vf_store(z + c + VW, s1), vf_store(z + c + 2 * VW, s2), vf_store(z + c + 3 * VW, s3);
+    }
+    for (int r = 0; r < rows; r++) {
+        const float *xr = x + (size_t)r * ldx;
+        int cc = c;
+        for (; cc + VW <= cols; cc += VW) vf_store(z + cc, vf_add(vf_load(z + cc), vf_load(xr + cc)));
+        for (; cc < cols; cc++) z[cc] += xr[cc];
+    }
+}

@@ -17,7 +17,7 @@ static const family_facts families[FAMILY_COUNT] = {
 /* The dims column, typed: one array of dim_id per variant (ATTN_SOFTMAX_dims, ...), in the
  * column's order (the order the checks name them). */
 #define DIM(name) DIM_##name,
-#define X(ENUM, id, label, family, mixable, dims, ...) static const dim_id ENUM##_dims[] = {dims};
+#define X(ENUM, id, label, family, form, mixable, dims, ...) static const dim_id ENUM##_dims[] = {dims};
 #include "variants.def"
 #undef X
 #undef DIM
@@ -37,7 +37,7 @@ typedef struct variant_rules {
 } variant_rules;
 #define OPT(name) | OPTION_BIT(OPTION_##name)
 static const variant_rules variants[] = {
-#define X(ENUM, id, label, family, mixable, dims, inputs, options, cost, summary, formula) \
+#define X(ENUM, id, label, family, form, mixable, dims, inputs, options, cost, summary, formula) \
     {id, FAMILY_##family, ENUM##_dims, (int)(sizeof ENUM##_dims / sizeof *ENUM##_dims), COMMON_OPTIONS options, mixable},
 #include "variants.def"
 #undef X
@@ -49,7 +49,7 @@ _Static_assert(sizeof variants / sizeof *variants == ATTN_VARIANT_COUNT, "a vari
  * the table of them. */
 #define MATRIX(name, rows, cols) {IN_##name, DIM_##rows, DIM_##cols},
 #define VECTOR(name, length) {IN_##name, DIM_##length, DIM_ONE},
-#define X(ENUM, id, label, family, mixable, dims, inputs, ...) static const input_shape ENUM##_inputs[] = {inputs};
+#define X(ENUM, id, label, family, form, mixable, dims, inputs, ...) static const input_shape ENUM##_inputs[] = {inputs};
 #include "variants.def"
 #undef X
 #undef MATRIX
@@ -324,7 +324,7 @@ static const char metadata_json[] =
 #define DIM(name) " " #name
 #define OPT(name) " " #name
     "\"variants\":["
-#define X(ENUM, id, label, family, mixable, dims, inputs, options, cost, summary, formula)        \
+#define X(ENUM, id, label, family, form, mixable, dims, inputs, options, cost, summary, formula)  \
     "{\"id\":\"" id "\",\"label\":\"" label "\",\"family\":\"" #family "\",\"mixable\":" #mixable \
     ",\"dims\":\"" dims "\",\"inputs\":\"" inputs "\",\"options\":\"" options "\",\"cost\":\"" \
     cost "\",\"summary\":\"" summary "\",\"formula\":\"" formula "\"},"

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/c/attnlab.h"
+#include "../../src/c/internal.h" /* the registry: attn_inputs_of, attn_dim */
 
 typedef struct reader { const uint8_t *data; size_t size, at; } reader;
 static uint8_t take8(reader *r) { return r->at < r->size ? r->data[r->at++] : 0; }
@@ -40,38 +40,12 @@ static int32_t take_dim(reader *r) {
     }
 }
 
-/* Elements of an array with this shape ("n*d"), or -1 past `cap`. */
-static int64_t shape_count(const char *shape, const attn_dims *dims, int64_t cap) {
-    int64_t count = 1;
-    char name[8];
-    while (*shape) {
-        size_t len = 0;
-        while (*shape && *shape != '*' && *shape != ' ') name[len < 7 ? len++ : len] = *shape, shape++;
-        name[len < 7 ? len : 7] = '\0';
-        if (*shape == '*') shape++;
-        int64_t value = 0;
-#define X(dim, defaults_to, description) \
-        if (!strcmp(name, #dim)) value = dims->dim;
-        ATTN_DIM_LIST(X)
-#undef X
-        if (!strcmp(name, "L") && value == 0) value = dims->n;
-        if (value < 1 || value > cap) return -1;
-        count *= value;
-        if (count > cap) return -1;
-    }
-    return count;
+/* Elements of a [rows, cols] array (attn_dim: L of 0 is n, DIM_ONE is 1), or -1 past `cap`. */
+static int64_t shape_count(dim_id rows, dim_id cols, const attn_dims *dims, int64_t cap) {
+    int64_t r = attn_dim(dims, rows), c = attn_dim(dims, cols);
+    if (r < 1 || r > cap || c < 1 || c > cap || r * c > cap) return -1;
+    return r * c;
 }
-
-/* The inputs column as "name:shape" words, which the loop below reads. */
-#define MATRIX(name, rows, cols) " " #name ":" #rows "*" #cols
-#define VECTOR(name, length) " " #name ":" #length
-static const char *const variant_inputs[] = {
-#define X(ENUM, id, label, family, mixable, dims, inputs, options, cost, summary, formula) inputs,
-#include "../../src/c/variants.def"
-#undef X
-};
-#undef MATRIX
-#undef VECTOR
 
 #define MAX_FLOATS (1 << 16)
 
@@ -174,22 +148,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         int mixed = 0;
         for (int c = 0; c < opt.n_components && c < ATTN_MAX_COMPONENTS; c++) mixed |= opt.component[c] == v;
         if (v != (int)variant && !mixed) continue;
-        const char *list = variant_inputs[v];
-        while (*list && ok) {
-            char name[8], shape[24];
-            size_t nl = 0, sl = 0;
-            while (*list == ' ') list++;
-            while (*list && *list != ':') name[nl < 7 ? nl++ : nl] = *list, list++;
-            name[nl < 7 ? nl : 7] = '\0';
-            if (*list == ':') list++;
-            while (*list && *list != ' ') shape[sl < 23 ? sl++ : sl] = *list, list++;
-            shape[sl < 23 ? sl : 23] = '\0';
-            int index = -1, k = 0;
-#define X(field) if (!strcmp(name, #field)) index = k; k++;
-            ATTN_INPUT_LIST(X)
-#undef X
-            if (index < 0 || slot[index]) continue;
-            int64_t count = shape_count(shape, &dims, MAX_FLOATS);
+        input_list list = attn_inputs_of((attn_variant)v); /* the registry's inputs column */
+        for (int i = 0; i < list.count && ok; i++) {
+            int index = (int)list.at[i].input;
+            if (slot[index]) continue;
+            int64_t count = shape_count(list.at[i].rows, list.at[i].cols, &dims, MAX_FLOATS);
             if (count < 0 || n_owned >= 62) { ok = 0; break; }
             float *p = malloc((size_t)count * sizeof *p);
             for (int64_t i = 0; i < count; i++) p[i] = (float)(int8_t)take8(&r) / 32.0f;
@@ -198,8 +161,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             grad_slot[index] = owned[n_owned++] = malloc((size_t)count * sizeof(float));
         }
     }
-    int64_t out_count = shape_count("n*dv", &dims, MAX_FLOATS);
-    int64_t n = shape_count("n", &dims, MAX_FLOATS);
+    int64_t out_count = shape_count(DIM_n, DIM_dv, &dims, MAX_FLOATS);
+    int64_t n = shape_count(DIM_n, DIM_ONE, &dims, MAX_FLOATS);
     if (ok && out_count > 0 && n > 0 && n * n <= MAX_FLOATS) {
         float *out = malloc((size_t)out_count * sizeof *out);
         float *weights = (flags & ATTN_WANT_WEIGHTS) ? malloc((size_t)(n * n) * sizeof *weights) : 0;

@@ -36,7 +36,7 @@ typedef struct rarray {
 } rarray;
 #define MATRIX(name, rows, cols) {#name, #rows, #cols},
 #define VECTOR(name, length) {#name, #length, NULL},
-#define X(ENUM, id, label, family, mixable, dims, inputs, ...) static const rarray ENUM##_arrays[] = {inputs};
+#define X(ENUM, id, label, family, form, mixable, dims, inputs, ...) static const rarray ENUM##_arrays[] = {inputs};
 #include "../../src/c/variants.def"
 #undef X
 #undef MATRIX

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/c/attnlab.h"
+#include "../../src/c/internal.h" /* the registry: attn_variant_id */
 
 #include "check.h"
 
@@ -17,15 +17,6 @@ static float *rand_array(size_t count) {
     float *p = malloc((count ? count : 1) * sizeof *p);
     for (size_t i = 0; i < count; i++) p[i] = rnd();
     return p;
-}
-
-static const char *variant_name(attn_variant v) {
-    static const char *names[] = {
-#define X(ENUM, id, ...) id,
-#include "../../src/c/variants.def"
-#undef X
-    };
-    return names[v];
 }
 
 /* Row i of softmax's float64 logits, q_i . k_j / sqrt(d) for the keys it sees (j <= i when
@@ -87,13 +78,13 @@ static void check_backward(attn_variant var, const attn_dims *dims, const attn_i
     attn_run(var, dims, in, opt, streamed, NULL, fws, bytes, NULL);
     free(fws);
     attn_status s = attn_backward_size(var, dims, opt, &bytes);
-    CHECK(s == ATTN_OK, "%s backward_size: %s", variant_name(var), attn_status_string(s));
+    CHECK(s == ATTN_OK, "%s backward_size: %s", attn_variant_id(var), attn_status_string(s));
     void *ws = malloc(bytes ? bytes : 1);
     const char *detail = NULL;
     s = attn_backward(var, dims, in, opt, dout, y, &g, ws, bytes, &detail);
-    CHECK(s == ATTN_OK, "%s n=%d backward: %s %s", variant_name(var), n, attn_status_string(s), detail);
+    CHECK(s == ATTN_OK, "%s n=%d backward: %s %s", attn_variant_id(var), n, attn_status_string(s), detail);
     for (int i = 0; i < n * dv; i++)
-        CHECK(y[i] == streamed[i], "%s n=%d causal=%d: backward's y[%d] = %.9g, forward's %.9g", variant_name(var), n,
+        CHECK(y[i] == streamed[i], "%s n=%d causal=%d: backward's y[%d] = %.9g, forward's %.9g", attn_variant_id(var), n,
               opt->causal, i, y[i], streamed[i]);
     for (int j = 0; j < n; j++)
         for (int e = 0; e < dv; e++) {
@@ -101,7 +92,7 @@ static void check_backward(attn_variant var, const attn_dims *dims, const attn_i
             for (int i = 0; i < n; i++) want += (double)weights[(size_t)i * n + j] * dout[i * dv + e];
             float got = g.v[j * dv + e];
             CHECK(fabs(got - want) <= 1e-5 + 1e-4 * fabs(want), "%s n=%d d=%d dv=%d causal=%d: dv[%d][%d] = %.8g, A^T dout = %.8g",
-                  variant_name(var), n, d, dv, opt->causal, j, e, got, want);
+                  attn_variant_id(var), n, d, dv, opt->causal, j, e, got, want);
         }
     for (int t = 0; t < no; t++) free(owned[t]);
     free(dout), free(y), free(streamed), free(ws);
@@ -157,17 +148,17 @@ static void check_kept(attn_variant var, const attn_dims *dims, const attn_input
     const char *detail = NULL;
     attn_plan full, kept;
     attn_status s = attn_plan_make(var, dims, opt, ATTN_WANT_GRADS, &full, &detail);
-    CHECK(s == ATTN_OK, "%s n=%d grads plan: %s %s", variant_name(var), n, attn_status_string(s), detail);
+    CHECK(s == ATTN_OK, "%s n=%d grads plan: %s %s", attn_variant_id(var), n, attn_status_string(s), detail);
     s = attn_plan_make(var, dims, opt, ATTN_WANT_KEPT, &kept, &detail);
-    CHECK(s == ATTN_OK, "%s n=%d kept plan: %s %s", variant_name(var), n, attn_status_string(s), detail);
+    CHECK(s == ATTN_OK, "%s n=%d kept plan: %s %s", attn_variant_id(var), n, attn_status_string(s), detail);
     if (s != ATTN_OK) return;
     /* the linear family and fixed recompute y into a scratch of n*dv floats */
     size_t scratch = softmax_type ? 0 : (size_t)n * dv * sizeof(float) + 16;
     CHECK(kept.workspace_bytes <= full.workspace_bytes + scratch, "%s n=%d causal=%d: the kept plan's workspace %zu > the grads plan's %zu + %zu",
-          variant_name(var), n, opt->causal, kept.workspace_bytes, full.workspace_bytes, scratch);
+          attn_variant_id(var), n, opt->causal, kept.workspace_bytes, full.workspace_bytes, scratch);
     if (softmax_type)
         CHECK(kept.workspace_bytes < full.workspace_bytes, "%s n=%d causal=%d: the kept plan's workspace %zu is not below the grads plan's %zu",
-              variant_name(var), n, opt->causal, kept.workspace_bytes, full.workspace_bytes);
+              attn_variant_id(var), n, opt->causal, kept.workspace_bytes, full.workspace_bytes);
     grad_set a, b;
     grads_alloc(dims, in, &a), grads_alloc(dims, in, &b);
     float *y_full = malloc((size_t)n * dv * sizeof(float)), *y_kept = malloc((size_t)n * dv * sizeof(float));
@@ -175,12 +166,12 @@ static void check_kept(attn_variant var, const attn_dims *dims, const attn_input
     void *ws_full = malloc(full.workspace_bytes ? full.workspace_bytes : 1);
     void *ws_kept = malloc(kept.workspace_bytes ? kept.workspace_bytes : 1);
     s = attn_plan_backward(&full, in, dout, y_full, &a.g, ws_full, full.workspace_bytes, &detail);
-    CHECK(s == ATTN_OK, "%s n=%d backward: %s %s", variant_name(var), n, attn_status_string(s), detail);
+    CHECK(s == ATTN_OK, "%s n=%d backward: %s %s", attn_variant_id(var), n, attn_status_string(s), detail);
     s = attn_plan_run_kept(&kept, in, y_kept, lse, ws_kept, kept.workspace_bytes, &detail);
-    CHECK(s == ATTN_OK, "%s n=%d run_kept: %s %s", variant_name(var), n, attn_status_string(s), detail);
+    CHECK(s == ATTN_OK, "%s n=%d run_kept: %s %s", attn_variant_id(var), n, attn_status_string(s), detail);
     for (int i = 0; i < n * dv; i++)
         CHECK(y_kept[i] == streamed[i] || (y_kept[i] != y_kept[i] && streamed[i] != streamed[i]),
-              "%s n=%d causal=%d: the kept pass's y[%d] = %.9g, attn_run's %.9g", variant_name(var), n, opt->causal, i,
+              "%s n=%d causal=%d: the kept pass's y[%d] = %.9g, attn_run's %.9g", attn_variant_id(var), n, opt->causal, i,
               y_kept[i], streamed[i]);
     if (var == ATTN_SOFTMAX)
         for (int i = 0; i < n; i++) {
@@ -189,27 +180,27 @@ static void check_kept(attn_variant var, const attn_dims *dims, const attn_input
                   n, dims->d, opt->causal, i, lse[i], want);
         }
     s = attn_plan_backward_kept(&kept, in, dout, y_kept, lse, &b.g, ws_kept, kept.workspace_bytes, &detail);
-    CHECK(s == ATTN_OK, "%s n=%d backward_kept: %s %s", variant_name(var), n, attn_status_string(s), detail);
+    CHECK(s == ATTN_OK, "%s n=%d backward_kept: %s %s", attn_variant_id(var), n, attn_status_string(s), detail);
     for (int t = 0; t < a.no; t++)
         for (size_t i = 0; i < a.count[t]; i++)
             CHECK(memcmp(&a.owned[t][i], &b.owned[t][i], sizeof(float)) == 0,
                   "%s n=%d d=%d dv=%d causal=%d: gradient array %d [%zu] from the kept pass %.9g, attn_plan_backward's %.9g",
-                  variant_name(var), n, dims->d, dv, opt->causal, t, i, b.owned[t][i], a.owned[t][i]);
+                  attn_variant_id(var), n, dims->d, dv, opt->causal, t, i, b.owned[t][i], a.owned[t][i]);
     /* misuse: a plan without ATTN_WANT_KEPT, a softmax-type variant's lse missing */
     CHECK(attn_plan_run_kept(&full, in, y_kept, lse, ws_full, full.workspace_bytes, &detail) == ATTN_ERR_SHAPE &&
-              strstr(detail, "ATTN_WANT_KEPT"), "%s: run_kept on a grads plan: %s", variant_name(var), detail);
+              strstr(detail, "ATTN_WANT_KEPT"), "%s: run_kept on a grads plan: %s", attn_variant_id(var), detail);
     CHECK(attn_plan_backward(&kept, in, dout, y_kept, &b.g, ws_kept, kept.workspace_bytes, &detail) == ATTN_ERR_SHAPE,
-          "%s: attn_plan_backward on a kept plan", variant_name(var));
+          "%s: attn_plan_backward on a kept plan", attn_variant_id(var));
     s = attn_plan_backward_kept(&kept, in, dout, y_kept, NULL, &b.g, ws_kept, kept.workspace_bytes, &detail);
     CHECK(softmax_type ? s == ATTN_ERR_SHAPE && strstr(detail, "lse") : s == ATTN_OK,
-          "%s: backward_kept without lse: %s %s", variant_name(var), attn_status_string(s), detail);
+          "%s: backward_kept without lse: %s %s", attn_variant_id(var), attn_status_string(s), detail);
     s = attn_plan_run_kept(&kept, in, y_kept, NULL, ws_kept, kept.workspace_bytes, &detail);
     CHECK(softmax_type ? s == ATTN_ERR_SHAPE && strstr(detail, "lse") : s == ATTN_OK,
-          "%s: run_kept without lse: %s %s", variant_name(var), attn_status_string(s), detail);
+          "%s: run_kept without lse: %s %s", attn_variant_id(var), attn_status_string(s), detail);
     CHECK(attn_plan_run_kept(&kept, in, y_kept, lse, ws_kept, kept.workspace_bytes - 16, &detail) ==
-              (kept.workspace_bytes >= 16 ? ATTN_ERR_MEMORY : ATTN_OK), "%s: a short workspace", variant_name(var));
+              (kept.workspace_bytes >= 16 ? ATTN_ERR_MEMORY : ATTN_OK), "%s: a short workspace", attn_variant_id(var));
     s = attn_plan_make(var, dims, opt, ATTN_WANT_KEPT | ATTN_WANT_WEIGHTS, &kept, &detail);
-    CHECK(s == ATTN_ERR_UNSUPPORTED, "%s: kept with weights: %s", variant_name(var), attn_status_string(s));
+    CHECK(s == ATTN_ERR_UNSUPPORTED, "%s: kept with weights: %s", attn_variant_id(var), attn_status_string(s));
     grads_free(&a), grads_free(&b);
     free(dout), free(y_full), free(y_kept), free(lse), free(ws_full), free(ws_kept);
 }
@@ -242,15 +233,15 @@ static void run_case(attn_variant var, int n, int d, int dv, int causal, int wan
 #undef MAKE
     size_t ws_bytes = 0;
     attn_status s = attn_workspace_size(var, &dims, &opt, want_weights, &ws_bytes);
-    CHECK(s == ATTN_OK, "%s workspace_size: %s", variant_name(var), attn_status_string(s));
+    CHECK(s == ATTN_OK, "%s workspace_size: %s", attn_variant_id(var), attn_status_string(s));
     void *ws = ws_bytes ? malloc(ws_bytes) : NULL;
     float *out = malloc((size_t)n * dv * sizeof *out);
     float *weights = want_weights ? malloc((size_t)n * n * sizeof *weights) : NULL;
     const char *detail = NULL;
     s = attn_run(var, &dims, &in, &opt, out, weights, ws, ws_bytes, &detail);
-    CHECK(s == ATTN_OK, "%s n=%d run: %s %s", variant_name(var), n, attn_status_string(s), detail);
+    CHECK(s == ATTN_OK, "%s n=%d run: %s %s", attn_variant_id(var), n, attn_status_string(s), detail);
     for (int i = 0; i < n * dv; i++)
-        CHECK(isfinite(out[i]), "%s n=%d d=%d dv=%d causal=%d: out[%d] = %g", variant_name(var),
+        CHECK(isfinite(out[i]), "%s n=%d d=%d dv=%d causal=%d: out[%d] = %g", attn_variant_id(var),
               n, d, dv, causal, i, out[i]);
     if (var == ATTN_SOFTMAX) {
         double *ref = malloc((size_t)n * dv * sizeof *ref);
@@ -267,18 +258,18 @@ static void run_case(attn_variant var, int n, int d, int dv, int causal, int wan
             for (int j = 0; j < n; j++) {
                 float a = weights[(size_t)i * n + j];
                 sum += a;
-                CHECK(a >= 0.0f, "%s n=%d: A[%d,%d] = %g < 0", variant_name(var), n, i, j, a);
+                CHECK(a >= 0.0f, "%s n=%d: A[%d,%d] = %g < 0", attn_variant_id(var), n, i, j, a);
                 if (causal && j > i)
-                    CHECK(a == 0.0f, "%s n=%d causal: A[%d,%d] = %g", variant_name(var), n, i, j, a);
+                    CHECK(a == 0.0f, "%s n=%d causal: A[%d,%d] = %g", attn_variant_id(var), n, i, j, a);
             }
             CHECK(fabs(sum - 1.0) < 1e-4, "%s n=%d causal=%d: row %d sums to %.8f",
-                  variant_name(var), n, causal, i, sum);
+                  attn_variant_id(var), n, causal, i, sum);
             for (int e = 0; e < dv; e++) {
                 double y = 0;
                 for (int j = 0; j < n; j++) y += (double)weights[(size_t)i * n + j] * in.v[j * dv + e];
                 float o = out[i * dv + e];
                 CHECK(fabs(o - y) <= 1e-5 + 1e-4 * fabs(y), "%s n=%d causal=%d: y[%d,%d] = %.8g, A*v = %.8g",
-                      variant_name(var), n, causal, i, e, o, y);
+                      attn_variant_id(var), n, causal, i, e, o, y);
             }
         }
     }
@@ -287,11 +278,11 @@ static void run_case(attn_variant var, int n, int d, int dv, int causal, int wan
         size_t state_ws_bytes = 0;
         s = attn_state_size(var, &dims, &opt, &width, &state_ws_bytes);
         CHECK(s == ATTN_OK && width == (var == ATTN_TAYLOR ? d + 1 : d), "%s state_size: %s, width %d",
-              variant_name(var), attn_status_string(s), width);
+              attn_variant_id(var), attn_status_string(s), width);
         float *state = malloc((size_t)width * dv * sizeof *state), *norm = malloc((size_t)width * sizeof *norm);
         void *state_ws = malloc(state_ws_bytes);
         s = attn_state(var, &dims, &in, &opt, state, norm, state_ws, state_ws_bytes, &detail);
-        CHECK(s == ATTN_OK, "%s state: %s %s", variant_name(var), attn_status_string(s), detail);
+        CHECK(s == ATTN_OK, "%s state: %s %s", attn_variant_id(var), attn_status_string(s), detail);
         /* the state's normaliser from its definition */
         for (int c = 0; c < width; c++) {
             double want = 0;
@@ -309,7 +300,7 @@ static void run_case(attn_variant var, int n, int d, int dv, int causal, int wan
             }
             if (var == ATTN_EFFICIENT) want = log(want);
             CHECK(fabs(norm[c] - want) <= 1e-4 + 1e-4 * fabs(want), "%s n=%d: normalizer[%d] = %.8g, want %.8g",
-                  variant_name(var), n, c, norm[c], want);
+                  attn_variant_id(var), n, c, norm[c], want);
         }
         free(state), free(norm), free(state_ws);
         CHECK(attn_state(ATTN_SOFTMAX, &dims, &in, &opt, out, out, ws, ws_bytes, &detail) == ATTN_ERR_UNSUPPORTED,
@@ -413,11 +404,11 @@ static void test_plans(void) {
                 int reads = which != 1 || variant == ATTN_SOFTMAX || variant == ATTN_MIXTURE;
                 if (huge[hi] > ATTN_MAX_DIM && reads)
                     CHECK(s == ATTN_ERR_MEMORY, "%s with a dimension %d: %s, expected memory",
-                          variant_name((attn_variant)variant), huge[hi], attn_status_string(s));
+                          attn_variant_id((attn_variant)variant), huge[hi], attn_status_string(s));
                 /* softmax-type variants stream over n: their workspace holds the packed v [n, dv] */
                 if (s == ATTN_OK && which == 0 && variant <= ATTN_MIXTURE)
                     CHECK(bytes >= (size_t)big.n * 4u, "%s with n = %d: ok with %zu bytes",
-                          variant_name((attn_variant)variant), big.n, bytes);
+                          attn_variant_id((attn_variant)variant), big.n, bytes);
             }
 }
 
@@ -433,9 +424,9 @@ static void test_saturation(void) {
         size_t bytes = 0;
         if (v == ATTN_FIXED) continue; /* needs no workspace at all */
         attn_status s = attn_workspace_size((attn_variant)v, &big, &opt, 0, &bytes);
-        CHECK(s == ATTN_ERR_MEMORY, "%s with every dimension 2^30: %s, %zu bytes", variant_name((attn_variant)v), attn_status_string(s), bytes);
+        CHECK(s == ATTN_ERR_MEMORY, "%s with every dimension 2^30: %s, %zu bytes", attn_variant_id((attn_variant)v), attn_status_string(s), bytes);
         s = attn_backward_size((attn_variant)v, &big, &opt, &bytes);
-        CHECK(s == ATTN_ERR_MEMORY, "%s backward with every dimension 2^30: %s", variant_name((attn_variant)v), attn_status_string(s));
+        CHECK(s == ATTN_ERR_MEMORY, "%s backward with every dimension 2^30: %s", attn_variant_id((attn_variant)v), attn_status_string(s));
     }
     attn_model_config cfg;
     attn_model_config_default(&cfg);
