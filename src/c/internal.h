@@ -380,6 +380,12 @@ void attn_linear_family(attn_variant v, const attn_dims *dims, const attn_inputs
  * of another family. */
 typedef enum linear_form { LINEAR_FORM_elu1, LINEAR_FORM_taylor, LINEAR_FORM_efficient, LINEAR_FORM_COUNT } linear_form;
 linear_form attn_linear_form(attn_variant v);
+/* The two kinds of form: kernelised, y = phi(q)^T S / (phi(q)·z + eps) with a feature map
+ * (linear_kernel.c, which reads only the map's facts below), or efficient attention
+ * (efficient.c). The entry points (linear.c, linear_backward.c) switch over the kind, so a new
+ * feature map joins linear_features.c's switches alone. */
+typedef enum linear_kind { LINEAR_KIND_KERNEL, LINEAR_KIND_EFFICIENT, LINEAR_KIND_COUNT } linear_kind;
+linear_kind attn_linear_kind(attn_variant v);
 /* Rows F of the state S [F, dv] and z [F]: the feature map's width (d + 1 for taylor; d for
  * elu+1 and efficient). */
 int attn_state_width(attn_variant v, int d);

@@ -2,31 +2,31 @@
  * (linear_features.c): kernelised with a feature map (elu+1, Katharopoulos et al. 2020; taylor,
  * 1 + q̂·k̂; linear_kernel.c) or Efficient Attention (Shen et al. 2021; efficient.c). Here: the
  * forward pass, the state after all keys, and decoding's one-position step, each a switch over
- * the form.
+ * the kind of form (kernelised or efficient).
  */
 #include "internal.h"
 
 void attn_linear_family(attn_variant v, const attn_dims *dims, const attn_inputs *in,
                         const attn_options *opt, float *out, float *weights, arena *ws) {
     int causal = opt->causal != 0;
-    switch (attn_linear_form(v)) {
-    case LINEAR_FORM_elu1: case LINEAR_FORM_taylor:
+    switch (attn_linear_kind(v)) {
+    case LINEAR_KIND_KERNEL:
         attn_kernel_forward(v, dims, in, opt->eps, causal, out, ws);
         if (weights) attn_kernel_weights(v, dims, in, opt->eps, causal, weights, ws);
         return;
-    case LINEAR_FORM_efficient:
+    case LINEAR_KIND_EFFICIENT:
         attn_efficient_forward(dims, in, causal, out, ws);
         if (weights) attn_efficient_weights(dims, in, causal, weights, ws);
         return;
-    case LINEAR_FORM_COUNT: break;
+    case LINEAR_KIND_COUNT: break;
     }
 }
 
 void attn_linear_state(attn_variant v, const attn_dims *dims, const attn_inputs *in, float *state,
                        float *normalizer, arena *ws) {
     int d = dims->d, dv = dims->dv, F = attn_state_width(v, d);
-    switch (attn_linear_form(v)) {
-    case LINEAR_FORM_elu1: case LINEAR_FORM_taylor: {
+    switch (attn_linear_kind(v)) {
+    case LINEAR_KIND_KERNEL: {
         float *phi_k = arena_floats(ws, (uint64_t)BT * F);
         if (arena_measuring(ws)) return;
         attn_fill(state, (size_t)F * dv, 0.0f);
@@ -34,7 +34,7 @@ void attn_linear_state(attn_variant v, const attn_dims *dims, const attn_inputs 
         attn_absorb_keys(v, dims, in, phi_k, state, normalizer);
         return;
     }
-    case LINEAR_FORM_efficient: {
+    case LINEAR_KIND_EFFICIENT: {
         float *m = arena_floats(ws, (uint64_t)d);
         float *chunk_max = arena_floats(ws, (uint64_t)d);
         float *e = arena_floats(ws, (uint64_t)BT * d);
@@ -44,7 +44,7 @@ void attn_linear_state(attn_variant v, const attn_dims *dims, const attn_inputs 
         for (int c = 0; c < d; c++) normalizer[c] = m[c] + attn_logf(z[c]); /* log sum_j exp(k_jc) */
         return;
     }
-    case LINEAR_FORM_COUNT: break;
+    case LINEAR_KIND_COUNT: break;
     }
 }
 
@@ -54,30 +54,30 @@ void attn_linear_state(attn_variant v, const attn_dims *dims, const attn_inputs 
 
 int64_t attn_linear_step_floats(attn_variant v, int d, int dv) {
     int64_t F = attn_state_width(v, d);
-    switch (attn_linear_form(v)) {
-    case LINEAR_FORM_elu1: case LINEAR_FORM_taylor: return F * dv + F;
-    case LINEAR_FORM_efficient: return F * dv + F + d;
-    case LINEAR_FORM_COUNT: break;
+    switch (attn_linear_kind(v)) {
+    case LINEAR_KIND_KERNEL: return F * dv + F;
+    case LINEAR_KIND_EFFICIENT: return F * dv + F + d;
+    case LINEAR_KIND_COUNT: break;
     }
     return 0;
 }
 
 void attn_linear_step_reset(attn_variant v, int d, int dv, float *state) {
     attn_fill(state, (size_t)attn_linear_step_floats(v, d, dv), 0.0f);
-    switch (attn_linear_form(v)) {
-    case LINEAR_FORM_elu1: case LINEAR_FORM_taylor: return;
-    case LINEAR_FORM_efficient: /* no key seen yet: every running maximum starts at -inf */
+    switch (attn_linear_kind(v)) {
+    case LINEAR_KIND_KERNEL: return;
+    case LINEAR_KIND_EFFICIENT: /* no key seen yet: every running maximum starts at -inf */
         attn_fill(state + (size_t)d * dv + d, (size_t)d, -ATTN_INF);
         return;
-    case LINEAR_FORM_COUNT: break;
+    case LINEAR_KIND_COUNT: break;
     }
 }
 
 int attn_linear_step_scratch(attn_variant v, int d) {
-    switch (attn_linear_form(v)) {
-    case LINEAR_FORM_elu1: case LINEAR_FORM_taylor: return 2 * attn_state_width(v, d);
-    case LINEAR_FORM_efficient: return d;
-    case LINEAR_FORM_COUNT: break;
+    switch (attn_linear_kind(v)) {
+    case LINEAR_KIND_KERNEL: return 2 * attn_state_width(v, d);
+    case LINEAR_KIND_EFFICIENT: return d;
+    case LINEAR_KIND_COUNT: break;
     }
     return 0;
 }
@@ -101,15 +101,15 @@ static void kernel_step(attn_variant v, int d, int dv, float eps, int t, const f
 
 void attn_linear_step(attn_variant v, int d, int dv, float eps, int t, const float *q, const float *k,
                       const float *v_row, float *state, float *scratch, float *y) {
-    switch (attn_linear_form(v)) {
-    case LINEAR_FORM_elu1: case LINEAR_FORM_taylor:
+    switch (attn_linear_kind(v)) {
+    case LINEAR_KIND_KERNEL:
         kernel_step(v, d, dv, eps, t, q, k, v_row, state, scratch, y);
         return;
-    case LINEAR_FORM_efficient: { /* the forward pass's exact row-by-row update */
+    case LINEAR_KIND_EFFICIENT: { /* the forward pass's exact row-by-row update */
         float *S = state, *z = S + (size_t)d * dv, *m = z + d;
         attn_efficient_step(d, dv, q, k, v_row, m, z, S, scratch, y);
         return;
     }
-    case LINEAR_FORM_COUNT: break;
+    case LINEAR_KIND_COUNT: break;
     }
 }

@@ -7,17 +7,17 @@
 void attn_linear_backward(attn_variant v, const attn_dims *dims, const attn_inputs *in,
                           const attn_options *opt, const float *dout, float *out, int exact_y,
                           const attn_grads *grads, arena *ws) {
-    switch (attn_linear_form(v)) {
-    case LINEAR_FORM_elu1: case LINEAR_FORM_taylor:
+    switch (attn_linear_kind(v)) {
+    case LINEAR_KIND_KERNEL:
         attn_kernel_backward(v, dims, in, opt, dout, out, grads, ws);
         break;
-    case LINEAR_FORM_efficient:
+    case LINEAR_KIND_EFFICIENT:
         if (opt->causal)
             attn_efficient_causal_backward(dims, in, dout, out, grads, ws);
         else
             attn_efficient_full_backward(dims, in, dout, out, grads, ws);
         break;
-    case LINEAR_FORM_COUNT: return;
+    case LINEAR_KIND_COUNT: return;
     }
     /* Split over threads, the causal backward groups its state sums in blocks of its own, and the
      * forward pass (linear.c) in others, so the y it recomputes on the way differs from

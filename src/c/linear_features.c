@@ -27,6 +27,15 @@ static const linear_form forms[ATTN_VARIANT_COUNT] = {
 
 linear_form attn_linear_form(attn_variant v) { return forms[v]; }
 
+linear_kind attn_linear_kind(attn_variant v) {
+    switch (attn_linear_form(v)) {
+    case LINEAR_FORM_elu1: case LINEAR_FORM_taylor: return LINEAR_KIND_KERNEL;
+    case LINEAR_FORM_efficient: return LINEAR_KIND_EFFICIENT;
+    case LINEAR_FORM_COUNT: break;
+    }
+    return LINEAR_KIND_COUNT;
+}
+
 int attn_state_width(attn_variant v, int d) {
     switch (attn_linear_form(v)) {
     case LINEAR_FORM_elu1: return d;
