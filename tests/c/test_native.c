@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/c/internal.h" /* the registry: attn_variant_id */
+#include "../../src/c/internal.h" /* the registry: attn_variant_id, attn_keeps_lse */
 
 #include "check.h"
 
@@ -140,7 +140,7 @@ static double ref_softmax_lse(int n, int d, const float *q, const float *k, int 
  * are refused. Every buffer at its exact size. */
 static void check_kept(attn_variant var, const attn_dims *dims, const attn_inputs *in, const attn_options *opt,
                        const float *streamed) {
-    int n = dims->n, dv = dims->dv, softmax_type = var <= ATTN_MIXTURE;
+    int n = dims->n, dv = dims->dv, softmax_type = attn_keeps_lse(var);
     unsigned saved = rng_state; /* dout from a stream of its own: the cases after keep their inputs */
     rng_state ^= 0x7f4a7c15u;
     float *dout = rand_array((size_t)n * dv);
@@ -406,7 +406,7 @@ static void test_plans(void) {
                     CHECK(s == ATTN_ERR_MEMORY, "%s with a dimension %d: %s, expected memory",
                           attn_variant_id((attn_variant)variant), huge[hi], attn_status_string(s));
                 /* softmax-type variants stream over n: their workspace holds the packed v [n, dv] */
-                if (s == ATTN_OK && which == 0 && variant <= ATTN_MIXTURE)
+                if (s == ATTN_OK && which == 0 && attn_keeps_lse((attn_variant)variant))
                     CHECK(bytes >= (size_t)big.n * 4u, "%s with n = %d: ok with %zu bytes",
                           attn_variant_id((attn_variant)variant), big.n, bytes);
             }
