@@ -11,13 +11,12 @@ export const HUGE_N = 8192;
 export const PREWARM_N = 1024;
 /** Options the benchmark passes to a variant (the others run with their defaults). */
 export const BENCH_OPTIONS = { mixture: { components: ['softmax', 'dense1'], alpha: [0.5, 0.5] } };
-/** Families whose cost is linear in n; every other family scores n×n logits (softmax-type). */
-const LINEAR_TIME_FAMILIES = new Set(['linear', 'fixed']);
 const MAX_INPUT_BYTES = 256 * 2 ** 20;
 const MAX_PREDICTED_MS = 6000; // the SIMD build, the main subject, gets 25 s
 const MAX_PREDICTED_MS_SIMD = 25000;
 
-export const quadratic = (variant) => !LINEAR_TIME_FAMILIES.has(variant.family);
+/** Whether a variant (an entry of lab.variants) scores n×n pairs: its family's fact. */
+export const quadratic = (variant) => variant.quadratic;
 
 /** The dimensions at size n: L = n, a·b = n with a the largest divisor of n not above √n. */
 export function dimsFor(n) {

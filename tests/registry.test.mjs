@@ -173,6 +173,8 @@ test('lab.variants says what each variant keeps, and the calls do it: lse from a
       assert.throws(() => lab.attention(v.id, inputs, { ...optionsFor(v), state: true }), (e) => e.code === 'UNSUPPORTED', `${v.id}: keeps no state, so state: true is refused`);
     }
     assert.equal(v.composite, v.options.includes('components'), `${v.id}: composite is the variant that takes components`);
+    // the cost column, written by hand per variant, agrees with the family's fact
+    assert.equal(v.quadratic, /n\^2/.test(v.cost) || v.composite, `${v.id}: quadratic ${v.quadratic}, cost ${v.cost}`);
   }
   // the contract (docs/contract.md): softmax and the Synthesizers stream softmax and keep lse; the linear family keeps a state
   const ids = (f) => lab.variants.filter(f).map((v) => v.id).sort();

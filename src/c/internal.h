@@ -148,14 +148,15 @@ typedef enum option_id {
  * with what the rest of the core asks of it:
  *   keeps_lse:   a kept forward pass keeps each row's log-sum-exp (the streaming softmax)
  *   keeps_state: ATTN_WANT_STATE: it can return the state (and normaliser) it keeps instead of A
+ *   quadratic:   its forward pass costs n^2 (it scores every pair of positions); else linear in n
  * Every switch over the families ends in FAMILY_COUNT with no default, so the compiler names each
  * place a new family must join (api.c's forward and backward, model_decode.c's state and step).
- * X(name, keeps_lse, keeps_state) */
-#define ATTN_FAMILY_LIST(X) \
-    X(softmax, 1, 0)        \
-    X(synthesizer, 1, 0)    \
-    X(linear, 0, 1)         \
-    X(fixed, 0, 0)
+ * X(name, keeps_lse, keeps_state, quadratic) */
+#define ATTN_FAMILY_LIST(X)    \
+    X(softmax, 1, 0, 1)        \
+    X(synthesizer, 1, 0, 1)    \
+    X(linear, 0, 1, 0)         \
+    X(fixed, 0, 0, 0)
 typedef enum family_id {
 #define ATTN_FAMILY_ID(name, ...) FAMILY_##name,
     ATTN_FAMILY_LIST(ATTN_FAMILY_ID)
@@ -164,7 +165,7 @@ typedef enum family_id {
 } family_id;
 typedef struct family_facts {
     const char *name;
-    int keeps_lse, keeps_state;
+    int keeps_lse, keeps_state, quadratic;
 } family_facts;
 family_id attn_family_of(attn_variant v);
 /* The variant's id ("softmax", ...), and whether a mixture may combine its logits. */

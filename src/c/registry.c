@@ -9,7 +9,7 @@
 
 /* The families' facts (internal.h, ATTN_FAMILY_LIST). */
 static const family_facts families[FAMILY_COUNT] = {
-#define X(name, keeps_lse, keeps_state) {#name, keeps_lse, keeps_state},
+#define X(name, keeps_lse, keeps_state, quadratic) {#name, keeps_lse, keeps_state, quadratic},
     ATTN_FAMILY_LIST(X)
 #undef X
 };
@@ -306,7 +306,9 @@ static const char metadata_json[] =
 #undef X
     "null],"
     "\"families\":["
-#define X(name, keeps_lse, keeps_state) "{\"name\":\"" #name "\",\"keepsLse\":" #keeps_lse ",\"keepsState\":" #keeps_state "},"
+#define X(name, keeps_lse, keeps_state, quadratic)                                                   \
+    "{\"name\":\"" #name "\",\"keepsLse\":" #keeps_lse ",\"keepsState\":" #keeps_state ",\"quadratic\":" \
+    #quadratic "},"
     ATTN_FAMILY_LIST(X)
 #undef X
     "null],"

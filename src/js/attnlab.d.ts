@@ -167,6 +167,9 @@ export interface VariantInfo {
   keepsLse: boolean;
   /** Whether `state: true` returns the state (and normaliser) the variant keeps instead of A: the linear family. */
   keepsState: boolean;
+  /** Whether its forward pass costs n² (it scores every pair of positions: the softmax-type
+   * families); otherwise its cost is linear in n (the linear family, fixed patterns). */
+  quadratic: boolean;
   /** Whether the variant combines others (the mixture: it takes `components` and reads their arrays). */
   composite: boolean;
   /** One line on what the variant does. */

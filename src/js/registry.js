@@ -23,6 +23,7 @@ export function parseMetadata(json) {
     family: v.family,
     keepsLse: families.get(v.family).keepsLse === 1,
     keepsState: families.get(v.family).keepsState === 1,
+    quadratic: families.get(v.family).quadratic === 1,
     composite: words(v.options).includes('components'),
     mixable: v.mixable === 1,
     summary: v.summary,
