@@ -24,7 +24,10 @@ for (const build of PIN_BUILDS) {
       const lab = await init({ simd: build === 'simd', threads, fresh: true });
       try {
         const got = pinHashes(lab);
-        assert.deepEqual(Object.keys(got).sort(), Object.keys(want).sort(), `${key}: the pinned models differ from the recorded set`);
+        const unpinned = Object.keys(got).filter((m) => !Object.hasOwn(want, m)), gone = Object.keys(want).filter((m) => !Object.hasOwn(got, m));
+        assert.ok(unpinned.length === 0 && gone.length === 0, `${key}: the pinned models differ from the recorded set:` +
+          (unpinned.length ? ` no pin for ${unpinned.join(', ')} (a new variant's models: record them with node tests/make-model-pins.mjs)` : '') +
+          (gone.length ? ` pinned but no longer trained: ${gone.join(', ')}` : ''));
         const moved = Object.keys(want).filter((name) => got[name] !== want[name]);
         assert.deepEqual(moved, [], `${key}: ${moved.length} model(s) trained to other bits than recorded (${recorded.recordedWith}): ` +
           `${moved.map((m) => `${m}: ${got[m]}, recorded ${want[m]}`).join('; ')}`);
