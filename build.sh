@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # build.sh — builds attnlab into dist/:
 #   1. the C core natively under AddressSanitizer + UBSan, and runs tests/c/test_native.c,
-#      tests/c/test_linear_backward.c, tests/c/test_model.c and tests/c/test_model_decode.c on it,
+#      tests/c/test_linear_backward.c, tests/c/test_model.c, tests/c/test_model_decode.c and
+#      tests/c/test_recurrent.c on it,
 #      so memory errors surface before any WebAssembly step;
 #   2. dist/attnlab-scalar.wasm and dist/attnlab-simd.wasm with Emscripten (Debian's emcc);
 #   3. dist/attnlab-relaxed.wasm (relaxed-SIMD fused multiply-add) with clang-19 + wasm-ld-19, and
@@ -86,7 +87,7 @@ if [[ "${ATTNLAB_SKIP_NATIVE_TEST:-}" != 1 ]]; then
   for layer in sse portable; do
     echo "build.sh: native C test (ASan + UBSan, $layer simd.h)"
     define=(); [[ $layer == portable ]] && define=(-DATTN_PORTABLE)
-    for test in test_native test_linear_backward test_model test_model_decode; do
+    for test in test_native test_linear_backward test_model test_model_decode test_recurrent; do
       "$NATIVE_CC" "${NATIVE_FLAGS[@]}" "${define[@]}" "${CORE_SOURCES[@]}" "tests/c/$test.c" -lm \
         -o "$BUILD/${test}_$layer"
       "$BUILD/${test}_$layer"

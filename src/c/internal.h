@@ -529,6 +529,32 @@ void attn_linear_step(attn_variant v, int d, int dv, float eps, int t, const flo
 void attn_linear_state(attn_variant v, const attn_dims *dims, const attn_inputs *in, float *state,
                        float *normalizer, arena *ws);
 
+/* ---- recurrent.c: the recurrent family (gated and delta-rule linear attention) ----
+ * The update rules of ONNX's LinearAttention; which inputs a rule reads follows from it. */
+typedef enum recurrent_rule {
+    RECURRENT_RULE_linear,     /* S += k v^T */
+    RECURRENT_RULE_gated,      /* S = diag(exp(g)) S + k v^T */
+    RECURRENT_RULE_delta,      /* S += k (beta (v - S^T k))^T */
+    RECURRENT_RULE_gated_delta, /* both: the decay first */
+    RECURRENT_RULE_COUNT
+} recurrent_rule;
+int attn_recurrent_gated(recurrent_rule rule); /* reads g */
+int attn_recurrent_delta(recurrent_rule rule); /* reads beta */
+/* One head's arrays: q, k [n, d]; v, y [n, dv]; g [n, g_cols] (g_cols d, or 1: one decay a
+ * token), read by the gated rules; beta [n], by the delta rules; s0 [d, dv] or NULL (zeros). */
+typedef struct attn_recurrent_io {
+    int n, d, dv, g_cols;
+    float scale;
+    const float *q, *k, *v, *g, *beta, *s0;
+    float *y;
+} attn_recurrent_io;
+/* Columns [c0, c1) of y and of the final state S [d, dv] (row stride dv), token by token from s0;
+ * scratch: attn_recurrent_scan_scratch(d, c1 - c0) floats. The columns are independent: any
+ * split of [0, dv) gives the bits of one scan over all of it. */
+void attn_recurrent_scan(recurrent_rule rule, const attn_recurrent_io *io, int c0, int c1, float *S,
+                         float *scratch);
+int attn_recurrent_scan_scratch(int d, int w);
+
 /* ---- backward passes (backward.c: softmax-type; linear_backward.c: linear family; fixed.c) ----
  * Each runs the forward pass too (out = y), then writes the gradients of sum(dout * y) into the
  * grads arrays of the inputs the variant reads (overwriting them). Workspace from the arena; when
