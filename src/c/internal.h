@@ -554,6 +554,18 @@ typedef struct attn_recurrent_io {
 void attn_recurrent_scan(recurrent_rule rule, const attn_recurrent_io *io, int c0, int c1, float *S,
                          float *scratch);
 int attn_recurrent_scan_scratch(int d, int w);
+/* The gradients of sum(dy * y) + sum(d_final * S_n) (d_final NULL: no term) into grads (each
+ * overwritten; g as io->g, [n, g_cols]; beta read only by the delta rules; s0 NULL: not wanted),
+ * exact, after a forward pass that writes y again; work: attn_recurrent_backward_floats. chunk:
+ * the tokens between the forward's checkpoints (about sqrt(n) minimises the memory); any chunk
+ * gives the same bits. */
+typedef struct attn_recurrent_grads {
+    float *q, *k, *v, *g, *beta, *s0;
+} attn_recurrent_grads;
+void attn_recurrent_backward(recurrent_rule rule, const attn_recurrent_io *io, const float *dy,
+                             const float *d_final, int chunk, const attn_recurrent_grads *grads,
+                             float *work);
+size_t attn_recurrent_backward_floats(int n, int d, int dv, int chunk);
 
 /* ---- backward passes (backward.c: softmax-type; linear_backward.c: linear family; fixed.c) ----
  * Each runs the forward pass too (out = y), then writes the gradients of sum(dout * y) into the

@@ -6,7 +6,11 @@
  * Inputs in the range the contract's bar covers: g <= 0, beta in [0, 1], unit-norm keys (the
  * delta rules' transitions then never grow the state). Each y and final-state element lies within
  * 1e-5 + 1e-4 |ref| of the reference. Also: a split of the columns gives one scan's bits, and two
- * scans over the halves of a sequence, the second from the first's state, give the whole's. */
+ * scans over the halves of a sequence, the second from the first's state, give the whole's.
+ * The backward (attn_recurrent_backward): the gradients of sum(dy * y) + sum(dF * S_n) for q, k,
+ * v, g, beta and s0 against float64 central differences of that loss (each element within
+ * 1e-4 + 1e-3 max|ref| of its array), the same bits for every checkpoint spacing, and its y the
+ * scan's. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +52,76 @@ static void reference(recurrent_rule rule, const attn_recurrent_io *io, double *
         }
     }
     free(u);
+}
+
+/* ---- gradients: central differences of a float64 loss ---- */
+
+/* The arrays in float64: q, k [n, d]; v [n, dv]; g [n, g_cols]; beta [n]; s0 [d, dv] (or NULL). */
+typedef struct problem {
+    recurrent_rule rule;
+    int n, d, dv, g_cols;
+    double scale;
+    double *q, *k, *v, *g, *beta, *s0, *dy, *dF;
+} problem;
+
+/* L = sum(dy * y) + sum(dF * S_n), token by token from the recurrences. */
+static double loss64(const problem *p) {
+    int n = p->n, d = p->d, dv = p->dv;
+    double *S = malloc((size_t)d * dv * sizeof *S), *u = malloc((size_t)dv * sizeof *u), L = 0;
+    int gated = p->rule == RECURRENT_RULE_gated || p->rule == RECURRENT_RULE_gated_delta;
+    int delta = p->rule == RECURRENT_RULE_delta || p->rule == RECURRENT_RULE_gated_delta;
+    for (int i = 0; i < d * dv; i++) S[i] = p->s0 ? p->s0[i] : 0.0;
+    for (int t = 0; t < n; t++) {
+        const double *q = p->q + (size_t)t * d, *k = p->k + (size_t)t * d, *v = p->v + (size_t)t * dv;
+        if (gated)
+            for (int i = 0; i < d; i++)
+                for (int j = 0; j < dv; j++) S[i * dv + j] *= exp(p->g[(size_t)t * p->g_cols + (p->g_cols == 1 ? 0 : i)]);
+        for (int j = 0; j < dv; j++) {
+            double sk = 0;
+            for (int i = 0; i < d; i++) sk += S[i * dv + j] * k[i];
+            u[j] = delta ? p->beta[t] * (v[j] - sk) : v[j];
+        }
+        for (int i = 0; i < d; i++)
+            for (int j = 0; j < dv; j++) S[i * dv + j] += k[i] * u[j];
+        for (int j = 0; j < dv; j++) {
+            double y = 0;
+            for (int i = 0; i < d; i++) y += S[i * dv + j] * q[i];
+            L += p->dy[(size_t)t * dv + j] * p->scale * y;
+        }
+    }
+    for (int i = 0; i < d * dv; i++) L += p->dF[i] * S[i];
+    free(S), free(u);
+    return L;
+}
+
+/* d loss64 / d x[i] for every element of x [count], by central differences, against got. */
+static double check_grad(problem *p, double *x, int count, const float *got, const char *label, const char *what) {
+    double *ref = malloc((size_t)count * sizeof *ref), max_ref = 0, worst = 0;
+    for (int i = 0; i < count; i++) {
+        double keep = x[i], h = 1e-5;
+        x[i] = keep + h;
+        double up = loss64(p);
+        x[i] = keep - h;
+        double down = loss64(p);
+        x[i] = keep;
+        ref[i] = (up - down) / (2 * h);
+        max_ref = fmax(max_ref, fabs(ref[i]));
+    }
+    double bar = 1e-4 + 1e-3 * max_ref;
+    for (int i = 0; i < count; i++) {
+        double err = fabs(got[i] - ref[i]);
+        worst = fmax(worst, err / bar);
+        CHECK(err <= bar, "%s: d%s[%d] = %.7g, differences give %.7g (bar %.3g)", label, what, i, got[i], ref[i], bar);
+    }
+    free(ref);
+    return worst;
+}
+
+static double *doubles(const float *x, size_t count) {
+    if (!x) return NULL;
+    double *out = malloc((count ? count : 1) * sizeof *out);
+    for (size_t i = 0; i < count; i++) out[i] = x[i];
+    return out;
 }
 
 static float *floats(size_t count) { return malloc((count ? count : 1) * sizeof(float)); }
@@ -102,6 +176,67 @@ static void run_case(recurrent_rule rule, int n, int d, int dv, int g_cols, int 
     free(ry), free(rS), free(y2), free(S2), free(mid);
 }
 
+/* attn_recurrent_backward against central differences, for every input; and the same bits for
+ * every chunk length. Returns the worst error / bar. */
+static double grad_case(recurrent_rule rule, int n, int d, int dv, int g_cols, int with_s0) {
+    char label[160];
+    snprintf(label, sizeof label, "backward %s n=%d d=%d dv=%d g_cols=%d s0=%d seed=%u", RULE_NAMES[rule], n, d, dv,
+             g_cols, with_s0, rng_state);
+    size_t nd = (size_t)n * d, nv = (size_t)n * dv, st = (size_t)d * dv;
+    float *q = floats(nd), *k = floats(nd), *v = floats(nv), *g = floats((size_t)n * g_cols), *beta = floats((size_t)n);
+    float *s0 = with_s0 ? floats(st) : 0, *dy = floats(nv), *dF = floats(st), *y = floats(nv);
+    for (size_t i = 0; i < nd; i++) q[i] = rnd(), k[i] = 0.6f * rnd();
+    for (size_t i = 0; i < nv; i++) v[i] = rnd(), dy[i] = rnd();
+    for (int i = 0; i < n * g_cols; i++) g[i] = -0.5f * (rnd() + 1.0f);
+    for (int t = 0; t < n; t++) beta[t] = 0.5f * (rnd() + 1.0f);
+    for (size_t i = 0; i < st; i++) dF[i] = rnd();
+    for (size_t i = 0; s0 && i < st; i++) s0[i] = rnd();
+    attn_recurrent_io io = {n, d, dv, g_cols, 1.0f / sqrtf((float)d), q, k, v, g, beta, s0, y};
+    float *gq = floats(nd), *gk = floats(nd), *gv = floats(nv), *gg = floats((size_t)n * g_cols), *gb = floats((size_t)n);
+    float *gs = floats(st);
+    attn_recurrent_grads grads = {gq, gk, gv, gg, gb, gs};
+    int chunks[] = {1, 2, 3, n}, first = 1;
+    float *keep = floats(2 * nd + nv + (size_t)n * g_cols + n + st);
+    for (int c = 0; c < 4; c++) {
+        float *work = floats(attn_recurrent_backward_floats(n, d, dv, chunks[c]));
+        attn_recurrent_backward(rule, &io, dy, dF, chunks[c], &grads, work);
+        free(work);
+        float *all[] = {gq, gk, gv, gg, gb, gs};
+        size_t len[] = {nd, nd, nv, (size_t)n * g_cols, (size_t)n, st};
+        size_t at = 0;
+        for (int a = 0; a < 6; a++) {
+            if (a == 3 && !attn_recurrent_gated(rule)) { at += len[a]; continue; }
+            if (a == 4 && !attn_recurrent_delta(rule)) { at += len[a]; continue; }
+            if (first)
+                memcpy(keep + at, all[a], len[a] * sizeof(float));
+            else
+                CHECK(!memcmp(keep + at, all[a], len[a] * sizeof(float)), "%s: chunk %d gives other bits than chunk 1 (array %d)",
+                      label, chunks[c], a);
+            at += len[a];
+        }
+        first = 0;
+    }
+    /* y from the backward's forward pass: the scan's bits */
+    float *y2 = floats(nv), *S2 = floats(st), *scratch = floats((size_t)attn_recurrent_scan_scratch(d, dv));
+    io.y = y2;
+    attn_recurrent_scan(rule, &io, 0, dv, S2, scratch);
+    CHECK(!memcmp(y, y2, nv * sizeof *y), "%s: the backward's y differs from the scan's", label);
+
+    problem p = {rule, n, d, dv, g_cols, io.scale, doubles(q, nd), doubles(k, nd), doubles(v, nv),
+                 doubles(g, (size_t)n * g_cols), doubles(beta, (size_t)n), doubles(s0, st), doubles(dy, nv), doubles(dF, st)};
+    double worst = 0;
+    worst = fmax(worst, check_grad(&p, p.q, (int)nd, gq, label, "q"));
+    worst = fmax(worst, check_grad(&p, p.k, (int)nd, gk, label, "k"));
+    worst = fmax(worst, check_grad(&p, p.v, (int)nv, gv, label, "v"));
+    if (attn_recurrent_gated(rule)) worst = fmax(worst, check_grad(&p, p.g, n * g_cols, gg, label, "g"));
+    if (attn_recurrent_delta(rule)) worst = fmax(worst, check_grad(&p, p.beta, n, gb, label, "beta"));
+    if (s0) worst = fmax(worst, check_grad(&p, p.s0, (int)st, gs, label, "s0"));
+    free(p.q), free(p.k), free(p.v), free(p.g), free(p.beta), free(p.s0), free(p.dy), free(p.dF);
+    free(q), free(k), free(v), free(g), free(beta), free(s0), free(dy), free(dF), free(y), free(y2), free(S2), free(scratch);
+    free(gq), free(gk), free(gv), free(gg), free(gb), free(gs), free(keep);
+    return worst;
+}
+
 int main(void) {
     rng_state = 2026u;
     static const int ns[] = {1, 2, 5, 64, 130}, ds[] = {1, 3, 8}, dvs[] = {1, 5, 8};
@@ -116,6 +251,20 @@ int main(void) {
                             run_case((recurrent_rule)rule, ns[ni], ds[di], dvs[vi], per_token ? 1 : ds[di], with_s0);
                             cases++;
                         }
+    static const int gns[] = {1, 2, 5, 9}, gds[] = {1, 3}, gdvs[] = {1, 4};
+    for (int rule = 0; rule < RECURRENT_RULE_COUNT; rule++) {
+        double worst = 0;
+        int grad_cases = 0;
+        for (int ni = 0; ni < 4; ni++)
+            for (int di = 0; di < 2; di++)
+                for (int vi = 0; vi < 2; vi++)
+                    for (int per_token = 0; per_token < 2; per_token++) {
+                        if (per_token && !attn_recurrent_gated((recurrent_rule)rule)) continue;
+                        worst = fmax(worst, grad_case((recurrent_rule)rule, gns[ni], gds[di], gdvs[vi], per_token ? 1 : gds[di], (ni + vi) & 1));
+                        grad_cases++;
+                    }
+        printf("test_recurrent: backward %-11s %2d cases, worst error %.1e of the bar\n", RULE_NAMES[rule], grad_cases, worst);
+    }
     if (failures) {
         fprintf(stderr, "test_recurrent: %d of %d checks failed\n", failures, checks);
         return 1;
