@@ -515,6 +515,8 @@ function installHook() {
     label: (name) => labelOf(name),
     /** The estimate shown before a run starts (the text), once measured. */
     estimate: () => $('#x-estimate').textContent,
+    /** The estimate's schedule of the form's runs for given timings ({ name: { msPerStep, evalMs, startMs } }): tests read it without a clock. */
+    estimateMsFor: (measured) => estimateMs(runList(cfg), measured),
     /** Whether an estimate is waiting to start or timing steps (its end redraws the buttons). */
     estimating: () => probeTimer != null || probesInFlight > 0,
     corpus: () => corpusStatus(),
