@@ -8,6 +8,7 @@ import { wilson, meanCI, median, fisherExact, holm, formatProportion } from '../
 import { lineChart, pointsChart, barChart, smallMultiples } from '../lib/svg.mjs';
 import {
   LRS, LR_LADDER, SWEEP_SEEDS, THRESHOLD, HEADLINE_TASKS, CAPACITY_VARIANTS, COST_VARIANTS, COST_MODEL, GENERATE_RUNS, VARIANT_NAMES,
+  TEXT_STRIDE,
 } from './plan.mjs';
 import { PAPERS } from './papers.mjs';
 
@@ -159,6 +160,7 @@ export function summarize(result) {
       }
       if (task === 'text') {
         // the full-context scoring (plan.mjs TEXT_STRIDE), where the runs recorded it
+        e.seqLen = runs[0]?.taskSeqLen;
         const strided = runs.map((r) => r.full?.strided).filter((x) => Number.isFinite(x?.bits));
         if (strided.length) e.strided = { stride: strided[0].stride, values: strided.map((x) => x.bits), n: strided.length, ...meanCI(strided.map((x) => x.bits)) };
       }
@@ -233,7 +235,7 @@ function capacity(result) {
   const base = result.tasks?.recall;
   // A cell compares with the defaults' cell only when trained as recall is now: at the variant's
   // chosen recall rate and recall's schedule. Runs recorded before either changed are left out
-  // (and counted in the summary) until the grid is recorded again.
+  // and counted in the summary.
   const asRecallNow = (r) => r.lr === chooseLr(result, 'recall', r.variant) &&
     (!base || ['steps', 'warmup', 'batch'].every((k) => r.settings?.[k] === base.settings[k]));
   const capacityRuns = recorded.filter(asRecallNow);
@@ -332,13 +334,16 @@ function headlineTable(task, t) {
   const text = task === 'text';
   const rows = [];
   if (text) {
-    const stride = Object.values(t.variants).find((e) => e.strided)?.strided.stride;
+    // the windows the runs trained on, and the stride they were scored at (none yet: the plan's)
+    const full = Object.values(t.variants).find((e) => e.strided)?.strided;
+    const stride = full?.stride, every = stride ?? TEXT_STRIDE;
+    const seqLen = Object.values(t.variants).map((e) => e.seqLen).find(Number.isFinite);
     rows.push(`| variant | parameters | lr | test bits/char in the windows, mean [95 % CI] | per seed | with full context${stride ? ` (stride ${stride})` : ''}, mean [95 % CI] | ms/step alone |`, '|---|---:|---:|---|---|---|---:|');
     for (const [v, e] of Object.entries(t.variants)) {
       const full = e.strided ? `${num(e.strided.mean)} [${num(e.strided.lo)}, ${num(e.strided.hi)}]${e.strided.n < e.n ? ` (${e.strided.n} of ${e.n} seeds)` : ''}` : 'not recorded';
       rows.push(`| ${v} | ${e.params ?? '–'} | ${lrText(e.lr)} | ${num(e.mean)} [${num(e.lo)}, ${num(e.hi)}] | ${e.values.map((x) => num(x)).join(', ')} | ${full} | ${num(e.msPerStep, 1)} |`);
     }
-    rows.push('', `Two scorings of the same test characters: **in the windows** (the 64-character windows the model trains on, each character after 0–63 others of its chapter, as train()'s evaluations) and **with full context** (windows every ${stride ?? 32} characters, each character predicted once after at least ${64 - (stride ?? 32)} and up to 63 others: evaluateHeldOut's stride). ` +
+    rows.push('', `Two scorings of the same test characters: **in the windows** (the ${seqLen}-character windows the model trains on, each character after 0–${seqLen - 1} others of its chapter, as train()'s evaluations) and **with full context** (windows every ${every} characters, each character predicted once after at least ${seqLen - every} and up to ${seqLen - 1} others: evaluateHeldOut's stride). ` +
       (stride ? '' : 'These runs were recorded before the full-context scoring was: it is recorded by a text run made since (scripts/study/run-job.mjs), so the column waits for text to be recorded again.'));
   } else {
     rows.push(`| variant | parameters | lr | learned (≥ ${100 * THRESHOLD} %), 95 % Wilson CI | vs softmax: Fisher p (Holm, ${t.comparisons ?? '–'} tests) | held-out accuracy %, mean [95 % CI] | per seed | steps to ${100 * THRESHOLD} % (per seed) | ms/step alone |`,
