@@ -881,6 +881,54 @@ const fixed = rowwise({
 });
 
 // ---------------------------------------------------------------------------------------------
+// The recurrent family (ONNX LinearAttention's update rules), in float64: not yet variants of the
+// registry (src/c/recurrent.c has the C scan); `definitions` takes them when the family is wired.
+
+/** The update rules and what each reads: g (a decay, log space) for the gated ones, beta for the delta ones. */
+export const RECURRENT_RULES = {
+  linear: { gated: false, delta: false },
+  gated: { gated: true, delta: false },
+  delta: { gated: false, delta: true },
+  gated_delta: { gated: true, delta: true },
+};
+
+/**
+ * One head, token by token: S [d, dv] starts as s0 (zeros when absent); per token t the gated
+ * rules decay row i of S by exp(g[t, i]) (g [n, d], or [n] for one decay a token), u = beta_t (v_t
+ * − Sᵀk_t) for the delta rules (after the decay), else v_t; S += k_t uᵀ; y_t = scale·Sᵀq_t, read
+ * after the write (scale default 1/√d). Returns { output [n, dv], state [d, dv] } (Float64Array).
+ */
+export function recurrence(rule, { n, d, dv, q, k, v, g, beta, s0 }, options = {}) {
+  const { gated, delta } = RECURRENT_RULES[rule] ?? {};
+  if (gated === undefined) throw new Error(`reference: no recurrent update rule '${rule}'`);
+  const scale = options.scale ?? 1 / Math.sqrt(d);
+  const gCols = gated ? g.length / n : 0;
+  const S = Float64Array.from(s0 ?? new Float64Array(d * dv));
+  const y = new Float64Array(n * dv), u = new Float64Array(dv);
+  for (let t = 0; t < n; t++) {
+    if (gated) {
+      for (let i = 0; i < d; i++) {
+        const a = Math.exp(g[t * gCols + (gCols === 1 ? 0 : i)]);
+        for (let j = 0; j < dv; j++) S[i * dv + j] *= a;
+      }
+    }
+    for (let j = 0; j < dv; j++) {
+      if (!delta) { u[j] = v[t * dv + j]; continue; }
+      let sk = 0;
+      for (let i = 0; i < d; i++) sk += S[i * dv + j] * k[t * d + i];
+      u[j] = beta[t] * (v[t * dv + j] - sk);
+    }
+    for (let i = 0; i < d; i++) for (let j = 0; j < dv; j++) S[i * dv + j] += k[t * d + i] * u[j];
+    for (let j = 0; j < dv; j++) {
+      let s = 0;
+      for (let i = 0; i < d; i++) s += S[i * dv + j] * q[t * d + i];
+      y[t * dv + j] = scale * s;
+    }
+  }
+  return { output: y, state: S };
+}
+
+// ---------------------------------------------------------------------------------------------
 // The table and the functions over it.
 
 /** One entry per variant id (the ids of lab.variants). */
