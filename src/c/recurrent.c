@@ -50,9 +50,13 @@ static void load_state(const attn_recurrent_io *io, int c0, int w, float *Sc) {
     }
 }
 
-/* decay[i] = exp(g_t[i]) (one decay a token: every i alike). */
+/* decay[i] = exp(g_t[i]) (one decay a token: one exp, every i alike). */
 static void decays(const attn_recurrent_io *io, int t, float *decay) {
-    for (int i = 0; i < io->d; i++) decay[i] = attn_expf(io->g[(size_t)t * io->g_cols + (io->g_cols == 1 ? 0 : i)]);
+    if (io->g_cols == 1) {
+        attn_fill(decay, (size_t)io->d, attn_expf(io->g[t]));
+        return;
+    }
+    for (int i = 0; i < io->d; i++) decay[i] = attn_expf(io->g[(size_t)t * io->g_cols + i]);
 }
 
 /* Token t on columns [c0, c0 + w) of the state Sc (row stride dv): the decay, u (into u [w]),
