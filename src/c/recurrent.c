@@ -128,14 +128,11 @@ void attn_recurrent_backward(recurrent_rule rule, const attn_recurrent_io *io, c
         attn_copy(dS, d_final, (int)state);
     else
         attn_fill(dS, state, 0.0f);
-    float *y_scratch = io->y; /* recomputed rows overwrite y with the same bits */
     for (int c = chunks_of(n, chunk) - 1; c >= 0; c--) {
         int t0 = c * chunk, len = imin(chunk, n - t0);
         attn_copy(S, ckpt + (size_t)c * state, (int)state);
-        for (int s = 0; s < len; s++) {
-            attn_recurrent_io again = *io;
-            again.y = y_scratch;
-            step(rule, &again, t0 + s, 0, dv, S, u, decay);
+        for (int s = 0; s < len; s++) { /* the recomputed rows write y again, with the same bits */
+            step(rule, io, t0 + s, 0, dv, S, u, decay);
             attn_copy(buf + (size_t)s * state, S, (int)state);
         }
         for (int s = len - 1; s >= 0; s--) {
@@ -157,24 +154,17 @@ void attn_recurrent_backward(recurrent_rule rule, const attn_recurrent_io *io, c
             }
             /* the read-out: dS += scale q dy^T, dq = scale S_t dy */
             for (int i = 0; i < d; i++) attn_axpy(dS + (size_t)i * dv, g_out, dv, io->scale * q[i]);
-            for (int i = 0; i < d; i++) {
-                float s_dot = 0.0f;
-                for (int j = 0; j < dv; j++) s_dot += Snow[(size_t)i * dv + j] * g_out[j];
-                grads->q[(size_t)t * d + i] = io->scale * s_dot;
-            }
+            for (int i = 0; i < d; i++)
+                grads->q[(size_t)t * d + i] = io->scale * attn_dot_in_order(Snow + (size_t)i * dv, g_out, dv);
             rows_dot(d, dv, k, dS, (size_t)dv, du); /* du = dS^T k */
             if (delta) {
-                float db = 0.0f;
-                for (int j = 0; j < dv; j++) db += du[j] * u[j];
-                grads->beta[t] = db;
+                grads->beta[t] = attn_dot_in_order(du, u, dv);
                 for (int j = 0; j < dv; j++) u[j] *= beta; /* u = beta r */
             }
             for (int j = 0; j < dv; j++) grads->v[(size_t)t * dv + j] = beta * du[j];
             for (int i = 0; i < d; i++) { /* dk = dS u - beta S~ du */
-                float a = 0.0f, b = 0.0f;
-                for (int j = 0; j < dv; j++) a += dS[(size_t)i * dv + j] * u[j];
-                if (delta)
-                    for (int j = 0; j < dv; j++) b += St[(size_t)i * dv + j] * du[j];
+                float a = attn_dot_in_order(dS + (size_t)i * dv, u, dv);
+                float b = delta ? attn_dot_in_order(St + (size_t)i * dv, du, dv) : 0.0f;
                 grads->k[(size_t)t * d + i] = a - beta * b;
             }
             if (delta) /* dS~ = dS - beta k du^T */
@@ -182,8 +172,7 @@ void attn_recurrent_backward(recurrent_rule rule, const attn_recurrent_io *io, c
             if (gated) {
                 float total = 0.0f;
                 for (int i = 0; i < d; i++) {
-                    float gi = 0.0f;
-                    for (int j = 0; j < dv; j++) gi += dS[(size_t)i * dv + j] * St[(size_t)i * dv + j];
+                    float gi = attn_dot_in_order(dS + (size_t)i * dv, St + (size_t)i * dv, dv);
                     if (io->g_cols == 1)
                         total += gi;
                     else
