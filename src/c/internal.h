@@ -566,6 +566,16 @@ void attn_recurrent_backward(recurrent_rule rule, const attn_recurrent_io *io, c
                              const float *d_final, int chunk, const attn_recurrent_grads *grads,
                              float *work);
 size_t attn_recurrent_backward_floats(int n, int d, int dv, int chunk);
+/* The scan over the pool: columns of y and of the final state S [d, dv] split into blocks of
+ * whole vectors, one per thread (the same bits on every thread count); scratch from ws. */
+void attn_recurrent_forward(recurrent_rule rule, const attn_recurrent_io *io, float *S, arena *ws);
+/* The effective matrix W [n, n]: y = W v when s0 is zero (recurrent.c gives W's formula), rows
+ * over the pool; O(n^2 d), for display. */
+void attn_recurrent_weights(recurrent_rule rule, const attn_recurrent_io *io, float *W, arena *ws);
+/* attn_recurrent_backward with no final-state gradient, checkpoints every ceil(sqrt(n)) tokens
+ * (O(sqrt(n) d dv) floats from ws). */
+void attn_recurrent_backward_run(recurrent_rule rule, const attn_recurrent_io *io, const float *dy,
+                                 const attn_recurrent_grads *grads, arena *ws);
 
 /* ---- backward passes (backward.c: softmax-type; linear_backward.c: linear family; fixed.c) ----
  * Each runs the forward pass too (out = y), then writes the gradients of sum(dout * y) into the

@@ -11,8 +11,8 @@
  * Column j of S, u and y depends on column j alone, in every rule: a scan over a range of columns
  * gives those columns' bits whatever else runs, so threads split dv. Sums over the key dimension
  * (Sᵀk, Sᵀq) add i = 0 .. d-1 in order; the rank-1 write is one multiply-add per element.
- * Its exact backward pass follows the scan. Not yet in variants.def: the registry, the API and
- * the binding come next.
+ * The scan over the pool's threads, the effective matrix W for display and the exact backward
+ * pass follow. Not yet in variants.def: the registry, the API and the binding come next.
  */
 #include "internal.h"
 
@@ -90,6 +90,80 @@ void attn_recurrent_scan(recurrent_rule rule, const attn_recurrent_io *io, int c
 }
 
 int attn_recurrent_scan_scratch(int d, int w) { return w + d; }
+
+/* ---- the scan over the pool: column blocks ---- */
+
+typedef struct scan_job {
+    recurrent_rule rule;
+    const attn_recurrent_io *io;
+    float *S, **scratch;
+    int cols;
+} scan_job;
+
+static void scan_piece(void *ctx, int piece, int thread) {
+    const scan_job *j = ctx;
+    int c0 = piece * j->cols;
+    attn_recurrent_scan(j->rule, j->io, c0, imin(c0 + j->cols, j->io->dv), j->S, j->scratch[thread]);
+}
+
+void attn_recurrent_forward(recurrent_rule rule, const attn_recurrent_io *io, float *S, arena *ws) {
+    int threads = imin(arena_threads(ws), ATTN_MAX_THREADS), d = io->d, dv = io->dv;
+    float *scratch[ATTN_MAX_THREADS];
+    for (int t = 0; t < threads; t++) scratch[t] = arena_floats(ws, (uint64_t)attn_recurrent_scan_scratch(d, dv));
+    if (arena_measuring(ws)) return;
+    int pool = attn_thread_count();
+    /* the columns are independent: any split gives one scan's bits, so split by the pool, in
+     * blocks of whole vectors */
+    int cols = dv;
+    if (threads > 1 && pool > 1 && pool <= threads) cols = round_up(imax(VW, (dv + pool - 1) / pool), VW);
+    scan_job job = {rule, io, S, scratch, cols};
+    attn_parallel_slices((dv + cols - 1) / cols, scan_piece, &job, threads);
+}
+
+/* ---- the effective matrix, for display ----
+ * y = W v + (the part s0 gives), with W_ij = scale * beta_j * q_i^T A_i ... A_{j+1} k_j for j <= i
+ * and 0 above the diagonal, where A_t = (I - beta_t k_t k_t^T) diag(e^{g_t}) is token t's
+ * transition (beta = 1 without the delta rule, no decay without the gate). Row i carries
+ * x = q_i back through the transposes, A_t^T x = diag(e^{g_t}) (x - beta_t k_t (k_t . x)), so
+ * one dot product k_j . x gives both W_ij and the next x: O(n^2 d) in all. */
+
+typedef struct weights_job {
+    recurrent_rule rule;
+    const attn_recurrent_io *io;
+    const float *decay; /* [n, d]: e^g, gated rules */
+    float *W, **x;
+} weights_job;
+
+static void weights_piece(void *ctx, int piece, int thread) {
+    const weights_job *job = ctx;
+    const attn_recurrent_io *io = job->io;
+    int n = io->n, d = io->d, delta = attn_recurrent_delta(job->rule), gated = attn_recurrent_gated(job->rule);
+    for (int i = piece * BI; i < imin(n, (piece + 1) * BI); i++) {
+        float *x = job->x[thread], *row = job->W + (size_t)i * n;
+        attn_copy(x, io->q + (size_t)i * d, d);
+        for (int j = i; j >= 0; j--) {
+            const float *k = io->k + (size_t)j * d;
+            float beta = delta ? io->beta[j] : 1.0f, kx = attn_dot_in_order(k, x, d);
+            row[j] = io->scale * beta * kx;
+            if (j == 0) break;
+            if (delta) attn_axpy(x, k, d, -beta * kx);
+            if (gated)
+                for (int c = 0; c < d; c++) x[c] *= job->decay[(size_t)j * d + c];
+        }
+        attn_fill(row + i + 1, (size_t)(n - i - 1), 0.0f);
+    }
+}
+
+void attn_recurrent_weights(recurrent_rule rule, const attn_recurrent_io *io, float *W, arena *ws) {
+    int n = io->n, d = io->d, threads = imin(arena_threads(ws), ATTN_MAX_THREADS);
+    float *decay = attn_recurrent_gated(rule) ? arena_floats(ws, (uint64_t)n * d) : 0;
+    float *x[ATTN_MAX_THREADS];
+    for (int t = 0; t < threads; t++) x[t] = arena_floats(ws, (uint64_t)d);
+    if (arena_measuring(ws)) return;
+    for (int t = 0; decay && t < n; t++) decays(io, t, decay + (size_t)t * d);
+    weights_job job = {rule, io, decay, W, x};
+    attn_parallel_slices((n + BI - 1) / BI, weights_piece, &job, threads);
+}
 
 /* ---- the backward pass: exact, from checkpoints ----
  * The forward keeps S every `chunk` tokens (before the chunk's first); the backward takes the
@@ -184,4 +258,19 @@ void attn_recurrent_backward(recurrent_rule rule, const attn_recurrent_io *io, c
         }
     }
     if (grads->s0) attn_copy(grads->s0, dS, (int)state);
+}
+
+/* The checkpoint spacing that minimises the backward's memory, ceil(n / C) + C states: C = ceil(sqrt(n)). */
+static int checkpoint_spacing(int n) {
+    int c = 1;
+    while ((int64_t)c * c < n) c++;
+    return c;
+}
+
+void attn_recurrent_backward_run(recurrent_rule rule, const attn_recurrent_io *io, const float *dy,
+                                 const attn_recurrent_grads *grads, arena *ws) {
+    int chunk = checkpoint_spacing(io->n);
+    float *work = arena_floats(ws, (uint64_t)attn_recurrent_backward_floats(io->n, io->d, io->dv, chunk));
+    if (arena_measuring(ws)) return;
+    attn_recurrent_backward(rule, io, dy, 0, chunk, grads, work);
 }

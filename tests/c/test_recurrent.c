@@ -176,6 +176,110 @@ static void run_case(recurrent_rule rule, int n, int d, int dv, int g_cols, int 
     free(ry), free(rS), free(y2), free(S2), free(mid);
 }
 
+/* W_ij = scale beta_j q_i^T A_i ... A_{j+1} k_j, the transitions A_t = (I - beta_t k_t k_t^T)
+ * diag(e^{g_t}) (without the delta rule: beta 1 and no projection; without the gate: no decay)
+ * multiplied out as d x d matrices in float64 (no carried vector, as the C has). */
+static void reference_weights(recurrent_rule rule, const attn_recurrent_io *io, double *W) {
+    int n = io->n, d = io->d;
+    int gated = rule == RECURRENT_RULE_gated || rule == RECURRENT_RULE_gated_delta;
+    int delta = rule == RECURRENT_RULE_delta || rule == RECURRENT_RULE_gated_delta;
+    double *P = malloc((size_t)d * d * sizeof *P), *A = malloc((size_t)d * d * sizeof *A), *T = malloc((size_t)d * d * sizeof *T);
+    for (int i = 0; i < n; i++) {
+        for (int r = 0; r < d * d; r++) P[r] = r % (d + 1) == 0; /* P = I: the product A_i ... A_{j+1} */
+        for (int j = i; j >= 0; j--) {
+            const float *k = io->k + (size_t)j * d, *q = io->q + (size_t)i * d;
+            double beta = delta ? io->beta[j] : 1.0, s = 0;
+            for (int r = 0; r < d; r++)
+                for (int c = 0; c < d; c++) s += q[r] * P[r * d + c] * k[c];
+            W[(size_t)i * n + j] = io->scale * beta * s;
+            for (int r = 0; r < d; r++) /* A_j */
+                for (int c = 0; c < d; c++) {
+                    double decay = gated ? exp((double)io->g[(size_t)j * io->g_cols + (io->g_cols == 1 ? 0 : c)]) : 1.0;
+                    A[r * d + c] = ((r == c) - (delta ? beta * k[r] * k[c] : 0.0)) * decay;
+                }
+            for (int r = 0; r < d; r++) /* P = P A_j */
+                for (int c = 0; c < d; c++) {
+                    double t = 0;
+                    for (int m = 0; m < d; m++) t += P[r * d + m] * A[m * d + c];
+                    T[r * d + c] = t;
+                }
+            memcpy(P, T, (size_t)d * d * sizeof *P);
+        }
+        for (int j = i + 1; j < n; j++) W[(size_t)i * n + j] = 0;
+    }
+    free(P), free(A), free(T);
+}
+
+/* attn_recurrent_weights against the multiplied-out reference, and W v against the scan's y (s0
+ * zero); attn_recurrent_forward (the scan over the pool, its scratch from an arena) and
+ * attn_recurrent_backward_run give the bits of the scan and of the backward at chunk 1. */
+static void wrapper_case(recurrent_rule rule, int n, int d, int dv, int g_cols) {
+    char label[160];
+    snprintf(label, sizeof label, "weights %s n=%d d=%d dv=%d g_cols=%d seed=%u", RULE_NAMES[rule], n, d, dv, g_cols, rng_state);
+    size_t nd = (size_t)n * d, nv = (size_t)n * dv, st = (size_t)d * dv;
+    float *q = floats(nd), *k = floats(nd), *v = floats(nv), *g = floats((size_t)n * g_cols), *beta = floats((size_t)n);
+    for (size_t i = 0; i < nd; i++) q[i] = rnd();
+    for (int t = 0; t < n; t++) { /* unit-norm keys */
+        double ss = 0;
+        for (int i = 0; i < d; i++) k[t * d + i] = rnd(), ss += (double)k[t * d + i] * k[t * d + i];
+        for (int i = 0; i < d; i++) k[t * d + i] = (float)(k[t * d + i] / sqrt(ss));
+    }
+    for (size_t i = 0; i < nv; i++) v[i] = rnd();
+    for (int i = 0; i < n * g_cols; i++) g[i] = -0.5f * (rnd() + 1.0f);
+    for (int t = 0; t < n; t++) beta[t] = 0.5f * (rnd() + 1.0f);
+    float *y = floats(nv), *S = floats(st), *scratch = floats((size_t)attn_recurrent_scan_scratch(d, dv));
+    attn_recurrent_io io = {n, d, dv, g_cols, 1.0f / sqrtf((float)d), q, k, v, g, beta, 0, y};
+    attn_recurrent_scan(rule, &io, 0, dv, S, scratch);
+
+    arena measure = {0, 0, 1, 1};
+    attn_recurrent_weights(rule, &io, 0, &measure);
+    uint64_t bytes = measure.used;
+    measure = (arena){0, 0, 1, 1};
+    attn_recurrent_forward(rule, &io, 0, &measure);
+    bytes = measure.used > bytes ? measure.used : bytes;
+    measure = (arena){0, 0, 1, 1};
+    attn_recurrent_backward_run(rule, &io, 0, 0, &measure);
+    bytes = measure.used > bytes ? measure.used : bytes;
+    void *ws = aligned_alloc(16, (size_t)((bytes + 15) & ~(uint64_t)15) + 16);
+
+    float *W = floats((size_t)n * n);
+    double *rW = malloc((size_t)n * n * sizeof *rW);
+    attn_recurrent_weights(rule, &io, W, &(arena){ws, 0, 0, 1});
+    reference_weights(rule, &io, rW);
+    for (int i = 0; i < n * n; i++)
+        CHECK(close_to(W[i], rW[i]), "%s: W[%d, %d] = %.9g, float64 %.9g", label, i / n, i % n, W[i], rW[i]);
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < dv; c++) {
+            double wv = 0;
+            for (int j = 0; j < n; j++) wv += rW[(size_t)i * n + j] * v[(size_t)j * dv + c];
+            CHECK(close_to(y[(size_t)i * dv + c], wv), "%s: y[%d, %d] = %.9g, but (W v) = %.9g", label, i, c, y[(size_t)i * dv + c], wv);
+        }
+
+    float *y2 = floats(nv), *S2 = floats(st);
+    io.y = y2;
+    attn_recurrent_forward(rule, &io, S2, &(arena){ws, 0, 0, 1});
+    CHECK(!memcmp(y, y2, nv * sizeof *y) && !memcmp(S, S2, st * sizeof *S), "%s: attn_recurrent_forward differs from the scan", label);
+
+    float *dy = floats(nv), *all = floats(2 * (2 * nd + nv + (size_t)n * g_cols + n));
+    for (size_t i = 0; i < nv; i++) dy[i] = rnd();
+    float *at = all;
+    attn_recurrent_grads mine, chunk1;
+    float **fields[] = {&mine.q, &mine.k, &mine.v, &mine.g, &mine.beta, &chunk1.q, &chunk1.k, &chunk1.v, &chunk1.g, &chunk1.beta};
+    size_t len[] = {nd, nd, nv, (size_t)n * g_cols, (size_t)n};
+    for (int f = 0; f < 10; f++) *fields[f] = at, at += len[f % 5];
+    mine.s0 = chunk1.s0 = 0;
+    attn_recurrent_backward_run(rule, &io, dy, &mine, &(arena){ws, 0, 0, 1});
+    float *work = floats(attn_recurrent_backward_floats(n, d, dv, 1));
+    attn_recurrent_backward(rule, &io, dy, 0, 1, &chunk1, work);
+    size_t half = (size_t)(at - all) / 2;
+    if (!attn_recurrent_gated(rule)) memset(mine.g, 0, len[3] * sizeof(float)), memset(chunk1.g, 0, len[3] * sizeof(float));
+    if (!attn_recurrent_delta(rule)) memset(mine.beta, 0, len[4] * sizeof(float)), memset(chunk1.beta, 0, len[4] * sizeof(float));
+    CHECK(!memcmp(all, all + half, half * sizeof(float)), "%s: attn_recurrent_backward_run differs from the backward at chunk 1", label);
+
+    free(q), free(k), free(v), free(g), free(beta), free(y), free(S), free(scratch), free(ws), free(W), free(rW);
+    free(y2), free(S2), free(dy), free(all), free(work);
+}
+
 /* attn_recurrent_backward against central differences, for every input; and the same bits for
  * every chunk length. Returns the worst error / bar. */
 static double grad_case(recurrent_rule rule, int n, int d, int dv, int g_cols, int with_s0) {
@@ -251,6 +355,16 @@ int main(void) {
                             run_case((recurrent_rule)rule, ns[ni], ds[di], dvs[vi], per_token ? 1 : ds[di], with_s0);
                             cases++;
                         }
+    static const int wns[] = {1, 2, 7, 19}, wds[] = {1, 4}, wdvs[] = {1, 6};
+    for (int rule = 0; rule < RECURRENT_RULE_COUNT; rule++)
+        for (int ni = 0; ni < 4; ni++)
+            for (int di = 0; di < 2; di++)
+                for (int vi = 0; vi < 2; vi++)
+                    for (int per_token = 0; per_token < 2; per_token++) {
+                        if (per_token && !attn_recurrent_gated((recurrent_rule)rule)) continue;
+                        wrapper_case((recurrent_rule)rule, wns[ni], wds[di], wdvs[vi], per_token ? 1 : wds[di]);
+                        cases++;
+                    }
     static const int gns[] = {1, 2, 5, 9}, gds[] = {1, 3}, gdvs[] = {1, 4};
     for (int rule = 0; rule < RECURRENT_RULE_COUNT; rule++) {
         double worst = 0;
