@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { init, AttnError, features, version } from '../dist/attnlab.js';
-import { builds, closeTo, loadBuild, makeInputs, VARIANTS } from './helpers.mjs';
+import { builds, causalValues, closeTo, loadBuild, makeInputs, variantInfo, VARIANTS } from './helpers.mjs';
 import { reference, definitions } from '../src/js/reference.js';
 
 const distUrl = new URL('../dist/', import.meta.url);
@@ -164,14 +164,21 @@ describe(`state: true returns what ${STATE_IDS.join(', ')} keep instead of A`, a
         for (const causal of [false, true]) {
           const s = seed++;
           const dims = { n, d, dv };
+          if (!causalValues(variantInfo(id)).includes(causal)) continue; // the seed still handed out
           test(`${id} n=${n} d=${d} dv=${dv}${causal ? ' causal' : ''} seed=${s} state [${build}]`, async () => {
             const lab = await loadBuild(build); // here, not at collection: another test disposes instances
-            const inputs = makeInputs(id, dims, s);
+            const inputs = makeInputs(id, dims, s, { optional: n % 2 === 1 });
             const r = lab.attention(id, inputs, { causal, state: true });
+            const ctx = { variant: id, build, dims, seed: s, options: { causal, state: true } };
+            if (definitions[id].finalState) { // the recurrent family: S after the last token, no normaliser
+              closeTo(r.state, definitions[id].finalState(inputs, { causal }), { ...ctx, what: 'state', cols: dv });
+              assert.equal(r.normalizer, undefined, `${id} returned a normalizer`);
+              assert.deepEqual(Array.from(r.output), Array.from(lab.attention(id, inputs, { causal }).output));
+              return;
+            }
             const { S, z, F } = expectedState(id, inputs);
             assert.equal(r.state.length, F * dv);
             assert.equal(r.normalizer.length, F);
-            const ctx = { variant: id, build, dims, seed: s, options: { causal, state: true } };
             closeTo(r.state, S, { ...ctx, what: 'state', cols: dv });
             closeTo(r.normalizer, z, { ...ctx, what: 'normalizer', cols: F });
             // and the output is unchanged by asking for the state
@@ -185,6 +192,59 @@ describe(`state: true returns what ${STATE_IDS.join(', ')} keep instead of A`, a
     const lab = await init({ simd: true });
     assert.throws(() => lab.attention('softmax', makeInputs('softmax', { n: 3, d: 2, dv: 2 }, 1), { state: true }),
       (e) => e instanceof AttnError && e.code === 'UNSUPPORTED' && /state/.test(e.message));
+  });
+});
+
+describe('the recurrent family: a sequence in two pieces, the second from the first\'s state, is the whole, bit for bit', async () => {
+  const RECURRENT = VARIANTS.filter((v) => v.family === 'recurrent');
+  for (const build of await builds()) {
+    for (const v of RECURRENT) {
+      for (const [n, d, dv, cut] of [[2, 1, 1, 1], [9, 5, 3, 4], [130, 8, 67, 65]]) {
+        const seed = 9300 + n;
+        test(`${v.id} n=${n} d=${d} dv=${dv}, pieces [0, ${cut}) and [${cut}, ${n}) seed=${seed} [${build}]`, async () => {
+          const lab = await loadBuild(build);
+          const inputs = makeInputs(v.id, { n, d, dv }, seed, { optional: true });
+          const whole = lab.attention(v.id, inputs, { state: true });
+          const part = (a, b) => {
+            const out = { n: b - a, d, dv };
+            for (const s of v.inputs) {
+              if (s.name === 's0') continue;
+              const cols = s.shape.length > 1 ? inputs[s.shape[1]] : 1;
+              out[s.name] = inputs[s.name].slice(a * cols, b * cols);
+            }
+            return out;
+          };
+          const first = lab.attention(v.id, { ...part(0, cut), s0: inputs.s0 }, { state: true });
+          const second = lab.attention(v.id, { ...part(cut, n), s0: first.state }, { state: true, causal: true });
+          const joined = new Float32Array(n * dv);
+          joined.set(first.output, 0);
+          joined.set(second.output, cut * dv);
+          const at = joined.findIndex((x, i) => !Object.is(x, whole.output[i]));
+          assert.equal(at, -1, `${v.id} n=${n} seed=${seed} [${build}]: y[${Math.floor(at / dv)}][${at % dv}] in pieces ${joined[at]}, whole ${whole.output[at]}`);
+          assert.deepEqual(Array.from(second.state), Array.from(whole.state), `${v.id} n=${n} seed=${seed} [${build}]: the final states differ`);
+        });
+      }
+    }
+  }
+  test('causal defaults to true for them, and false is UNSUPPORTED saying why', async () => {
+    const lab = await init({ simd: true });
+    for (const v of RECURRENT) {
+      const inputs = makeInputs(v.id, { n: 5, d: 3, dv: 2 }, 9400);
+      assert.deepEqual(Array.from(lab.attention(v.id, inputs).output), Array.from(lab.attention(v.id, inputs, { causal: true }).output));
+      assert.throws(() => lab.attention(v.id, inputs, { causal: false }),
+        (e) => e instanceof AttnError && e.code === 'UNSUPPORTED' && /causal by construction/.test(e.message), v.id);
+      assert.throws(() => lab.attentionGrad(v.id, inputs, new Float32Array(10), { causal: false }),
+        (e) => e instanceof AttnError && e.code === 'UNSUPPORTED', `${v.id} attentionGrad`);
+    }
+  });
+  test('a decay above 1 that overflows the state is VALUE naming the state, never NaN returned', async () => {
+    const lab = await init({ simd: true });
+    for (const v of RECURRENT.filter((x) => x.inputs.some((s) => s.name === 'g'))) {
+      const inputs = makeInputs(v.id, { n: 300, d: 4, dv: 2 }, 9401);
+      inputs.g = new Float32Array(300 * 4).fill(0.5); // e^0.5 a token: e^150 after 300
+      assert.throws(() => lab.attention(v.id, inputs),
+        (e) => e instanceof AttnError && e.code === 'VALUE' && /recurrent state/.test(e.message) && /g <= 0/.test(e.message), v.id);
+    }
   });
 });
 
@@ -230,7 +290,8 @@ test('the SIMD and scalar builds give bit-identical results (same operations in 
       : info.options.includes('pattern') ? { pattern: 'left', window: 4 } : {};
     for (const causal of [false, true]) {
       const s = seed++;
-      const inputs = makeInputs(id, dims, s, { components: options.components });
+      if (!causalValues(info).includes(causal)) continue;
+      const inputs = makeInputs(id, dims, s, { components: options.components, optional: true });
       const x = scalar.attention(id, inputs, { ...options, causal }).output;
       const y = simd.attention(id, inputs, { ...options, causal }).output;
       const at = x.findIndex((value, i) => !Object.is(value, y[i]));

@@ -64,11 +64,11 @@ for (const build of buildList) {
         // one case in five passes plain arrays instead of Float32Arrays
         const plain = c.seed % 5 === 0;
         const name = `${caseName(c.id, c.dims, c.seed, c.options, c.magnitude !== 1 ? `magnitude=${c.magnitude}` : '')}` +
-          `${c.zeroRows ? ' zero-rows' : ''}${plain ? ' plain-arrays' : ''} [${build}]`;
+          `${c.zeroRows ? ' zero-rows' : ''}${c.optional ? ' with-optional' : ''}${plain ? ' plain-arrays' : ''} [${build}]`;
         test(name, () => {
           const lab = labs[build];
           let inputs = makeInputs(c.id, c.dims, c.seed, {
-            magnitude: c.magnitude, components: c.options.components, zeroRows: c.zeroRows,
+            magnitude: c.magnitude, components: c.options.components, zeroRows: c.zeroRows, optional: c.optional,
           });
           const sum = inputChecksum(inputs);
           assert.ok(Math.abs(sum - c.checksum) <= 1e-9 * Math.max(1, Math.abs(c.checksum)),

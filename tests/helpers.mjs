@@ -13,6 +13,7 @@
 import assert from 'node:assert/strict';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { mulberry32, uniformArray } from '../src/js/prng.js';
+import { recurrentRange } from '../src/js/reference.js';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -50,6 +51,8 @@ const registryLab = await (await binding()).init({ simd: false });
 
 /** lab.variants: { id, family, dims, inputs: [{ name, shape }], options, mixable, ... } per variant. */
 export const VARIANTS = registryLab.variants;
+/** The variants a model can hold (lab.variants[i].inModels): the model tests' loops. */
+export const MODEL_VARIANTS = registryLab.variants.filter((v) => v.inModels);
 /** lab.options: { type, default, values?, ... } per option name. */
 export const OPTIONS = registryLab.options;
 export const VARIANT_IDS = VARIANTS.map((v) => v.id);
@@ -82,6 +85,14 @@ for (const v of VARIANTS) {
     }
     ARRAY_SHAPES[name] = [...shape];
   }
+}
+
+/** Arrays a variant may go without (lab.variants[i].inputs[j].optional): s0. */
+export const OPTIONAL_ARRAYS = new Set(VARIANTS.flatMap((v) => v.inputs.filter((s) => s.optional).map((s) => s.name)));
+
+/** The values `causal` may take for variant `v`: only true for a variant causal by construction. */
+export function causalValues(v) {
+  return v.causalOnly ? [true] : [false, true];
 }
 
 /** Arrays each variant reads (a mixture: every array any component may read). */
@@ -126,9 +137,12 @@ export function arrayLength(name, dims) {
  * opts.magnitude: entries uniform in [-magnitude, magnitude] (default 1).
  * opts.components: for a mixture, which components (default: every mixable variant).
  * opts.zeroRows: { q: [rows...], k: [...] } sets those rows to 0 (edge cases for taylor/linear).
+ * opts.optional: also the arrays a variant may go without (s0); left out otherwise.
+ * The recurrent family's g, beta and keys are then moved into the range its bar covers
+ * (recurrentRange of src/js/reference.js: g <= 0, beta in (0, 1), unit keys for the delta rules).
  */
 export function makeInputs(id, dims, seed, opts = {}) {
-  const { magnitude = 1, components, zeroRows } = opts;
+  const { magnitude = 1, components, zeroRows, optional = false } = opts;
   const inputs = {};
   for (const dim of dimsFor(id, components)) {
     const value = dim === 'L' ? (dims.L ?? dims.n) : dims[dim];
@@ -138,8 +152,10 @@ export function makeInputs(id, dims, seed, opts = {}) {
     inputs[dim] = value;
   }
   for (const name of arraysFor(id, components)) {
+    if (!optional && OPTIONAL_ARRAYS.has(name)) continue;
     inputs[name] = randomArray(arrayLength(name, inputs), seed, name, magnitude);
   }
+  if (variantInfo(id).family === 'recurrent') recurrentRange(inputs);
   if (zeroRows) {
     for (const [name, rows] of Object.entries(zeroRows)) {
       const cols = inputs[ARRAY_SHAPES[name][1]];

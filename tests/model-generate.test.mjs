@@ -16,7 +16,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { forwardLoss } from '../src/js/reference-model.js';
 import { mulberry32 } from '../src/js/prng.js';
-import { binding, builds, loadBuild, VARIANTS, OPTIONS, isMixture, ABS_TOL, REL_TOL, reseal } from './helpers.mjs';
+import { binding, builds, loadBuild, VARIANTS, MODEL_VARIANTS, OPTIONS, isMixture, ABS_TOL, REL_TOL, reseal } from './helpers.mjs';
 
 const { AttnError } = await binding();
 const buildList = await builds();
@@ -75,7 +75,7 @@ for (const build of buildList) {
   const lab = await loadBuild(build);
 
   describe(`model.generate and model.attentionMap [${build}]`, () => {
-    for (const v of VARIANTS) {
+    for (const v of MODEL_VARIANTS) {
       test(`${v.id}: each step's logits are forward's on the prefix, and temperature 0 takes their argmax`, () => {
         const config = configFor(v);
         const model = withLargeParameters(lab, config, 31);
@@ -180,7 +180,7 @@ for (const build of buildList) {
       expectError(() => model.attentionMap(new Int32Array(9).fill(7)), 'VALUE', /vocab/, 'a token = vocab');
       model.dispose();
       expectError(() => model.generate([1], 1), 'DISPOSED', /disposed/, 'a disposed model');
-      for (const v of VARIANTS) {
+      for (const v of MODEL_VARIANTS) {
         const bidirectional = lab.model(configFor(v, { causal: false }));
         expectError(() => bidirectional.generate([1], 2), 'UNSUPPORTED', /not causal/, `${v.id} bidirectional`);
         bidirectional.dispose();

@@ -112,7 +112,7 @@ for (const simd of ['auto', false, true]) {
     if (info.composite) { options.components = components; options.alpha = components.map(() => 1 / components.length); }
     if (info.options.includes('pattern')) options.pattern = 'left';
     const result = {};
-    for (const causal of [false, true]) {
+    for (const causal of info.causalOnly ? [true] : [false, true]) {
       try {
         const { output, weights } = lab.attention(info.id, inputs, { ...options, causal, weights: true });
         result[causal ? 'causal' : 'plain'] = {

@@ -16,7 +16,7 @@ import {
   definitions, hasDefinition, reference, referenceGrad, logits, explain, flopCount,
 } from '../src/js/reference.js';
 import {
-  builds, loadBuild, makeInputs, randomArray, closeTo, caseName, MIXTURE_COMPONENTS, isMixable, isMixture,
+  builds, loadBuild, makeInputs, randomArray, closeTo, caseName, causalValues, MIXTURE_COMPONENTS, isMixable, isMixture,
 } from './helpers.mjs';
 import { genericCases } from './make-fixtures.mjs';
 import { experimentVariants } from '../web/experiment/variants.js';
@@ -32,7 +32,7 @@ const labs = {};
 for (const build of buildList) labs[build] = await loadBuild(build);
 
 /** Options a small call of variant `v` needs (a mixture: every component, equal weights). */
-function optionsFor(v, causal = false) {
+function optionsFor(v, causal = v.causalOnly) {
   const k = MIXTURE_COMPONENTS.length;
   return isMixture(v) ? { causal, components: [...MIXTURE_COMPONENTS], alpha: MIXTURE_COMPONENTS.map(() => 1 / k) } : { causal };
 }
@@ -105,7 +105,7 @@ for (const build of buildList) {
       test(`${v.id}: explain() gives Steps ending with A[i,j] as the reference computes it [${build}]`, () => {
         assert.ok(hasDefinition(v.id), `variant '${v.id}' has no definition in ${REFERENCE}`);
         const inputs = inputsFor(v, s);
-        for (const causal of [false, true]) {
+        for (const causal of causalValues(v)) {
           const options = optionsFor(v, causal);
           const { weights } = reference(v.id, inputs, options);
           for (const [i, j] of [[0, 0], [2, 4], [5, 1], [DIMS.n - 1, DIMS.n - 1]]) {
@@ -169,6 +169,7 @@ test('lab.variants says what each variant keeps, and the calls do it: lse from a
     if (v.keepsState) {
       const r = lab.attention(v.id, inputs, { ...optionsFor(v), state: true });
       assert.ok(r.state?.length > 0, `${v.id}: keepsState, but state: true returned no state`);
+      assert.equal(r.normalizer !== undefined, v.keepsNormalizer, `${v.id}: keepsNormalizer ${v.keepsNormalizer}, but state: true ${r.normalizer ? 'returned' : 'did not return'} a normalizer`);
     } else {
       assert.throws(() => lab.attention(v.id, inputs, { ...optionsFor(v), state: true }), (e) => e.code === 'UNSUPPORTED', `${v.id}: keeps no state, so state: true is refused`);
     }
@@ -179,7 +180,11 @@ test('lab.variants says what each variant keeps, and the calls do it: lse from a
   // the contract (docs/contract.md): softmax and the Synthesizers stream softmax and keep lse; the linear family keeps a state
   const ids = (f) => lab.variants.filter(f).map((v) => v.id).sort();
   assert.deepEqual(ids((v) => v.keepsLse), lab.variants.filter((v) => ['softmax', 'synthesizer'].includes(v.family)).map((v) => v.id).sort());
-  assert.deepEqual(ids((v) => v.keepsState), lab.variants.filter((v) => v.family === 'linear').map((v) => v.id).sort());
+  assert.deepEqual(ids((v) => v.keepsState), lab.variants.filter((v) => ['linear', 'recurrent'].includes(v.family)).map((v) => v.id).sort());
+  assert.deepEqual(ids((v) => v.keepsNormalizer), lab.variants.filter((v) => v.family === 'linear').map((v) => v.id).sort());
+  // the recurrent family is causal by construction, and no model holds it yet
+  assert.deepEqual(ids((v) => v.causalOnly), lab.variants.filter((v) => v.family === 'recurrent').map((v) => v.id).sort());
+  assert.deepEqual(ids((v) => !v.inModels), lab.variants.filter((v) => v.family === 'recurrent').map((v) => v.id).sort());
   assert.deepEqual(ids((v) => v.composite), ['mixture']);
 });
 

@@ -27,7 +27,7 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { reference, referenceGrad } from '../src/js/reference.js';
 import {
-  binding, builds, makeInputs, closeTo, caseName, randomArray, sameBits, assertSameBits, BINDING_URL, VARIANTS,
+  binding, builds, makeInputs, closeTo, caseName, randomArray, sameBits, assertSameBits, BINDING_URL, VARIANTS, causalValues,
 } from './helpers.mjs';
 
 const { init, AttnError, tasks } = await binding();
@@ -157,7 +157,7 @@ for (const build of buildList) {
     test(`every fixture on 1, 2, 3 threads: the reference's bar, and the bits of one thread [${build}]`, () => {
       for (const fixture of fixtures) {
         for (const c of fixture.cases) {
-          const inputs = makeInputs(c.id, c.dims, c.seed, { magnitude: c.magnitude, components: c.options.components, zeroRows: c.zeroRows });
+          const inputs = makeInputs(c.id, c.dims, c.seed, { magnitude: c.magnitude, components: c.options.components, zeroRows: c.zeroRows, optional: c.optional });
           const name = `${caseName(c.id, c.dims, c.seed, c.options)} [${build}]`;
           const ctx = { variant: c.id, build, dims: c.dims, seed: c.seed, options: c.options, cols: c.dims.dv };
           const one = labs[1].attention(c.id, inputs, { ...c.options, weights: !!c.weights });
@@ -179,7 +179,7 @@ for (const build of buildList) {
     test(`attentionGrad of every variant on 1, 2, 3 threads: referenceGrad's bar, the bits of one thread [${build}]`, () => {
       let seed = 4200;
       for (const info of VARIANTS) {
-        for (const causal of [false, true]) {
+        for (const causal of causalValues(info)) {
           const options = optionsFor(info, causal);
           const n = info.family === 'linear' ? 70 : 150; // 3 query blocks of 64
           const inputs = makeInputs(info.id, { n, d: 12, dv: 10, h: 6, L: n + 3, a: 1, b: n + 3, rank: 4 }, seed++,
@@ -274,7 +274,7 @@ for (const build of buildList) {
       try {
         let seed = 77;
         for (const info of VARIANTS) {
-          for (const causal of [false, true]) {
+          for (const causal of causalValues(info)) {
             const options = optionsFor(info, causal);
             const inputs = makeInputs(info.id, { n: 100, d: 9, dv: 7, h: 5, L: 100, a: 4, b: 25, rank: 3 }, seed++, { components: options.components });
             const a = single.attention(info.id, inputs, options).output;
@@ -293,7 +293,7 @@ for (const build of buildList) {
     test(`A with weights at n = 200 (four query blocks) on 1, 2, 3 threads: the bits of one thread [${build}]`, () => {
       let seed = 900;
       for (const info of VARIANTS) {
-        for (const causal of [false, true]) {
+        for (const causal of causalValues(info)) {
           const options = { ...optionsFor(info, causal), weights: true };
           const inputs = makeInputs(info.id, { n: 200, d: 8, dv: 6, h: 5, L: 200, a: 8, b: 25, rank: 3 }, seed++, { components: options.components });
           const one = labs[1].attention(info.id, inputs, options);

@@ -193,7 +193,7 @@ function buildCard(set, id, r, baseId) {
 }
 
 /** Families whose A is a fixed pattern of 0s and 1s: on their own scale, so they do not wash out the others. */
-const OWN_SCALE_FAMILIES = new Set(['fixed']);
+const OWN_SCALE_FAMILIES = new Set(['fixed', 'recurrent']);
 
 /**
  * With the shared scale on: one range for every A, one for every y, one for every Δy. A map
@@ -255,8 +255,11 @@ function renderCompare() {
     if (r.weights) {
       set.hostA.closest('figure').hidden = false;
       const own = shared?.ownA.has(id);
-      set.aCaption.textContent = own ? 'A (its own colour scale: a fixed pattern\'s weights of 1 would wash out the other maps)' : 'A';
-      set.A.set({ rows: n, cols: n, data: r.weights, mask: r.options.causal ? (i, j) => j > i : null, vmin: 0, ...(own ? {} : shared?.A), rowNorm: store.ui.rowNorm });
+      // the recurrent family's A is implicit and takes either sign: its own scale, starting below 0
+      const signed = r.info.keepsState && !r.info.keepsNormalizer;
+      set.aCaption.textContent = signed ? 'A (implicit, computed for display; its own colour scale: entries take either sign)'
+        : own ? 'A (its own colour scale: a fixed pattern\'s weights of 1 would wash out the other maps)' : 'A';
+      set.A.set({ rows: n, cols: n, data: r.weights, mask: r.options.causal ? (i, j) => j > i : null, vmin: signed ? undefined : 0, ...(own ? {} : shared?.A), rowNorm: store.ui.rowNorm });
     } else {
       set.A.release();
       set.hostA.closest('figure').hidden = true;

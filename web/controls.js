@@ -6,7 +6,7 @@ import { PRESETS, requirements, resolveDims } from './gen.js';
 import { EXTRA_DIMS } from './state.js';
 import { store, info, effectiveOpts, dimsState, commit, subscribe } from './store.js';
 
-const FAMILY_LABEL = { softmax: 'softmax (token-to-token)', synthesizer: 'Synthesizer (no token-to-token)', linear: 'linear (no softmax, O(n))', fixed: 'fixed pattern' };
+const FAMILY_LABEL = { softmax: 'softmax (token-to-token)', synthesizer: 'Synthesizer (no token-to-token)', linear: 'linear (no softmax, O(n))', fixed: 'fixed pattern', recurrent: 'recurrent (gated, delta rule; O(n))' };
 
 function buildVariantSelect() {
   const { lab } = store;

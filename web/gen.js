@@ -27,7 +27,12 @@ export const DIM_LIMITS = { n: MAX_N, d: MAX_WIDTH, dv: MAX_WIDTH, h: 4096, L: 6
 const GAIN = {
   q: 1, k: 1, x: 1, v: 1,
   w1: 'fan', b1: 0.1, w2: 'fan2', b2: 0.1, w: 'fan2',
-  r: 1.5, wa: 'fan', ba: 0.1, wb: 'fan', bb: 0.1, r1: 'rank', r2: 'rank',
+  r: 1.5, wa: 'fan', ba: 0.1, wb: 'fan', bb: 0.1, r1: 'rank', r2: 'rank', g: 1, beta: 1,
+};
+/** Arrays whose noise is mapped into the range the recurrent family's bar covers: g = −softplus(noise) ≤ 0, beta = sigmoid(noise). */
+const SQUASH = {
+  g: (t) => -Math.log1p(Math.exp(t)),
+  beta: (t) => 1 / (1 + Math.exp(-t)),
 };
 
 function largestDivisorUpToSqrt(L) {
@@ -104,8 +109,19 @@ export function generateArray(name, shape, dims, seed, preset = DEFAULT_PRESET) 
   else if (g === 'fan2') gain = 2 / Math.sqrt(Math.max(1, shape[0] === 'h' ? dims.h : dims.d));
   else if (g === 'rank') gain = 1.6 / Math.sqrt(Math.sqrt(Math.max(1, dims.rank)));
   const rnd = normalStream(seed, `${preset}:${name}`);
-  for (let i = 0; i < len; i++) out[i] = Math.fround(gain * rnd());
+  const squash = SQUASH[name] ?? ((t) => t);
+  for (let i = 0; i < len; i++) out[i] = Math.fround(squash(gain * rnd()));
   return out;
+}
+
+/** Scales each row of X [rows, cols] to unit norm, in place (a zero row becomes e_0). */
+function unitRows(X, rows, cols) {
+  for (let i = 0; i < rows; i++) {
+    let s = 0;
+    for (let c = 0; c < cols; c++) s += X[i * cols + c] * X[i * cols + c];
+    const norm = Math.sqrt(s);
+    for (let c = 0; c < cols; c++) X[i * cols + c] = Math.fround(norm > 0 ? X[i * cols + c] / norm : c === 0 ? 1 : 0);
+  }
 }
 
 /**
@@ -191,7 +207,7 @@ export function normaliseAlpha(val) {
  * component options no chosen component takes, normalises the alpha sliders.
  */
 export function apiOptions(info, opts, causal, variantsById = {}) {
-  const out = { causal: !!causal };
+  const out = { causal: !!causal || !!info.causalOnly };
   const comp = componentOptions(info, variantsById, opts?.components);
   for (const name of info.options) {
     const val = opts?.[name];
@@ -219,8 +235,13 @@ export function buildRequest({ id, dimsState, seed, preset, edits, opts, causal 
   if (!('n' in inputs)) inputs.n = dims.n;
   if (!('dv' in inputs)) inputs.dv = dims.dv;
   const arrays = [];
+  // the delta rules (they read beta) take unit-norm keys, as DeltaNet normalises them: each
+  // transition I − β·k·kᵀ then never grows the state
+  const unitKeys = req.inputs.some((x) => x.name === 'beta');
   for (const spec of req.inputs) {
+    if (spec.optional) continue; // s0: the page starts every sequence from the zero state
     const arr = generateArray(spec.name, spec.shape, dims, seed, preset);
+    if (spec.name === 'k' && unitKeys) unitRows(arr, dims[spec.shape[0]], dims[spec.shape[1]]);
     const e = edits?.[spec.name];
     if (e && e.full) {
       inputs[spec.name] = Float32Array.from(e.full);

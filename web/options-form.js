@@ -218,7 +218,11 @@ export function renderOptions() {
 /** What depends on other controls: causal, placeholders derived from the sizes, causal-only values. */
 function refreshOptions() {
   const s = store.state;
-  $('#causal').checked = s.causal;
+  // a variant causal by construction (the recurrent family) is causal whatever the box said
+  const causalOnly = !!info()?.causalOnly;
+  $('#causal').checked = s.causal || causalOnly;
+  $('#causal').disabled = causalOnly;
+  $('#causal').title = causalOnly ? 'causal by construction: the state at token i holds tokens 0..i only' : '';
   for (const inp of document.querySelectorAll('#variant-options input[type="number"][data-option]')) {
     const name = inp.dataset.option;
     if (DERIVED_DEFAULT[name]) inp.placeholder = placeholderOf(name, meta(name));

@@ -35,9 +35,14 @@ export function renderOutputs() {
   $('#row-norm').disabled = !r.weights;
   if (r.weights) {
     wcard.classList.remove('no-weights');
-    maps.weights.set({ rows: n, cols: n, data: r.weights, mask: r.options.causal ? (i, j) => j > i : null, vmin: 0, rowNorm: store.ui.rowNorm });
+    // the recurrent family's A (W) is no average: its entries take either sign, so the scale starts below 0
+    const signed = !r.info.keepsNormalizer && r.info.keepsState;
+    maps.weights.set({ rows: n, cols: n, data: r.weights, mask: r.options.causal ? (i, j) => j > i : null, vmin: signed ? undefined : 0, rowNorm: store.ui.rowNorm });
     maps.weights.root.hidden = false;
-    $('#weights-note').textContent = linear
+    $('#weights-note').textContent = signed
+      ? `${r.info.label} never builds A to compute y (cost ${r.info.cost}): a state is updated token by token. A[i,j] = ` +
+        'scale·β_j·q_iᵀ(the transitions between j and i)k_j is computed only to draw it; its entries take either sign and its rows need not sum to 1.'
+      : linear
       ? `${r.info.label} never builds A to compute y (cost ${r.info.cost}); the page asks for it (weights: true) only to draw it.`
       : r.info.family === 'fixed' ? 'A fixed pattern: no softmax, no dependence on the input.' : 'Rows are softmax distributions: non-negative, summing to 1.';
   } else {
@@ -87,7 +92,8 @@ function renderIntermediates(r) {
   }
   sec.hidden = false;
   $('#intermediates-note').textContent = `These are what ${r.info.label} computes instead of A: O(n·d·dv) work, no n×n matrix. ` +
-    (r.options.causal ? 'With causal they are prefix sums over j ≤ i; shown here at i = n−1 (the full sums). ' : '') +
+    (!r.info.keepsNormalizer ? 'The state is updated token by token (it forgets and overwrites); shown here after the last token. '
+      : r.options.causal ? 'With causal they are prefix sums over j ≤ i; shown here at i = n−1 (the full sums). ' : '') +
     'As the library computed them (float32; attention(..., { state: true })).';
   const host = $('#intermediates-maps');
   const keep = new Set();

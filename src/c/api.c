@@ -79,6 +79,9 @@ static void backward(const attn_plan *plan, const attn_inputs *in, const float *
     case FAMILY_fixed:
         if (!arena_measuring(ws)) attn_fixed_backward(&plan->dims, in, &plan->options, dout, out, grads);
         return;
+    case FAMILY_recurrent:
+        attn_recurrent_family_backward(v, &plan->dims, in, &plan->options, dout, out, grads, ws);
+        return;
     case FAMILY_COUNT:
         return;
     }
@@ -105,6 +108,43 @@ static void forward(const attn_plan *plan, const attn_inputs *in, float *out, fl
     case FAMILY_fixed:
         if (!arena_measuring(ws)) attn_fixed(dims, in, opt, out, weights);
         return;
+    case FAMILY_recurrent:
+        attn_recurrent_family(v, dims, in, opt, out, weights, ws);
+        return;
+    case FAMILY_COUNT:
+        return;
+    }
+}
+
+/* F, the rows of the state a family keeps: the linear family's features; the recurrent family's
+ * key width d. */
+static int32_t state_rows(attn_variant v, int d) {
+    switch (attn_family_of(v)) {
+    case FAMILY_linear: return attn_state_width(v, d);
+    case FAMILY_recurrent: return d;
+    case FAMILY_softmax:
+    case FAMILY_synthesizer:
+    case FAMILY_fixed: /* keep no state */
+    case FAMILY_COUNT:
+        return 0;
+    }
+    return 0;
+}
+
+/* Lays out (measuring) or runs the state pass of a plan (ATTN_WANT_STATE): the state after the
+ * last token, alone. normalizer: the linear family's z (the recurrent family keeps none). */
+static void state_pass(const attn_plan *plan, const attn_inputs *in, float *state, float *normalizer, arena *ws) {
+    attn_variant v = plan->variant;
+    switch (attn_family_of(v)) {
+    case FAMILY_linear:
+        attn_linear_state(v, &plan->dims, in, state, normalizer, ws);
+        return;
+    case FAMILY_recurrent:
+        attn_recurrent_state(v, &plan->dims, in, &plan->options, state, ws);
+        return;
+    case FAMILY_softmax:
+    case FAMILY_synthesizer:
+    case FAMILY_fixed: /* keep no state: attn_plan_make refuses ATTN_WANT_STATE */
     case FAMILY_COUNT:
         return;
     }
@@ -119,7 +159,7 @@ attn_status attn_plan_make(attn_variant v, const attn_dims *dims, const attn_opt
     attn_status s = attn_validate(v, dims, opt, detail);
     if (s != ATTN_OK) return s;
     if ((flags & ATTN_WANT_STATE) && !attn_family_facts(attn_family_of(v))->keeps_state)
-        FAIL(ATTN_ERR_UNSUPPORTED, "only linear, efficient and taylor keep a state");
+        FAIL(ATTN_ERR_UNSUPPORTED, "only the linear and recurrent families keep a state");
     /* a kept forward pass streams (the weights path computes no lse) and returns y and lse alone */
     if ((flags & ATTN_WANT_KEPT) && (flags & (ATTN_WANT_WEIGHTS | ATTN_WANT_STATE)))
         FAIL(ATTN_ERR_UNSUPPORTED, "a kept forward pass returns y and lse alone: weights and state need a run of their own");
@@ -128,7 +168,7 @@ attn_status attn_plan_make(attn_variant v, const attn_dims *dims, const attn_opt
     if (plan->dims.L <= 0) plan->dims.L = plan->dims.n;
     plan->options = *opt;
     plan->flags = flags;
-    plan->state_width = (flags & ATTN_WANT_STATE) ? attn_state_width(v, dims->d) : 0;
+    plan->state_width = (flags & ATTN_WANT_STATE) ? state_rows(v, dims->d) : 0;
     plan->threads = attn_thread_count();
 
     /* The forward pass and the state pass run one after the other in the same workspace. */
@@ -155,7 +195,8 @@ attn_status attn_plan_make(attn_variant v, const attn_dims *dims, const attn_opt
     }
     if (flags & ATTN_WANT_STATE) {
         arena measure = {0, 0, 1, plan->threads};
-        attn_linear_state(v, &plan->dims, 0, 0, 0, &measure);
+        attn_inputs none = {0};
+        state_pass(plan, &none, 0, 0, &measure);
         need = measure.used > need ? measure.used : need;
     }
     /* the arena saturates at ARENA_LIMIT: a saturated size is a lower bound, never a plan */
@@ -180,7 +221,10 @@ attn_status attn_plan_run(const attn_plan *plan, const attn_inputs *in, float *o
         FAIL(ATTN_ERR_MEMORY, "workspace is smaller than the plan's workspace_bytes");
     if (!in || (want_out && !out)) FAIL(ATTN_ERR_SHAPE, "inputs and out are required");
     if (want_weights && !weights) FAIL(ATTN_ERR_SHAPE, "the plan wants weights, and weights is NULL");
-    if (want_state && (!state || !normalizer)) FAIL(ATTN_ERR_SHAPE, "the plan wants the state: state and normalizer are required");
+    int normalizes = attn_family_facts(attn_family_of(plan->variant))->keeps_normalizer;
+    if (want_state && (!state || (normalizes && !normalizer)))
+        FAIL(ATTN_ERR_SHAPE, normalizes ? "the plan wants the state: state and normalizer are required"
+                                        : "the plan wants the state: state is required");
     const char *missing = attn_missing_input(plan->variant, in, &plan->options);
     if (missing) FAIL(ATTN_ERR_SHAPE, missing);
     if (want_out) {
@@ -189,7 +233,7 @@ attn_status attn_plan_run(const attn_plan *plan, const attn_inputs *in, float *o
     }
     if (want_state) {
         arena ws = {(unsigned char *)workspace, 0, 0, plan->threads};
-        attn_linear_state(plan->variant, &plan->dims, in, state, normalizer, &ws);
+        state_pass(plan, in, state, normalizer, &ws);
     }
     if (detail) *detail = "";
     return ATTN_OK;

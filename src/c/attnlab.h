@@ -1,5 +1,7 @@
 /* attnlab.h — self-attention variants: softmax, Synthesizer (dense, random, factorized, mixture),
- * linear (elu+1), Efficient Attention, first-order Taylor, fixed patterns.
+ * linear (elu+1), Efficient Attention, first-order Taylor, fixed patterns, and the recurrent family
+ * of gated and delta-rule linear attention (ONNX LinearAttention: plain, GLA, DeltaNet, Gated
+ * DeltaNet).
  *
  * Usage
  *   attn_dims dims = { .n = n, .d = d, .dv = dv };
@@ -87,9 +89,11 @@ typedef struct attn_dims {
  *   q, k, x: [n, d]   v: [n, dv]
  *   dense:  w1 [d, h], b1 [h], w2 [h, L], b2 [L]        dense1: w [d, L]      random: r [L, L]
  *   factorized-dense: wa [d, a], ba [a], wb [d, b], bb [b]   factorized-random: r1, r2 [L, rank]
+ *   recurrent: g [n, d] (the decay in log space), beta [n], s0 [d, dv] (the state before the
+ *   first token; optional: NULL is zeros)
  * The field order is part of the ABI (the JS binding writes it as an array of pointers). */
 #define ATTN_INPUT_LIST(X) \
-    X(q) X(k) X(v) X(x) X(w1) X(b1) X(w2) X(b2) X(w) X(r) X(wa) X(ba) X(wb) X(bb) X(r1) X(r2)
+    X(q) X(k) X(v) X(x) X(w1) X(b1) X(w2) X(b2) X(w) X(r) X(wa) X(ba) X(wb) X(bb) X(r1) X(r2) X(g) X(beta) X(s0)
 typedef struct attn_inputs {
 #define ATTN_INPUT_FIELD(name) const float *name;
     ATTN_INPUT_LIST(ATTN_INPUT_FIELD)

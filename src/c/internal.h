@@ -147,16 +147,23 @@ typedef enum option_id {
 /* The families: how the core computes a variant (variants.def's family column), one row each,
  * with what the rest of the core asks of it:
  *   keeps_lse:   a kept forward pass keeps each row's log-sum-exp (the streaming softmax)
- *   keeps_state: ATTN_WANT_STATE: it can return the state (and normaliser) it keeps instead of A
+ *   keeps_state: ATTN_WANT_STATE: it can return the state it keeps instead of A
+ *   keeps_normalizer: that state comes with a normaliser (the linear family's z; the recurrent
+ *                family's state is S alone)
  *   quadratic:   its forward pass costs n^2 (it scores every pair of positions); else linear in n
+ *   causal_only: causal by construction (a token's state holds only the tokens before it): it
+ *                refuses causal = 0
+ *   in_models:   a model's layer can hold it (attn_model_check refuses the others: the recurrent
+ *                family's layer, with its projections for g and beta, is not built yet)
  * Every switch over the families ends in FAMILY_COUNT with no default, so the compiler names each
  * place a new family must join (api.c's forward and backward, model_decode.c's state and step).
- * X(name, keeps_lse, keeps_state, quadratic) */
-#define ATTN_FAMILY_LIST(X)    \
-    X(softmax, 1, 0, 1)        \
-    X(synthesizer, 1, 0, 1)    \
-    X(linear, 0, 1, 0)         \
-    X(fixed, 0, 0, 0)
+ * X(name, keeps_lse, keeps_state, keeps_normalizer, quadratic, causal_only, in_models) */
+#define ATTN_FAMILY_LIST(X)             \
+    X(softmax, 1, 0, 0, 1, 0, 1)        \
+    X(synthesizer, 1, 0, 0, 1, 0, 1)    \
+    X(linear, 0, 1, 1, 0, 0, 1)         \
+    X(fixed, 0, 0, 0, 0, 0, 1)          \
+    X(recurrent, 0, 1, 0, 0, 1, 0)
 typedef enum family_id {
 #define ATTN_FAMILY_ID(name, ...) FAMILY_##name,
     ATTN_FAMILY_LIST(ATTN_FAMILY_ID)
@@ -165,7 +172,7 @@ typedef enum family_id {
 } family_id;
 typedef struct family_facts {
     const char *name;
-    int keeps_lse, keeps_state, quadratic;
+    int keeps_lse, keeps_state, keeps_normalizer, quadratic, causal_only, in_models;
 } family_facts;
 family_id attn_family_of(attn_variant v);
 /* The variant's id ("softmax", ...), and whether a mixture may combine its logits. */
@@ -177,6 +184,7 @@ const family_facts *attn_family_facts(family_id family);
 typedef struct input_shape {
     input_id input;
     dim_id rows, cols;
+    int optional; /* OPTIONAL_MATRIX: may be NULL (the variant says what it stands for) */
 } input_shape;
 typedef struct input_list {
     const input_shape *at;
@@ -553,7 +561,7 @@ typedef struct attn_recurrent_io {
  * split of [0, dv) gives the bits of one scan over all of it. */
 void attn_recurrent_scan(recurrent_rule rule, const attn_recurrent_io *io, int c0, int c1, float *S,
                          float *scratch);
-int attn_recurrent_scan_scratch(int d, int w);
+int64_t attn_recurrent_scan_scratch(int d, int w);
 /* The gradients of sum(dy * y) + sum(d_final * S_n) (d_final NULL: no term) into grads (each
  * overwritten; g as io->g, [n, g_cols]; beta read only by the delta rules; s0 NULL: not wanted),
  * exact, after a forward pass that writes y again; work: attn_recurrent_backward_floats. chunk:
@@ -565,7 +573,7 @@ typedef struct attn_recurrent_grads {
 void attn_recurrent_backward(recurrent_rule rule, const attn_recurrent_io *io, const float *dy,
                              const float *d_final, int chunk, const attn_recurrent_grads *grads,
                              float *work);
-size_t attn_recurrent_backward_floats(int n, int d, int dv, int chunk);
+uint64_t attn_recurrent_backward_floats(int n, int d, int dv, int chunk);
 /* The scan over the pool: columns of y and of the final state S [d, dv] split into blocks of
  * whole vectors, one per thread (the same bits on every thread count); scratch from ws. */
 void attn_recurrent_forward(recurrent_rule rule, const attn_recurrent_io *io, float *S, arena *ws);
@@ -576,6 +584,17 @@ void attn_recurrent_weights(recurrent_rule rule, const attn_recurrent_io *io, fl
  * (O(sqrt(n) d dv) floats from ws). */
 void attn_recurrent_backward_run(recurrent_rule rule, const attn_recurrent_io *io, const float *dy,
                                  const attn_recurrent_grads *grads, arena *ws);
+/* A recurrent variant's rule (variants.def's form column). */
+recurrent_rule attn_recurrent_rule(attn_variant v);
+/* The API's entry points for the family: y (and W when weights is not NULL); the final state
+ * alone (y to scratch); the backward (out receives y), all from ws. */
+void attn_recurrent_family(attn_variant v, const attn_dims *dims, const attn_inputs *in,
+                           const attn_options *opt, float *out, float *weights, arena *ws);
+void attn_recurrent_state(attn_variant v, const attn_dims *dims, const attn_inputs *in,
+                          const attn_options *opt, float *state, arena *ws);
+void attn_recurrent_family_backward(attn_variant v, const attn_dims *dims, const attn_inputs *in,
+                                    const attn_options *opt, const float *dout, float *out,
+                                    const attn_grads *grads, arena *ws);
 
 /* ---- backward passes (backward.c: softmax-type; linear_backward.c: linear family; fixed.c) ----
  * Each runs the forward pass too (out = y), then writes the gradients of sum(dout * y) into the

@@ -19,6 +19,7 @@
 #define FORM_OF_softmax(form) LINEAR_FORM_COUNT
 #define FORM_OF_synthesizer(form) LINEAR_FORM_COUNT
 #define FORM_OF_fixed(form) LINEAR_FORM_COUNT
+#define FORM_OF_recurrent(form) LINEAR_FORM_COUNT
 static const linear_form forms[ATTN_VARIANT_COUNT] = {
 #define X(ENUM, id, label, family, form, ...) [ENUM] = FORM_OF_##family(form),
 #include "variants.def"

@@ -605,6 +605,7 @@ static const logit_kind mixture_kind = {.row = mixture_row, .row_scratch = mixtu
 #define KIND_OF_synthesizer(form) &form##_kind
 #define KIND_OF_linear(form) 0 /* linear.c: no logits */
 #define KIND_OF_fixed(form) 0  /* fixed.c: a pattern */
+#define KIND_OF_recurrent(form) 0 /* recurrent.c: a scan */
 static const logit_kind *const kinds[ATTN_VARIANT_COUNT] = {
 #define X(ENUM, id, label, family, form, ...) [ENUM] = KIND_OF_##family(form),
 #include "variants.def"

@@ -62,6 +62,7 @@ static attn_status decode_shape_of(const attn_model_config *cfg, const model_sha
         }
         break;
     }
+    case FAMILY_recurrent: /* refused by model_shape_of: no model holds one yet */
     case FAMILY_COUNT:
         break;
     }
@@ -169,6 +170,7 @@ static void decode_head(const attn_model_config *cfg, const model_shape *s, cons
         attn_logit_row(variant, &s->dims, &in, &opt, t, b->scratch, b->row);
         attn_softmax_attend_row(b->row, t + 1, vcache, dh, y);
         return;
+    case FAMILY_recurrent: /* refused by model_shape_of: no model holds one yet */
     case FAMILY_COUNT:
         return;
     }

@@ -38,6 +38,7 @@ static double head_std(const attn_model_config *cfg, input_id input) {
     case IN_q: case IN_k: case IN_x: case IN_v: case IN_w1: case IN_w: case IN_wa: case IN_wb:
     case IN_w2: return 0.02;
     case IN_r: case IN_r1: case IN_r2: return cfg->r_std;
+    case IN_g: case IN_beta: case IN_s0: break; /* the recurrent family: no model yet (in_models) */
     case IN_b1: case IN_b2: case IN_ba: case IN_bb: return 0.0;
     case IN_COUNT: break; /* not an input */
     }
@@ -48,6 +49,9 @@ attn_status model_shape_of(const attn_model_config *cfg, model_shape *s, const c
     if (!cfg) FAIL(ATTN_ERR_SHAPE, "config is required");
     *s = (model_shape){0};
     if ((uint32_t)cfg->variant >= ATTN_VARIANT_COUNT) FAIL(ATTN_ERR_UNKNOWN, "variant is not known");
+    if (!attn_family_facts(attn_family_of((attn_variant)cfg->variant))->in_models)
+        FAIL(ATTN_ERR_UNSUPPORTED, "a recurrent variant cannot be a model's attention yet: its layer (projections for g "
+                                   "and beta, a short convolution, an output norm) is not built");
     if (cfg->vocab < 1) FAIL(ATTN_ERR_SHAPE, "vocab must be a positive integer");
     if (cfg->seq_len < 1) FAIL(ATTN_ERR_SHAPE, "seqLen must be a positive integer");
     if (cfg->d_model < 1) FAIL(ATTN_ERR_SHAPE, "dModel must be a positive integer");

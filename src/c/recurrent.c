@@ -12,7 +12,8 @@
  * gives those columns' bits whatever else runs, so threads split dv. Sums over the key dimension
  * (Sᵀk, Sᵀq) add i = 0 .. d-1 in order; the rank-1 write is one multiply-add per element.
  * The scan over the pool's threads, the effective matrix W for display and the exact backward
- * pass follow. Not yet in variants.def: the registry, the API and the binding come next.
+ * pass follow, then the API's entry points (variants.def's recurrent family: plain-linear, gla,
+ * deltanet, gated-deltanet, whose form column names the rule).
  */
 #include "internal.h"
 
@@ -89,7 +90,7 @@ void attn_recurrent_scan(recurrent_rule rule, const attn_recurrent_io *io, int c
     for (int t = 0; t < io->n; t++) step(rule, io, t, c0, w, S + c0, scratch, scratch + w);
 }
 
-int attn_recurrent_scan_scratch(int d, int w) { return w + d; }
+int64_t attn_recurrent_scan_scratch(int d, int w) { return (int64_t)w + d; }
 
 /* ---- the scan over the pool: column blocks ---- */
 
@@ -178,11 +179,13 @@ void attn_recurrent_weights(recurrent_rule rule, const attn_recurrent_io *io, fl
  * The recurrence is not run backwards instead: with beta = 1 and a unit key its transition is a
  * projection, which has no inverse. Memory: ceil(n / chunk) + chunk states of d x dv. */
 
-static int chunks_of(int n, int chunk) { return (n + chunk - 1) / chunk; }
+static int chunks_of(int n, int chunk) { return (int)(((int64_t)n + chunk - 1) / chunk); }
 
-size_t attn_recurrent_backward_floats(int n, int d, int dv, int chunk) {
-    size_t state = (size_t)d * dv;
-    return ((size_t)chunks_of(n, chunk) + (size_t)chunk + 3) * state + 2 * (size_t)dv + (size_t)d;
+uint64_t attn_recurrent_backward_floats(int n, int d, int dv, int chunk) {
+    uint64_t state = (uint64_t)d * (uint64_t)dv, states = (uint64_t)chunks_of(n, chunk) + (uint64_t)chunk + 3;
+    /* a count arena_floats refuses, instead of one that wraps */
+    if (state > (ARENA_LIMIT / 4u) / states) return ARENA_LIMIT / 4u;
+    return states * state + 2 * (uint64_t)dv + (uint64_t)d;
 }
 
 void attn_recurrent_backward(recurrent_rule rule, const attn_recurrent_io *io, const float *dy,
@@ -273,4 +276,55 @@ void attn_recurrent_backward_run(recurrent_rule rule, const attn_recurrent_io *i
     float *work = arena_floats(ws, (uint64_t)attn_recurrent_backward_floats(io->n, io->d, io->dv, chunk));
     if (arena_measuring(ws)) return;
     attn_recurrent_backward(rule, io, dy, 0, chunk, grads, work);
+}
+
+/* ---- the API's entry points ---- */
+
+/* variants.def's form column, read for the recurrent family: RECURRENT_RULE_<form>; the other
+ * families have none. A new family must say so here (an undefined RULE_OF_<family> does not
+ * compile). */
+#define RULE_OF_recurrent(form) RECURRENT_RULE_##form
+#define RULE_OF_softmax(form) RECURRENT_RULE_COUNT
+#define RULE_OF_synthesizer(form) RECURRENT_RULE_COUNT
+#define RULE_OF_linear(form) RECURRENT_RULE_COUNT
+#define RULE_OF_fixed(form) RECURRENT_RULE_COUNT
+static const recurrent_rule rules[ATTN_VARIANT_COUNT] = {
+#define X(ENUM, id, label, family, form, ...) [ENUM] = RULE_OF_##family(form),
+#include "variants.def"
+#undef X
+};
+
+recurrent_rule attn_recurrent_rule(attn_variant v) { return rules[v]; }
+
+/* The call's arrays as the scan reads them: g [n, d] (the API has no one-decay-a-token shape: a
+ * g whose rows are constant is one); the scale, 1/sqrt(d) unless given. */
+static attn_recurrent_io io_of(const attn_dims *dims, const attn_inputs *in, const attn_options *opt, float *y) {
+    float scale = opt->has_scale ? opt->scale : 1.0f / __builtin_sqrtf((float)dims->d);
+    return (attn_recurrent_io){dims->n, dims->d, dims->dv, dims->d, scale, in->q, in->k, in->v, in->g, in->beta, in->s0, y};
+}
+
+void attn_recurrent_family(attn_variant v, const attn_dims *dims, const attn_inputs *in,
+                           const attn_options *opt, float *out, float *weights, arena *ws) {
+    float *S = arena_floats(ws, (uint64_t)dims->d * dims->dv);
+    attn_recurrent_io io = io_of(dims, in, opt, out);
+    attn_recurrent_forward(rules[v], &io, S, ws);
+    if (weights) attn_recurrent_weights(rules[v], &io, weights, ws);
+}
+
+void attn_recurrent_state(attn_variant v, const attn_dims *dims, const attn_inputs *in,
+                          const attn_options *opt, float *state, arena *ws) {
+    float *y = arena_floats(ws, (uint64_t)dims->n * dims->dv);
+    attn_recurrent_io io = io_of(dims, in, opt, y);
+    attn_recurrent_forward(rules[v], &io, state, ws);
+}
+
+void attn_recurrent_family_backward(attn_variant v, const attn_dims *dims, const attn_inputs *in,
+                                    const attn_options *opt, const float *dout, float *out,
+                                    const attn_grads *grads, arena *ws) {
+    attn_recurrent_io io = io_of(dims, in, opt, out);
+    attn_recurrent_grads g = grads ? (attn_recurrent_grads){grads->q, grads->k, grads->v, grads->g, grads->beta, grads->s0}
+                                   : (attn_recurrent_grads){0};
+    /* s0's gradient only when s0 was given (without it the state starts at zeros, no input) */
+    if (!in->s0) g.s0 = 0;
+    attn_recurrent_backward_run(rules[v], &io, dout, &g, ws);
 }

@@ -9,7 +9,8 @@
 
 /* The families' facts (internal.h, ATTN_FAMILY_LIST). */
 static const family_facts families[FAMILY_COUNT] = {
-#define X(name, keeps_lse, keeps_state, quadratic) {#name, keeps_lse, keeps_state, quadratic},
+#define X(name, keeps_lse, keeps_state, keeps_normalizer, quadratic, causal_only, in_models) \
+    {#name, keeps_lse, keeps_state, keeps_normalizer, quadratic, causal_only, in_models},
     ATTN_FAMILY_LIST(X)
 #undef X
 };
@@ -47,12 +48,14 @@ _Static_assert(sizeof variants / sizeof *variants == ATTN_VARIANT_COUNT, "a vari
 
 /* The inputs column, typed: one array of input_shape per variant (ATTN_SOFTMAX_inputs, ...), then
  * the table of them. */
-#define MATRIX(name, rows, cols) {IN_##name, DIM_##rows, DIM_##cols},
-#define VECTOR(name, length) {IN_##name, DIM_##length, DIM_ONE},
+#define MATRIX(name, rows, cols) {IN_##name, DIM_##rows, DIM_##cols, 0},
+#define OPTIONAL_MATRIX(name, rows, cols) {IN_##name, DIM_##rows, DIM_##cols, 1},
+#define VECTOR(name, length) {IN_##name, DIM_##length, DIM_ONE, 0},
 #define X(ENUM, id, label, family, form, mixable, dims, inputs, ...) static const input_shape ENUM##_inputs[] = {inputs};
 #include "variants.def"
 #undef X
 #undef MATRIX
+#undef OPTIONAL_MATRIX
 #undef VECTOR
 static const input_list variant_inputs[ATTN_VARIANT_COUNT] = {
 #define X(ENUM, ...) {ENUM##_inputs, (int)(sizeof ENUM##_inputs / sizeof *ENUM##_inputs)},
@@ -216,6 +219,9 @@ static attn_status check_options(attn_variant v, const attn_dims *dims, const at
 #undef X
     if (attn_accepts(v, OPTION_pattern) && opt->causal && pattern_looks_ahead[opt->pattern])
         FAIL(ATTN_ERR_UNSUPPORTED, "pattern looks ahead, so it cannot be causal");
+    if (families[variants[v].family].causal_only && !opt->causal)
+        FAIL(ATTN_ERR_UNSUPPORTED, "causal must be true: a recurrent variant is causal by construction (the state at "
+                                   "token i holds tokens 0..i only), so it cannot attend to later tokens");
     return s;
 }
 
@@ -244,6 +250,7 @@ const char *attn_missing_input(attn_variant v, const attn_inputs *in, const attn
     input_list list = attn_inputs_of(v);
     for (int i = 0; i < list.count; i++) {
         input_id input = list.at[i].input;
+        if (list.at[i].optional) continue;
         if (reads_itself(v, input) && !*(const float *const *)(const void *)((const char *)in + input_offset[input]))
             return messages[input];
     }
@@ -306,9 +313,10 @@ static const char metadata_json[] =
 #undef X
     "null],"
     "\"families\":["
-#define X(name, keeps_lse, keeps_state, quadratic)                                                   \
-    "{\"name\":\"" #name "\",\"keepsLse\":" #keeps_lse ",\"keepsState\":" #keeps_state ",\"quadratic\":" \
-    #quadratic "},"
+#define X(name, keeps_lse, keeps_state, keeps_normalizer, quadratic, causal_only, in_models)           \
+    "{\"name\":\"" #name "\",\"keepsLse\":" #keeps_lse ",\"keepsState\":" #keeps_state                 \
+    ",\"keepsNormalizer\":" #keeps_normalizer ",\"quadratic\":" #quadratic ",\"causalOnly\":" #causal_only \
+    ",\"inModels\":" #in_models "},"
     ATTN_FAMILY_LIST(X)
 #undef X
     "null],"
@@ -320,8 +328,9 @@ static const char metadata_json[] =
 #include "options.def"
 #undef X
     "null],"
-/* the inputs column as lab.variants reads it: space-separated name:shape words */
+/* the inputs column as lab.variants reads it: space-separated name:shape words (name? : optional) */
 #define MATRIX(name, rows, cols) " " #name ":" #rows "*" #cols
+#define OPTIONAL_MATRIX(name, rows, cols) " " #name "?:" #rows "*" #cols
 #define VECTOR(name, length) " " #name ":" #length
 #define DIM(name) " " #name
 #define OPT(name) " " #name
@@ -333,6 +342,7 @@ static const char metadata_json[] =
 #include "variants.def"
 #undef X
 #undef MATRIX
+#undef OPTIONAL_MATRIX
 #undef VECTOR
 #undef DIM
 #undef OPT

@@ -14,7 +14,11 @@ export type KnownVariantId =
   | 'linear'
   | 'efficient'
   | 'taylor'
-  | 'fixed';
+  | 'fixed'
+  | 'plain-linear'
+  | 'gla'
+  | 'deltanet'
+  | 'gated-deltanet';
 /** A variant id: a known one, or any id a newer registry adds (the string & {} keeps completion). */
 export type VariantId = KnownVariantId | (string & {});
 
@@ -69,15 +73,20 @@ export interface AttentionInputs {
   /** factorized-dense: [b] */ bb?: Matrix;
   /** factorized-random: [L, rank] */ r1?: Matrix;
   /** factorized-random: [L, rank] */ r2?: Matrix;
+  /** gla, gated-deltanet: [n, d], the decay in log space (S's row i is multiplied by exp(g[t, i])) */ g?: Matrix;
+  /** deltanet, gated-deltanet: [n], how much of each token's value is written */ beta?: Matrix;
+  /** the recurrent family: [d, dv], the state before the first token (optional; default zeros) */ s0?: Matrix;
 }
 
 /** Every option may be null, which means its default. */
 export interface AttentionOptions {
-  /** Row i uses only columns j <= i. Default false. */
+  /** Row i uses only columns j <= i. Default false; the recurrent family is causal by construction:
+   * its default is true and false is UNSUPPORTED. */
   causal?: boolean | null;
   /** Also return the n x n effective attention matrix. Default false. */
   weights?: boolean | null;
-  /** linear, efficient, taylor: also return `state` and `normalizer`, what they keep instead of A. */
+  /** linear, efficient, taylor: also return `state` and `normalizer`, what they keep instead of A;
+   * the recurrent family: `state`, S after the last token (ONNX's present_state). */
   state?: boolean | null;
   /**
    * Keep what the backward pass needs: the result (a KeptResult) also has `backward(dOutput)`,
@@ -85,7 +94,7 @@ export interface AttentionOptions {
    * variants `lse`. Not with weights or state (UNSUPPORTED).
    */
   keep?: boolean | null;
-  /** softmax: logit scale, default 1/sqrt(d). */
+  /** softmax: logit scale; the recurrent family: read-out scale (y_t = scale * S_t^T q_t). Default 1/sqrt(d). */
   scale?: number | null;
   /** linear, taylor: denominator epsilon, default 1e-6. */
   eps?: number | null;
@@ -111,10 +120,10 @@ export interface AttentionResult {
   /**
    * [F, dv], only when options.state is true; F = d (taylor: d + 1). Over all n keys (causal: the
    * last prefix, the same sums). linear: sum_j phi(k_j) v_j^T; taylor: [sum_j v_j ; sum_j kh_j v_j^T];
-   * efficient: softmax_positions(k)^T v.
+   * efficient: softmax_positions(k)^T v. The recurrent family: [d, dv], S after the last token.
    */
   state?: Float32Array;
-  /** [F], with state. linear: sum_j phi(k_j); taylor: [n ; sum_j kh_j]; efficient: log sum_j exp(k_jc). */
+  /** [F], with state (not the recurrent family's, which keeps none). linear: sum_j phi(k_j); taylor: [n ; sum_j kh_j]; efficient: log sum_j exp(k_jc). */
   normalizer?: Float32Array;
 }
 
@@ -128,7 +137,7 @@ export interface GradResult {
    * One gradient per array the call reads, with that array's shape (entries of an L-sized
    * parameter the call does not read are 0); a mixture adds alpha or alphaLogits.
    */
-  grads: Partial<Record<'q' | 'k' | 'v' | 'x' | 'w1' | 'b1' | 'w2' | 'b2' | 'w' | 'r' | 'wa' | 'ba' | 'wb' | 'bb' | 'r1' | 'r2' | 'alpha' | 'alphaLogits', Float32Array>>;
+  grads: Partial<Record<'q' | 'k' | 'v' | 'x' | 'w1' | 'b1' | 'w2' | 'b2' | 'w' | 'r' | 'wa' | 'ba' | 'wb' | 'bb' | 'r1' | 'r2' | 'g' | 'beta' | 's0' | 'alpha' | 'alphaLogits', Float32Array>>;
 }
 
 /** What attention() returns with keep: true. */
@@ -155,18 +164,27 @@ export interface InputSpec {
   name: string;
   /** Dimension names whose product is the array's length, e.g. ['n', 'd']. */
   shape: string[];
+  /** true for an array the caller may leave out (the recurrent family's s0). */
+  optional?: true;
 }
 
 export interface VariantInfo {
   id: VariantId;
   label: string;
-  /** 'softmax' (softmax over logits), 'synthesizer', 'linear' (no n x n in the forward pass), 'fixed'. */
-  family: 'softmax' | 'synthesizer' | 'linear' | 'fixed';
+  /** 'softmax' (softmax over logits), 'synthesizer', 'linear' (no n x n in the forward pass), 'fixed',
+   * 'recurrent' (a state updated token by token: gated and delta-rule linear attention). */
+  family: 'softmax' | 'synthesizer' | 'linear' | 'fixed' | 'recurrent';
   /** Whether a kept forward pass (`keep: true`) returns each row's log-sum-exp as `lse`: the
    * softmax-type families (softmax, synthesizer), which stream softmax over tiles of logits. */
   keepsLse: boolean;
-  /** Whether `state: true` returns the state (and normaliser) the variant keeps instead of A: the linear family. */
+  /** Whether `state: true` returns the state the variant keeps instead of A: the linear and recurrent families. */
   keepsState: boolean;
+  /** Whether that state comes with a `normalizer`: the linear family. */
+  keepsNormalizer: boolean;
+  /** Whether the variant is causal by construction (the recurrent family): causal defaults to true, false is UNSUPPORTED. */
+  causalOnly: boolean;
+  /** Whether `lab.model` can take the variant (not yet the recurrent family, whose layer is not built). */
+  inModels: boolean;
   /** Whether its forward pass costs n² (it scores every pair of positions: the softmax-type
    * families); otherwise its cost is linear in n (the linear family, fixed patterns). */
   quadratic: boolean;

@@ -477,7 +477,8 @@ class Instance {
     const n = dims.n;
     const outputs = [{ name: 'output', count: n * dims.dv, cols: dims.dv }];
     if (opt.weights) outputs.push({ name: 'weights', count: n * n, cols: n });
-    if (opt.state) outputs.push({ name: 'state', count: stateWidth * dims.dv, cols: dims.dv }, { name: 'normalizer', count: stateWidth, cols: stateWidth });
+    if (opt.state) outputs.push({ name: 'state', count: stateWidth * dims.dv, cols: dims.dv });
+    if (opt.state && variant.keepsNormalizer) outputs.push({ name: 'normalizer', count: stateWidth, cols: stateWidth });
     const base = this.#heapBase;
     return this.#execute(variant, dims, opt, wsBytes, arrays, outputs, (at, wsOffset) =>
       this.#exports.attn_plan_run(base + PLAN_OFFSET, base + INPUTS_OFFSET, at.output,
@@ -716,9 +717,11 @@ class Instance {
       if (bad >= 0) {
         const what = o.grad ? `the gradient of ${o.name}` : o.name;
         throw new AttnError('VALUE', `${what}[${Math.floor(bad / o.cols)}][${bad % o.cols}] came out ` +
-          `${this.#heap.f32()[(o.offset >>> 2) + bad]}: an intermediate (a logit, exp or normaliser) left float32's range; ` +
-          'scale the inputs down' + (opt.scale != null ? ` or use a smaller scale than ${opt.scale}` : '') +
-          (opt.eps === 0 ? ' or use eps > 0' : ''));
+          `${this.#heap.f32()[(o.offset >>> 2) + bad]}: ` + (variant.family === 'recurrent'
+            ? 'the recurrent state left float32\'s range; keep g <= 0 (a decay e^g above 1 grows the state every token), ' +
+              'beta in [0, 1] and keys of unit norm, or scale the inputs down'
+            : 'an intermediate (a logit, exp or normaliser) left float32\'s range; scale the inputs down' +
+              (opt.scale != null ? ` or use a smaller scale than ${opt.scale}` : '') + (opt.eps === 0 ? ' or use eps > 0' : '')));
       }
       const heap = this.#heap.f32();
       result[o.grad ? `grad:${o.name}` : o.name] = heap.slice(o.offset >>> 2, (o.offset >>> 2) + o.count);
@@ -777,23 +780,26 @@ function readDims(parts, inputs, meta) {
 
 // The arrays the variant reads (a mixture: its components', then v), each with its shape.
 function arraySpecs(parts) {
+  if (parts.length === 1 && !parts[0].composite) return [...parts[0].inputs];
   const specs = new Map();
   for (const part of parts) for (const spec of part.inputs) specs.set(spec.name, spec);
   specs.delete('v');
-  specs.set('v', { name: 'v', shape: ['n', 'dv'] }); // last, as in every list
+  specs.set('v', { name: 'v', shape: ['n', 'dv'] }); // last, as in every component's list
   return [...specs.values()];
 }
 
 
-// The arrays the variant (or a mixture's components, then v) reads, checked. Plain arrays are
+// The arrays the variant (or a mixture's components, then v) reads, checked; an optional one left
+// out (undefined or null) is not among them, and the core reads its pointer as NULL. Plain arrays are
 // read first, each element once, into Float32Arrays of the binding's own (reading them may run
 // the caller's code: getters, proxies); typed arrays come last, checked by their true length and
 // copied into WebAssembly memory straight from their internal storage, so no caller code runs
 // between their check and their copy.
 function readArrays(specs, inputs, dims, given, parts) {
-  const needs = () => specs.map((s) => `${s.name} [${s.shape.join(', ')}]`).join(', ');
-  const arrays = specs.map((spec) => {
+  const needs = () => specs.map((s) => `${s.name} [${s.shape.join(', ')}]${s.optional ? ' (optional)' : ''}`).join(', ');
+  const arrays = specs.flatMap((spec) => {
     const value = given.has(spec.name) ? inputs[spec.name] : undefined;
+    if ((value === undefined || value === null) && spec.optional) return [];
     if (value === undefined || value === null) {
       throw new AttnError('SHAPE', `${spec.name} is missing: ${parts.map((p) => p.id).join(' + ')} needs ${needs()}`);
     }
@@ -803,7 +809,7 @@ function readArrays(specs, inputs, dims, given, parts) {
       throw new AttnError('SHAPE', `${spec.name} must be a Float32Array or an array of numbers, got ${describe(value)}`);
     }
     const count = spec.shape.reduce((p, dim) => p * dims[dim], 1);
-    return { name: spec.name, shape: spec.shape, count, cols: dims[spec.shape[spec.shape.length - 1]], value, typed };
+    return [{ name: spec.name, shape: spec.shape, count, cols: dims[spec.shape[spec.shape.length - 1]], value, typed }];
   });
   for (const a of arrays.filter((x) => !x.typed)) a.data = copyPlain(a);
   for (const a of arrays.filter((x) => x.typed)) {

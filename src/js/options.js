@@ -45,9 +45,12 @@ export class Options {
       const info = this.#info.get(name);
       const given = raw.get(name);
       if (info.kind === 'WEIGHTS') continue; // read with the components they weigh
-      const value = given === undefined || given === null ? info.default : given; // null: the default, for every option
+      // null: the default, for every option; a variant causal by construction defaults to causal
+      const fallback = name === 'causal' && variant.causalOnly ? true : info.default;
+      const value = given === undefined || given === null ? fallback : given;
       opt[name] = this.#readOption(info, value, given !== undefined && given !== null);
-      if (given !== undefined && given !== null) opt.given.set(name, opt[name]);
+      // what writeAt writes over the core's defaults: the options given, and a causal-only default
+      if ((given !== undefined && given !== null) || value !== info.default) opt.given.set(name, opt[name]);
     }
     if (opt.components && !excluded.has('alpha')) this.#readWeights(variant, raw, opt);
     return opt;

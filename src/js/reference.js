@@ -881,8 +881,8 @@ const fixed = rowwise({
 });
 
 // ---------------------------------------------------------------------------------------------
-// The recurrent family (ONNX LinearAttention's update rules), in float64: not yet variants of the
-// registry (src/c/recurrent.c has the C scan); `definitions` takes them when the family is wired.
+// The recurrent family (ONNX LinearAttention's update rules), in float64: the scan token by token
+// (recurrence), and the variants plain-linear, gla, deltanet and gated-deltanet built on it.
 
 /** The update rules and what each reads: g (a decay, log space) for the gated ones, beta for the delta ones. */
 export const RECURRENT_RULES = {
@@ -891,6 +891,27 @@ export const RECURRENT_RULES = {
   delta: { gated: false, delta: true },
   gated_delta: { gated: true, delta: true },
 };
+
+/**
+ * Inputs moved, in place, into the range the accuracy bar covers for the recurrent family
+ * (docs/contract.md): g = −softplus(g) ≤ 0 (a decay e^g in (0, 1)), beta = sigmoid(beta) in (0, 1),
+ * and, where beta is read (the delta rules), every key row scaled to unit norm (its transition
+ * I − β·k·kᵀ then never grows the state). Arrays absent are left so; values rounded to float32.
+ */
+export function recurrentRange(inputs) {
+  const { n, d, g, beta, k } = inputs;
+  if (g) for (let i = 0; i < g.length; i++) g[i] = Math.fround(-Math.log1p(Math.exp(g[i])));
+  if (beta) {
+    for (let t = 0; t < beta.length; t++) beta[t] = Math.fround(1 / (1 + Math.exp(-beta[t])));
+    for (let t = 0; t < n; t++) {
+      let s = 0;
+      for (let c = 0; c < d; c++) s += k[t * d + c] * k[t * d + c];
+      const norm = Math.sqrt(s);
+      for (let c = 0; c < d; c++) k[t * d + c] = Math.fround(norm > 0 ? k[t * d + c] / norm : c === 0 ? 1 : 0);
+    }
+  }
+  return inputs;
+}
 
 /**
  * One head, token by token: S [d, dv] starts as s0 (zeros when absent); per token t the gated
@@ -928,6 +949,158 @@ export function recurrence(rule, { n, d, dv, q, k, v, g, beta, s0 }, options = {
   return { output: y, state: S };
 }
 
+/**
+ * Token t's transition A_t = (I − β_t·k_t·k_tᵀ)·diag(e^{g_t}) as a d×d matrix (row-major): the
+ * state after the token is A_t·S + β_t·k_t·v_tᵀ. Without the delta rule no projection (and β = 1),
+ * without the gate no decay.
+ */
+function transition({ gated, delta }, { n, d, k, g, beta }, t) {
+  const A = new Float64Array(d * d);
+  const gCols = gated ? g.length / n : 0;
+  for (let r = 0; r < d; r++) {
+    for (let c = 0; c < d; c++) {
+      const decay = gated ? Math.exp(g[t * gCols + (gCols === 1 ? 0 : c)]) : 1;
+      A[r * d + c] = ((r === c ? 1 : 0) - (delta ? beta[t] * k[t * d + r] * k[t * d + c] : 0)) * decay;
+    }
+  }
+  return A;
+}
+
+/**
+ * Row i of the effective matrix: W[i,j] = scale·β_j·q_iᵀ·A_i·…·A_{j+1}·k_j for j ≤ i, 0 after
+ * (y = W·v when s0 is zero). The row vector q_iᵀ·A_i·…·A_{j+1} grows one transition at a time, each
+ * multiplied out as a matrix.
+ */
+function recurrentWeightRow(rule, inputs, options, i) {
+  const { n, d, q, k, beta } = inputs;
+  const scale = scaleOf(options, d);
+  const W = new Float64Array(n);
+  let r = Float64Array.from(q.slice(i * d, (i + 1) * d));
+  for (let j = i; j >= 0; j--) {
+    let s = 0;
+    for (let c = 0; c < d; c++) s += r[c] * k[j * d + c];
+    W[j] = scale * (rule.delta ? beta[j] : 1) * s;
+    const A = transition(rule, inputs, j);
+    const next = new Float64Array(d);
+    for (let c = 0; c < d; c++) for (let m = 0; m < d; m++) next[c] += r[m] * A[m * d + c];
+    r = next;
+  }
+  return W;
+}
+
+/**
+ * The gradient of Σ dOutput ⊙ y through the recurrence, from the math: with S̃ = diag(e^{g_t})·S_{t−1},
+ * r = v_t − S̃ᵀk_t, u = β_t·r (delta rules; else u = v_t), S_t = S̃ + k_t·uᵀ and y_t = scale·S_tᵀq_t,
+ * going back over t with G = ∂L/∂S_t: G += scale·q_t·dy_tᵀ; dq_t = scale·S_t·dy_t; du = Gᵀk_t;
+ * dv_t = β_t·du (else du); dβ_t = du·r; dk_t = G·u − β_t·S̃·du; ∂L/∂S̃ = G − β_t·k_t·duᵀ (else G);
+ * dg_t[i] = Σ_j ∂L/∂S̃[i,j]·S̃[i,j]; then G = diag(e^{g_t})·∂L/∂S̃ is ∂L/∂S_{t−1}, and finally ds0.
+ */
+function recurrentGrad(ruleName, inputs, options, dOutput) {
+  const rule = RECURRENT_RULES[ruleName];
+  const { n, d, dv, q, k, v, g, beta, s0 } = inputs;
+  const scale = scaleOf(options, d);
+  const states = [Float64Array.from(s0 ?? new Float64Array(d * dv))]; // states[t + 1] = S_t
+  const decayed = [];
+  for (let t = 0; t < n; t++) {
+    const St = Float64Array.from(states[t]);
+    if (rule.gated) for (let i = 0; i < d; i++) for (let j = 0; j < dv; j++) St[i * dv + j] *= Math.exp(g[t * d + i]);
+    decayed.push(Float64Array.from(St));
+    for (let j = 0; j < dv; j++) {
+      let sk = 0;
+      for (let i = 0; i < d; i++) sk += St[i * dv + j] * k[t * d + i];
+      const u = rule.delta ? beta[t] * (v[t * dv + j] - sk) : v[t * dv + j];
+      for (let i = 0; i < d; i++) St[i * dv + j] += k[t * d + i] * u;
+    }
+    states.push(St);
+  }
+  const grads = { q: new Float64Array(n * d), k: new Float64Array(n * d), v: new Float64Array(n * dv) };
+  if (rule.gated) grads.g = new Float64Array(n * d);
+  if (rule.delta) grads.beta = new Float64Array(n);
+  let G = new Float64Array(d * dv);
+  for (let t = n - 1; t >= 0; t--) {
+    const S = states[t + 1], Sd = decayed[t];
+    const b = rule.delta ? beta[t] : 1;
+    const rvec = new Float64Array(dv), u = new Float64Array(dv), du = new Float64Array(dv);
+    for (let j = 0; j < dv; j++) {
+      let sk = 0;
+      for (let i = 0; i < d; i++) sk += Sd[i * dv + j] * k[t * d + i];
+      rvec[j] = v[t * dv + j] - sk;
+      u[j] = rule.delta ? b * rvec[j] : v[t * dv + j];
+    }
+    for (let i = 0; i < d; i++) {
+      let dq = 0;
+      for (let j = 0; j < dv; j++) {
+        G[i * dv + j] += scale * q[t * d + i] * dOutput[t * dv + j];
+        dq += scale * S[i * dv + j] * dOutput[t * dv + j];
+      }
+      grads.q[t * d + i] = dq;
+    }
+    for (let j = 0; j < dv; j++) for (let i = 0; i < d; i++) du[j] += G[i * dv + j] * k[t * d + i];
+    for (let j = 0; j < dv; j++) grads.v[t * dv + j] = b * du[j];
+    if (rule.delta) for (let j = 0; j < dv; j++) grads.beta[t] += du[j] * rvec[j];
+    for (let i = 0; i < d; i++) {
+      let a = 0, c = 0;
+      for (let j = 0; j < dv; j++) { a += G[i * dv + j] * u[j]; c += Sd[i * dv + j] * du[j]; }
+      grads.k[t * d + i] = a - (rule.delta ? b * c : 0);
+    }
+    const dSd = Float64Array.from(G);
+    if (rule.delta) for (let i = 0; i < d; i++) for (let j = 0; j < dv; j++) dSd[i * dv + j] -= b * k[t * d + i] * du[j];
+    if (rule.gated) {
+      for (let i = 0; i < d; i++) {
+        let s = 0;
+        for (let j = 0; j < dv; j++) s += dSd[i * dv + j] * Sd[i * dv + j];
+        grads.g[t * d + i] = s;
+        for (let j = 0; j < dv; j++) dSd[i * dv + j] *= Math.exp(g[t * d + i]);
+      }
+    }
+    G = dSd;
+  }
+  if (s0) grads.s0 = G;
+  return { output: recurrence(ruleName, inputs, options).output, grads };
+}
+
+/** The entry of the recurrent variant with update rule `ruleName`. */
+function recurrentEntry(ruleName, name) {
+  const rule = RECURRENT_RULES[ruleName];
+  const perToken = 4 + (rule.gated ? 1 : 0) + (rule.delta ? 2 : 0);
+  const entry = rowwise({
+    weightRow: (inputs, options, i) => recurrentWeightRow(rule, inputs, options, i),
+    // y = W·v + scale·(A_i·…·A_0·s0)ᵀq_i: the scan itself, so that s0 counts
+    output: (inputs, options) => recurrence(ruleName, inputs, options).output,
+    explain(inputs, options, i, j) {
+      if (j > i) return [maskedStep(i, j, `${name} is causal by construction: the state at token ${i} holds tokens 0..${i}`)];
+      const { d, beta } = inputs;
+      const W = recurrentWeightRow(rule, inputs, options, i)[j];
+      const scale = scaleOf(options, d);
+      const through = i === j ? 'nothing between' : `the transitions of tokens ${j + 1}..${i}`;
+      const steps = [
+        { label: 'scale', formula: options.scale != null ? 'scale (option)' : `1/√d (default), d = ${d}`, value: scale },
+      ];
+      if (rule.delta) steps.push({ label: `β${j}`, formula: `beta[${j}]: how much of v${j} token ${j} writes`, value: beta[j] });
+      const transitions = rule.gated && rule.delta ? 'A_t = (I − β_t·k_t·k_tᵀ)·diag(e^{g_t})'
+        : rule.delta ? 'A_t = I − β_t·k_t·k_tᵀ' : rule.gated ? 'A_t = diag(e^{g_t})' : 'A_t = I';
+      steps.push({
+        label: `A[${i},${j}]`,
+        formula: `implicit, computed for display: scale${rule.delta ? `·β${j}` : ''}·q${i}ᵀ·(A_${i}…A_${j + 1})·k${j} over ${through}, ${transitions}`,
+        value: W,
+      });
+      return steps;
+    },
+    flops: ({ n, d, dv }) => ({ flops: perToken * n * d * dv, formula: `≈ ${perToken}·n·d·dv` }),
+    weightBackward() {}, // not used: grad below
+    finalState: (inputs, options) => recurrence(ruleName, inputs, options).state,
+    intermediates: (state, _normalizer, { d, dv }) => [
+      { name: 'S', label: 'S, the state after the last token (d×dv)', rows: d, cols: dv, data: state, signed: true },
+    ],
+  });
+  return { ...entry, grad: (inputs, options, dOutput) => recurrentGrad(ruleName, inputs, options, dOutput) };
+}
+
+const plainLinear = recurrentEntry('linear', 'plain-linear');
+const gla = recurrentEntry('gated', 'gla');
+const deltanet = recurrentEntry('delta', 'deltanet');
+const gatedDeltanet = recurrentEntry('gated_delta', 'gated-deltanet');
+
 // ---------------------------------------------------------------------------------------------
 // The table and the functions over it.
 
@@ -944,6 +1117,10 @@ export const definitions = {
   efficient,
   taylor,
   fixed,
+  'plain-linear': plainLinear,
+  gla,
+  deltanet,
+  'gated-deltanet': gatedDeltanet,
 };
 
 export function hasDefinition(id) {
@@ -961,7 +1138,7 @@ export function reference(id, inputs, options = {}) {
   const { n, dv } = inputs;
   const causal = !!options.causal;
   const A = def.weights(inputs, options, causal);
-  return { output: matmulAV(A, inputs.v, n, dv), weights: A };
+  return { output: def.output ? def.output(inputs, options) : matmulAV(A, inputs.v, n, dv), weights: A };
 }
 
 /**
@@ -973,6 +1150,11 @@ export function referenceRows(id, inputs, options, rows) {
   const { n, dv, v } = inputs;
   const o = { ...options, causal: !!options.causal };
   const y = new Float64Array(rows.length * dv);
+  if (def.output) { // the recurrent family: the scan (s0 counts), then the rows
+    const all = def.output(inputs, o);
+    rows.forEach((i, t) => y.set(all.subarray(i * dv, (i + 1) * dv), t * dv));
+    return y;
+  }
   rows.forEach((i, t) => {
     const A = def.weightRow(inputs, o, i);
     for (let c = 0; c < dv; c++) {
@@ -1015,7 +1197,7 @@ export function explainOutput({ n, dv, v }, weights, i, c) {
  */
 export function intermediates(id, result, dims) {
   const def = definitions[id];
-  if (!def || !def.intermediates || !result.state || !result.normalizer) return [];
+  if (!def || !def.intermediates || !result.state) return [];
   return def.intermediates(result.state, result.normalizer, dims);
 }
 

@@ -23,16 +23,21 @@ export function parseMetadata(json) {
     family: v.family,
     keepsLse: families.get(v.family).keepsLse === 1,
     keepsState: families.get(v.family).keepsState === 1,
+    keepsNormalizer: families.get(v.family).keepsNormalizer === 1,
     quadratic: families.get(v.family).quadratic === 1,
+    causalOnly: families.get(v.family).causalOnly === 1,
+    inModels: families.get(v.family).inModels === 1,
     composite: words(v.options).includes('components'),
     mixable: v.mixable === 1,
     summary: v.summary,
     formula: v.formula,
     cost: v.cost,
     dims: Object.freeze(words(v.dims)),
+    // "q:n*d", or "s0?:d*dv" for an array the caller may leave out
     inputs: Object.freeze(words(v.inputs).map((spec) => {
-      const [name, shape] = spec.split(':');
-      return Object.freeze({ name, shape: Object.freeze(shape.split('*')) });
+      const [word, shape] = spec.split(':');
+      const optional = word.endsWith('?');
+      return Object.freeze({ name: optional ? word.slice(0, -1) : word, shape: Object.freeze(shape.split('*')), ...(optional ? { optional } : {}) });
     })),
     options: Object.freeze(words(v.options)),
   }));

@@ -88,7 +88,15 @@ describe('attnlab page', () => {
       }
       const ey = await page.evaluate(() => window.__attnlab.explain('output', 1, 0));
       if (ey.computed != null) assert.ok(Math.abs(ey.computed - snap.output[dv]) <= 2e-5 + 2e-4 * Math.abs(ey.computed), `${id}: tooltip formula y[1,0]`);
-      const family = nodeLab.variants.find((v) => v.id === id).family;
+      const info = nodeLab.variants.find((v) => v.id === id);
+      const family = info.family;
+      if (info.causalOnly) { // causal by construction: the box shows it, and cannot be unchecked
+        assert.equal(snap.options.causal, true, `${id}: called with causal`);
+        assert.equal(await page.isChecked('#causal'), true, `${id}: the causal box is checked`);
+        assert.equal(await page.isDisabled('#causal'), true, `${id}: the causal box is disabled`);
+        assert.match(await page.textContent('#weights-title'), /implicit: computed for display/);
+        assert.match(await page.textContent('#weights-note'), /either sign/);
+      }
       if (family === 'linear') {
         assert.match(await page.textContent('#weights-title'), /implicit: computed for display/);
         assert.equal(await page.isVisible('#intermediates'), true, `${id}: intermediates shown`);
@@ -103,7 +111,8 @@ describe('attnlab page', () => {
         shown.forEach((x, i) => assert.ok(Math.abs(x - expected[i]) <= 1e-6 + 1e-5 * Math.abs(expected[i]), `${id}: intermediate ${i} = ${x}, library ${expected[i]}`));
       }
     }
-    // causal: every variant again, with the mask
+    // causal: every variant again, with the mask (the box is set on a variant that may be either)
+    await chooseVariant(page, ids.find((x) => !nodeLab.variants.find((v) => v.id === x).causalOnly));
     await page.check('#causal');
     for (const id of ids) {
       const snap = await chooseVariant(page, id);

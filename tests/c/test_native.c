@@ -2,7 +2,8 @@
  * WebAssembly step. Every variant, causal on and off, weights on and off, at sizes around the
  * SIMD width, with each buffer allocated at exactly its size so an overrun is caught. Checks
  * against a float64 softmax written from its definition (docs/contract.md), and properties every variant must have:
- * rows of A non-negative and summing to 1, zero above the diagonal when causal, y = A*v.
+ * zero above the diagonal when causal, y = A*v (the recurrent family: when s0 is not given), and
+ * but for the recurrent family (whose W is no average) rows of A non-negative and summing to 1.
  * The full float64 reference lives in src/js/reference.js; this test is about memory safety. */
 #include <math.h>
 #include <stdio.h>
@@ -58,13 +59,14 @@ static void check_backward(attn_variant var, const attn_dims *dims, const attn_i
                            const attn_options *opt, const float *out, const float *weights) {
     int n = dims->n, d = dims->d, dv = dims->dv, L = dims->L;
     attn_grads g = {0};
-    float *owned[17];
+    float *owned[IN_COUNT + 1];
     int no = 0;
 #define GRAD(name, count) if (in->name) g.name = owned[no++] = calloc((size_t)(count), sizeof(float))
     GRAD(q, n * d); GRAD(k, n * d); GRAD(v, n * dv); GRAD(x, n * d);
     GRAD(w1, d * dims->h); GRAD(b1, dims->h); GRAD(w2, dims->h * L); GRAD(b2, L);
     GRAD(w, d * L); GRAD(r, L * L); GRAD(wa, d * dims->a); GRAD(ba, dims->a);
     GRAD(wb, d * dims->b); GRAD(bb, dims->b); GRAD(r1, L * dims->rank); GRAD(r2, L * dims->rank);
+    GRAD(g, n * d); GRAD(beta, n); GRAD(s0, d * dv);
 #undef GRAD
     g.alpha = owned[no++] = calloc(ATTN_MAX_COMPONENTS, sizeof(float));
     unsigned saved = rng_state; /* dout from a stream of its own: the cases after keep their inputs */
@@ -102,8 +104,8 @@ static void check_backward(attn_variant var, const attn_dims *dims, const attn_i
 /* Gradient arrays for every input in reads, each of exactly its size (ASan catches an overrun). */
 typedef struct grad_set {
     attn_grads g;
-    float *owned[17];
-    size_t count[17];
+    float *owned[IN_COUNT + 1];
+    size_t count[IN_COUNT + 1];
     int no;
 } grad_set;
 static void grads_alloc(const attn_dims *dims, const attn_inputs *in, grad_set *gs) {
@@ -116,6 +118,7 @@ static void grads_alloc(const attn_dims *dims, const attn_inputs *in, grad_set *
     GRAD(w1, d * dims->h); GRAD(b1, dims->h); GRAD(w2, dims->h * L); GRAD(b2, L);
     GRAD(w, d * L); GRAD(r, L * L); GRAD(wa, d * dims->a); GRAD(ba, dims->a);
     GRAD(wb, d * dims->b); GRAD(bb, dims->b); GRAD(r1, L * dims->rank); GRAD(r2, L * dims->rank);
+    GRAD(g, n * d); GRAD(beta, n); GRAD(s0, d * dv);
 #undef GRAD
     gs->count[gs->no] = ATTN_MAX_COMPONENTS;
     gs->g.alpha = gs->owned[gs->no++] = calloc(ATTN_MAX_COMPONENTS, sizeof(float));
@@ -205,6 +208,36 @@ static void check_kept(attn_variant var, const attn_dims *dims, const attn_input
     free(dout), free(y_full), free(y_kept), free(lse), free(ws_full), free(ws_kept);
 }
 
+/* The recurrent family's state: attn_state's S (no normaliser: NULL is accepted) is the one a run
+ * that wants y and the state gives, and that run's y is attn_run's, bit for bit. */
+static void check_recurrent_state(attn_variant var, const attn_dims *dims, const attn_inputs *in,
+                                  const attn_options *opt, const float *streamed) {
+    int n = dims->n, d = dims->d, dv = dims->dv;
+    int32_t width = 0;
+    size_t bytes = 0;
+    const char *detail = NULL;
+    attn_status s = attn_state_size(var, dims, opt, &width, &bytes);
+    CHECK(s == ATTN_OK && width == d, "%s state_size: %s, width %d", attn_variant_id(var), attn_status_string(s), width);
+    float *alone = malloc((size_t)d * dv * sizeof(float)), *with_y = malloc((size_t)d * dv * sizeof(float));
+    float *y = malloc((size_t)n * dv * sizeof(float));
+    void *ws = malloc(bytes ? bytes : 1);
+    s = attn_state(var, dims, in, opt, alone, NULL, ws, bytes, &detail);
+    CHECK(s == ATTN_OK, "%s n=%d state: %s %s", attn_variant_id(var), n, attn_status_string(s), detail);
+    free(ws);
+    attn_plan plan;
+    s = attn_plan_make(var, dims, opt, ATTN_WANT_STATE, &plan, &detail);
+    CHECK(s == ATTN_OK, "%s n=%d state plan: %s %s", attn_variant_id(var), n, attn_status_string(s), detail);
+    ws = malloc(plan.workspace_bytes ? plan.workspace_bytes : 1);
+    s = attn_plan_run(&plan, in, y, NULL, with_y, NULL, ws, plan.workspace_bytes, &detail);
+    CHECK(s == ATTN_OK, "%s n=%d run with state: %s %s", attn_variant_id(var), n, attn_status_string(s), detail);
+    CHECK(!memcmp(alone, with_y, (size_t)d * dv * sizeof(float)), "%s n=%d d=%d dv=%d: attn_state's S differs from a run's",
+          attn_variant_id(var), n, d, dv);
+    CHECK(!memcmp(y, streamed, (size_t)n * dv * sizeof(float)), "%s n=%d d=%d dv=%d: the run with state gives another y",
+          attn_variant_id(var), n, d, dv);
+    for (int i = 0; i < d * dv; i++) CHECK(isfinite(alone[i]), "%s n=%d: S[%d] = %g", attn_variant_id(var), n, i, alone[i]);
+    free(ws), free(alone), free(with_y), free(y);
+}
+
 static void run_case(attn_variant var, int n, int d, int dv, int causal, int want_weights,
                      int pattern) {
     attn_dims dims = {.n = n, .d = d, .dv = dv, .h = 5, .L = n + 3, .rank = 3};
@@ -223,14 +256,27 @@ static void run_case(attn_variant var, int n, int d, int dv, int causal, int wan
         opt.component[2] = ATTN_FACTORIZED_DENSE, opt.alpha[2] = 0.25f;
     }
     attn_inputs in = {0};
-    float *arrays[16] = {0};
+    float *arrays[IN_COUNT] = {0};
     int na = 0;
 #define MAKE(name, count) in.name = arrays[na++] = rand_array((size_t)(count))
     MAKE(q, n * d); MAKE(k, n * d); MAKE(v, n * dv); MAKE(x, n * d);
     MAKE(w1, d * dims.h); MAKE(b1, dims.h); MAKE(w2, dims.h * L); MAKE(b2, L);
     MAKE(w, d * L); MAKE(r, L * L); MAKE(wa, d * dims.a); MAKE(ba, dims.a);
     MAKE(wb, d * dims.b); MAKE(bb, dims.b); MAKE(r1, L * dims.rank); MAKE(r2, L * dims.rank);
+    MAKE(g, n * d); MAKE(beta, n); MAKE(s0, d * dv);
 #undef MAKE
+    int recurrent = attn_family_of(var) == FAMILY_recurrent;
+    if (recurrent) { /* the contract's range: g <= 0, beta in [0, 1], unit keys */
+        float *k = arrays[1], *g = arrays[na - 3], *beta = arrays[na - 2]; /* MAKE's order */
+        for (int i = 0; i < n * d; i++) g[i] = -fabsf(g[i]);
+        for (int t = 0; t < n; t++) {
+            beta[t] = fabsf(beta[t]);
+            double ss = 1e-30;
+            for (int c = 0; c < d; c++) ss += (double)k[t * d + c] * k[t * d + c];
+            for (int c = 0; c < d; c++) k[t * d + c] = (float)(k[t * d + c] / sqrt(ss));
+        }
+        if (want_weights) in.s0 = NULL; /* y = W v holds without s0 */
+    }
     size_t ws_bytes = 0;
     attn_status s = attn_workspace_size(var, &dims, &opt, want_weights, &ws_bytes);
     CHECK(s == ATTN_OK, "%s workspace_size: %s", attn_variant_id(var), attn_status_string(s));
@@ -258,11 +304,11 @@ static void run_case(attn_variant var, int n, int d, int dv, int causal, int wan
             for (int j = 0; j < n; j++) {
                 float a = weights[(size_t)i * n + j];
                 sum += a;
-                CHECK(a >= 0.0f, "%s n=%d: A[%d,%d] = %g < 0", attn_variant_id(var), n, i, j, a);
+                CHECK(recurrent || a >= 0.0f, "%s n=%d: A[%d,%d] = %g < 0", attn_variant_id(var), n, i, j, a);
                 if (causal && j > i)
                     CHECK(a == 0.0f, "%s n=%d causal: A[%d,%d] = %g", attn_variant_id(var), n, i, j, a);
             }
-            CHECK(fabs(sum - 1.0) < 1e-4, "%s n=%d causal=%d: row %d sums to %.8f",
+            CHECK(recurrent || fabs(sum - 1.0) < 1e-4, "%s n=%d causal=%d: row %d sums to %.8f",
                   attn_variant_id(var), n, causal, i, sum);
             for (int e = 0; e < dv; e++) {
                 double y = 0;
@@ -306,6 +352,7 @@ static void run_case(attn_variant var, int n, int d, int dv, int causal, int wan
         CHECK(attn_state(ATTN_SOFTMAX, &dims, &in, &opt, out, out, ws, ws_bytes, &detail) == ATTN_ERR_UNSUPPORTED,
               "state of softmax accepted");
     }
+    if (recurrent) check_recurrent_state(var, &dims, &in, &opt, out);
     if (weights) check_backward(var, &dims, &in, &opt, out, weights);
     else check_kept(var, &dims, &in, &opt, out);
     free(ws), free(out), free(weights);
@@ -360,6 +407,25 @@ static void test_errors(void) {
     opt.component[0] = 77;
     CHECK(attn_check(ATTN_MIXTURE, &dense_dims, &opt, &detail) == ATTN_ERR_UNKNOWN, "variant 77 mixed");
     CHECK(strstr(attn_metadata_json(), "\"factorized-random\"") != NULL, "metadata lacks a variant");
+    /* the recurrent family: causal only; g and beta required where the rule reads them, s0 not */
+    attn_dims rdims = {.n = 2, .d = 2, .dv = 1};
+    attn_options_default(&opt);
+    CHECK(attn_check(ATTN_GLA, &rdims, &opt, &detail) == ATTN_ERR_UNSUPPORTED && strstr(detail, "causal"),
+          "gla with causal 0: %s", detail);
+    opt.causal = 1;
+    CHECK(attn_check(ATTN_GLA, &rdims, &opt, &detail) == ATTN_OK, "gla causal: %s", detail);
+    CHECK(attn_workspace_size(ATTN_GATED_DELTANET, &rdims, &opt, 0, &need) == ATTN_OK, "gated-deltanet workspace size");
+    ws = malloc(need);
+    float rk[4] = {1, 0, 0, 1}, rg[4] = {0}, rbeta[2] = {1, 1};
+    attn_inputs rin = {.q = q, .k = rk, .v = v, .g = rg};
+    CHECK(attn_run(ATTN_GATED_DELTANET, &rdims, &rin, &opt, out, NULL, ws, need, &detail) == ATTN_ERR_SHAPE &&
+              strcmp(detail, "beta is missing") == 0, "gated-deltanet without beta: %s", detail);
+    rin.beta = rbeta;
+    CHECK(attn_run(ATTN_GATED_DELTANET, &rdims, &rin, &opt, out, NULL, ws, need, &detail) == ATTN_OK, "gated-deltanet without s0: %s", detail);
+    /* k = identity rows, beta 1, no decay: each token writes its value into its own key's row */
+    CHECK(fabs(out[0] - 1 / sqrt(2.0)) < 1e-6 && fabs(out[1] - (3 * 1 + 4 * 2) / sqrt(2.0)) < 1e-5,
+          "gated-deltanet y = %g %g, expected 1/sqrt(2) and 11/sqrt(2)", out[0], out[1]);
+    free(ws);
 }
 
 /* Plans: checked once, reusable, refused when not made by attn_plan_make; sizes that would
@@ -423,6 +489,7 @@ static void test_saturation(void) {
     for (int v = 0; v < ATTN_VARIANT_COUNT; v++) {
         size_t bytes = 0;
         if (v == ATTN_FIXED) continue; /* needs no workspace at all */
+        opt.causal = attn_family_facts(attn_family_of((attn_variant)v))->causal_only;
         attn_status s = attn_workspace_size((attn_variant)v, &big, &opt, 0, &bytes);
         CHECK(s == ATTN_ERR_MEMORY, "%s with every dimension 2^30: %s, %zu bytes", attn_variant_id((attn_variant)v), attn_status_string(s), bytes);
         s = attn_backward_size((attn_variant)v, &big, &opt, &bytes);
@@ -483,6 +550,7 @@ int main(void) {
             for (int causal = 0; causal < 2; causal++)
                 for (int want_weights = 0; want_weights < 2; want_weights++) {
                     int n = sizes[si], d = sizes[(si + 2) % 7] % 20 + 1, dv = sizes[(si + 4) % 7] % 20 + 1;
+                    if (!causal && attn_family_facts(attn_family_of((attn_variant)v))->causal_only) continue;
                     int pattern = v == ATTN_FIXED ? (int)(si % 7) : 0;
                     if (causal && v == ATTN_FIXED && (pattern == 2 || pattern == 4 || pattern == 6)) pattern = 3;
                     run_case((attn_variant)v, n, d, dv, causal, want_weights, pattern);

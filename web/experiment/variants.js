@@ -2,7 +2,8 @@
 // list behind the page's Experiment view (web/experiment/config.js), `npm run experiments`
 // (scripts/study/plan.mjs, run-job.mjs) and the training benchmark (bench/training.mjs), so all
 // three train the same models. The list is every variant of the binding (lab.variants, in its
-// order, each named by its id), so a new variant is trained everywhere by itself, with the
+// order, each named by its id) that a model can hold (lab.variants[i].inModels: not yet the
+// recurrent family), so a new variant is trained everywhere by itself, with the
 // curated extras (EXTRAS) after their variant. It lives in web/ so that web/ and dist/ alone
 // still make a working page on a static host; Node imports it from here. A plain ES module: no
 // DOM, no Node APIs.
@@ -26,10 +27,11 @@ export const EXTRAS = [
 /** The attention options a variant trains with here when it cannot train without: the mixture's components. */
 const TRAINED_WITH = { mixture: { components: ['softmax', 'random'] } };
 
-/** The experiments' variants of a binding: every entry of `labVariants` (lab.variants), each followed by its extras. */
+/** The experiments' variants of a binding: every entry of `labVariants` (lab.variants) a model can hold, each followed by its extras. */
 export function experimentVariants(labVariants) {
   const list = [];
-  for (const { id } of labVariants) {
+  for (const { id, inModels } of labVariants) {
+    if (!inModels) continue;
     list.push(TRAINED_WITH[id] ? { name: id, variant: id, options: structuredClone(TRAINED_WITH[id]) } : { name: id, variant: id });
     for (const extra of EXTRAS) if (extra.variant === id) list.push(structuredClone(extra));
   }

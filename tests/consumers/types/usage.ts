@@ -28,11 +28,13 @@ const OPTION_KEYS: Record<keyof AttentionOptions, true> = {
 const DIM_KEYS: Record<keyof AttnLab['dims'], true> = { n: true, d: true, dv: true, h: true, L: true, a: true, b: true, rank: true };
 const INPUT_KEYS: Record<keyof AttentionInputs, true> = {
   n: true, d: true, dv: true, h: true, L: true, a: true, b: true, rank: true, q: true, k: true, v: true, x: true, w1: true,
-  b1: true, w2: true, b2: true, w: true, r: true, wa: true, ba: true, wb: true, bb: true, r1: true, r2: true,
+  b1: true, w2: true, b2: true, w: true, r: true, wa: true, ba: true, wb: true, bb: true, r1: true, r2: true, g: true,
+  beta: true, s0: true,
 };
 const VARIANT_INFO_KEYS: Record<keyof VariantInfo, true> = {
   id: true, label: true, family: true, summary: true, formula: true, cost: true, dims: true, inputs: true, options: true,
-  mixable: true, keepsLse: true, keepsState: true, quadratic: true, composite: true,
+  mixable: true, keepsLse: true, keepsState: true, keepsNormalizer: true, quadratic: true, composite: true, causalOnly: true,
+  inModels: true,
 };
 const OPTION_INFO_KEYS: Record<keyof OptionInfo, true> = {
   type: true, default: true, values: true, description: true, appliesTo: true, min: true, max: true, grad: true,
@@ -44,14 +46,14 @@ const GRAD_OPTION_KEYS: Record<keyof GradOptions, true> = {
 };
 const GRAD_KEYS: Record<keyof GradResult['grads'], true> = {
   q: true, k: true, v: true, x: true, w1: true, b1: true, w2: true, b2: true, w: true, r: true, wa: true, ba: true, wb: true,
-  bb: true, r1: true, r2: true, alpha: true, alphaLogits: true,
+  bb: true, r1: true, r2: true, g: true, beta: true, s0: true, alpha: true, alphaLogits: true,
 };
 const GRAD_RESULT_KEYS: Record<keyof GradResult, true> = { output: true, grads: true };
 const KEPT_RESULT_KEYS: Record<keyof KeptResult, true> = {
   output: true, weights: true, state: true, normalizer: true, lse: true, backward: true,
 };
 const DIM_INFO_KEYS: Record<keyof DimInfo, true> = { description: true, defaultsTo: true };
-const INPUT_FIELD_KEYS: Record<keyof InputSpec, true> = { name: true, shape: true };
+const INPUT_FIELD_KEYS: Record<keyof InputSpec, true> = { name: true, shape: true, optional: true };
 const FEATURE_KEYS: Record<keyof Features, true> = { simd: true, relaxedSimd: true };
 const INSTANCE_KEYS: Record<keyof AttnLab, true> = {
   simd: true, build: true, threads: true, version: true, variants: true, options: true, dims: true, attention: true, attentionGrad: true,
@@ -68,7 +70,8 @@ const TRAIN_OPTION_KEYS: Record<keyof TrainOptions, true> = {
 const TASK_KEYS: Record<keyof Task, true> = { name: true, vocab: true, seqLen: true, causal: true, defaults: true, sample: true, describe: true };
 const KNOWN_VARIANTS: Record<KnownVariantId, true> = {
   softmax: true, dense: true, dense1: true, random: true, 'factorized-dense': true, 'factorized-random': true,
-  mixture: true, linear: true, efficient: true, taylor: true, fixed: true,
+  mixture: true, linear: true, efficient: true, taylor: true, fixed: true, 'plain-linear': true, gla: true, deltanet: true,
+  'gated-deltanet': true,
 };
 const PATTERNS: Record<FixedPattern, true> = { current: true, previous: true, next: true, left: true, right: true, first: true, last: true };
 const TILINGS: Record<NonNullable<AttentionOptions['tiling']>, true> = { kronecker: true, tile: true };
@@ -77,7 +80,7 @@ const ERROR_CODES: Record<AttnErrorCode, true> = {
   SHAPE: true, VALUE: true, UNKNOWN: true, UNSUPPORTED: true, MEMORY: true, LOAD: true, DISPOSED: true, BROKEN: true,
 };
 const INFO_TYPES: Record<OptionInfo['type'], true> = { boolean: true, number: true, integer: true, enum: true, list: true, numbers: true };
-const FAMILIES: Record<VariantInfo['family'], true> = { softmax: true, synthesizer: true, linear: true, fixed: true };
+const FAMILIES: Record<VariantInfo['family'], true> = { softmax: true, synthesizer: true, linear: true, fixed: true, recurrent: true };
 
 function keys(o: object): string[] {
   return Object.keys(o).sort();
