@@ -2,7 +2,7 @@
 // dimensions, inputs and options at each size, their flop counts (src/js/reference.js), and which
 // contender skips which measurement, with the reason recorded as "n/a: reason".
 import { uniformArray } from '../src/js/prng.js';
-import { flopCount } from '../src/js/reference.js';
+import { flopCount, recurrentRange } from '../src/js/reference.js';
 import { factorA } from '../src/js/reference-model.js';
 
 export const D = 64, DV = 64, H = 64, RANK = 8;
@@ -64,11 +64,20 @@ export function neededInputs(variant, registry) {
   return variant.inputs.filter((i) => names.has(i.name));
 }
 
-/** The inputs object for lab.attention(): the dims the variant reads and the arrays it needs. */
+/**
+ * The inputs object for lab.attention(): the dims the variant reads and the arrays it needs. The
+ * recurrent family's are moved into the range its accuracy bar covers (recurrentRange: uniform g
+ * would put decays above 1, which overflow the state long before n = 16,384), in copies: the
+ * cached arrays serve every variant. s0 is left out (the state starts at zero).
+ */
 export function callInputs(variant, registry, inp) {
   const o = {};
   for (const name of variant.dims) o[name] = inp.dims[name];
-  for (const i of neededInputs(variant, registry)) o[i.name] = inp.get(i.name, i.shape);
+  for (const i of neededInputs(variant, registry)) if (!i.optional) o[i.name] = inp.get(i.name, i.shape);
+  if (variant.family === 'recurrent') {
+    for (const name of ['k', 'g', 'beta']) if (o[name]) o[name] = o[name].slice();
+    recurrentRange(o);
+  }
   return o;
 }
 

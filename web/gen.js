@@ -12,6 +12,9 @@ export const PRESETS = {
   positional: { label: 'Positional (banded attention)', n: 24, d: 8, dv: 8, causal: false },
   long: { label: 'Long sequence (n = 256)', n: 256, d: 16, dv: 16, causal: false },
   causal: { label: 'Causal example (running averages)', n: 12, d: 4, dv: 4, causal: true },
+  // the gated recurrent variants with one decay a token (Mamba-2's, RetNet's, Gated DeltaNet's
+  // kind): g's rows constant; the other arrays drawn as random draws them
+  perToken: { label: 'Per-token decay (gla, gated-deltanet: g\'s rows constant)', n: 16, d: 8, dv: 8, causal: true },
 };
 export const DEFAULT_PRESET = 'random';
 
@@ -108,6 +111,11 @@ export function generateArray(name, shape, dims, seed, preset = DEFAULT_PRESET) 
   if (g === 'fan') gain = 1.5 / Math.sqrt(Math.max(1, dims.d));
   else if (g === 'fan2') gain = 2 / Math.sqrt(Math.max(1, shape[0] === 'h' ? dims.h : dims.d));
   else if (g === 'rank') gain = 1.6 / Math.sqrt(Math.sqrt(Math.max(1, dims.rank)));
+  if (name === 'g' && preset === 'perToken') { // one decay a token: every key row decays alike
+    const rnd = normalStream(seed, `${preset}:${name}`);
+    for (let i = 0; i < rows; i++) out.fill(Math.fround(SQUASH.g(rnd())), i * cols, (i + 1) * cols);
+    return out;
+  }
   const rnd = normalStream(seed, `${preset}:${name}`);
   const squash = SQUASH[name] ?? ((t) => t);
   for (let i = 0; i < len; i++) out[i] = Math.fround(squash(gain * rnd()));
