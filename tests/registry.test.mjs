@@ -173,6 +173,11 @@ test('lab.variants says what each variant keeps, and the calls do it: lse from a
     } else {
       assert.throws(() => lab.attention(v.id, inputs, { ...optionsFor(v), state: true }), (e) => e.code === 'UNSUPPORTED', `${v.id}: keeps no state, so state: true is refused`);
     }
+    // signedWeights: a map of A may start at 0 exactly when no entry can be negative
+    const { weights } = lab.attention(v.id, inputs, { ...optionsFor(v), weights: true });
+    const lowest = weights.reduce((m, x) => Math.min(m, x), Infinity);
+    if (v.signedWeights) assert.ok(lowest < 0, `${v.id}: signedWeights, but A (seed 71) has no negative entry`);
+    else assert.ok(lowest >= 0, `${v.id}: signedWeights false, but A (seed 71) has ${lowest}`);
     assert.equal(v.composite, v.options.includes('components'), `${v.id}: composite is the variant that takes components`);
     // the cost column, written by hand per variant, agrees with the family's fact
     assert.equal(v.quadratic, /n\^2/.test(v.cost) || v.composite, `${v.id}: quadratic ${v.quadratic}, cost ${v.cost}`);
@@ -185,6 +190,7 @@ test('lab.variants says what each variant keeps, and the calls do it: lse from a
   // the recurrent family is causal by construction, and no model holds it yet
   assert.deepEqual(ids((v) => v.causalOnly), lab.variants.filter((v) => v.family === 'recurrent').map((v) => v.id).sort());
   assert.deepEqual(ids((v) => !v.inModels), lab.variants.filter((v) => v.family === 'recurrent').map((v) => v.id).sort());
+  assert.deepEqual(ids((v) => v.signedWeights), lab.variants.filter((v) => v.family === 'recurrent').map((v) => v.id).sort());
   assert.deepEqual(ids((v) => v.composite), ['mixture']);
 });
 

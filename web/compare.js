@@ -255,11 +255,11 @@ function renderCompare() {
     if (r.weights) {
       set.hostA.closest('figure').hidden = false;
       const own = shared?.ownA.has(id);
-      // the recurrent family's A is implicit and takes either sign: its own scale, starting below 0
-      const signed = r.info.keepsState && !r.info.keepsNormalizer;
+      // the recurrent family's A is implicit and takes either sign: its own diverging scale
+      const signed = r.info.signedWeights;
       set.aCaption.textContent = signed ? 'A (implicit, computed for display; its own colour scale: entries take either sign)'
         : own ? 'A (its own colour scale: a fixed pattern\'s weights of 1 would wash out the other maps)' : 'A';
-      set.A.set({ rows: n, cols: n, data: r.weights, mask: r.options.causal ? (i, j) => j > i : null, vmin: signed ? undefined : 0, ...(own ? {} : shared?.A), rowNorm: store.ui.rowNorm });
+      set.A.set({ rows: n, cols: n, data: r.weights, mask: r.options.causal ? (i, j) => j > i : null, vmin: signed ? undefined : 0, ...(own || signed ? {} : shared?.A), rowNorm: store.ui.rowNorm, kind: signed ? 'diverging' : 'sequential' });
     } else {
       set.A.release();
       set.hostA.closest('figure').hidden = true;

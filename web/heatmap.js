@@ -72,12 +72,15 @@ export class Heatmap {
   }
 
   /**
-   * m: { rows, cols, data, mask?: (i, j) => boolean, vmin?, vmax?, rowNorm?, shared? }
+   * m: { rows, cols, data, mask?: (i, j) => boolean, vmin?, vmax?, rowNorm?, shared?, kind? }
    * rowNorm: colour each row on its own scale, 0 → the row's largest value (sequential maps).
+   * kind: this data's colour map, when it differs from opts.kind (A of a variant whose entries
+   * take either sign is drawn diverging, 0 at the white middle, by the map that draws softmax's A).
    * shared: vmin / vmax are a range common to several maps (the legend says so).
    */
   set(m) {
     this.data = m;
+    this.kind = m.kind ?? this.opts.kind;
     this.xLast.textContent = String(m.cols - 1);
     this.yLast.textContent = String(m.rows - 1);
     let lo = Infinity, hi = -Infinity;
@@ -89,7 +92,7 @@ export class Heatmap {
       if (x > hi) hi = x;
     }
     if (!Number.isFinite(lo)) lo = hi = 0;
-    if (this.opts.kind === 'diverging') {
+    if (this.kind === 'diverging') {
       const a = Math.max(Math.abs(lo), Math.abs(hi), 1e-12);
       this.vmin = m.vmin ?? -a;
       this.vmax = m.vmax ?? a;
@@ -99,7 +102,7 @@ export class Heatmap {
     }
     this.dataMin = lo;
     this.dataMax = hi;
-    this.rowNorm = !!m.rowNorm && this.opts.kind !== 'diverging';
+    this.rowNorm = !!m.rowNorm && this.kind !== 'diverging';
     Object.assign(this.canvas.dataset, { vmin: String(this.vmin), vmax: String(this.vmax), rowNorm: String(this.rowNorm) });
     const gone = this.cursor && (this.cursor[0] >= m.rows || this.cursor[1] >= m.cols);
     if (gone) this.release();
@@ -129,7 +132,7 @@ export class Heatmap {
   }
 
   lut() {
-    return this.opts.kind === 'diverging' ? DIVERGING : SEQUENTIAL;
+    return (this.kind ?? this.opts.kind) === 'diverging' ? DIVERGING : SEQUENTIAL;
   }
 
   /** One pixel per cell, in an offscreen canvas. */
@@ -238,7 +241,7 @@ export class Heatmap {
   drawLegend() {
     drawLegend(this.legend, {
       lut: this.lut(), width: this.opts.legendWidth, vmin: this.vmin, vmax: this.vmax, rowNorm: this.rowNorm, shared: !!this.data.shared, masked: !!this.data.mask,
-      label: this.opts.legendLabel ?? (this.opts.kind === 'diverging' ? 'value (signed)' : 'weight'),
+      label: this.opts.legendLabel ?? (this.kind === 'diverging' ? 'value (signed)' : 'weight'),
     });
   }
 

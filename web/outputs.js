@@ -32,12 +32,13 @@ export function renderOutputs() {
   const png = wcard.querySelector('[data-export="weights"]');
   png.disabled = !r.weights;
   png.title = r.weights ? 'Save A as a PNG image' : `No PNG: A is drawn only for n ≤ ${WEIGHTS_MAX_N}`;
-  $('#row-norm').disabled = !r.weights;
+  // row normalisation scales 0 → a row's largest value: meaningless for entries of either sign
+  $('#row-norm').disabled = !r.weights || r.info.signedWeights;
   if (r.weights) {
     wcard.classList.remove('no-weights');
-    // the recurrent family's A (W) is no average: its entries take either sign, so the scale starts below 0
-    const signed = !r.info.keepsNormalizer && r.info.keepsState;
-    maps.weights.set({ rows: n, cols: n, data: r.weights, mask: r.options.causal ? (i, j) => j > i : null, vmin: signed ? undefined : 0, rowNorm: store.ui.rowNorm });
+    // the recurrent family's A (W) is no average: its entries take either sign, drawn diverging
+    const signed = r.info.signedWeights;
+    maps.weights.set({ rows: n, cols: n, data: r.weights, mask: r.options.causal ? (i, j) => j > i : null, vmin: signed ? undefined : 0, rowNorm: store.ui.rowNorm, kind: signed ? 'diverging' : 'sequential' });
     maps.weights.root.hidden = false;
     $('#weights-note').textContent = signed
       ? `${r.info.label} never builds A to compute y (cost ${r.info.cost}): a state is updated token by token. A[i,j] = ` +

@@ -88,9 +88,12 @@ static void backward(const attn_plan *plan, const attn_inputs *in, const float *
 }
 
 /* Lays out (measuring) or runs the forward pass of a plan over the workspace; lse (softmax-type
- * variants, streaming) receives each row's log-sum-exp when not NULL. */
-static void forward(const attn_plan *plan, const attn_inputs *in, float *out, float *weights,
-                    float *lse, arena *ws) {
+ * variants, streaming) receives each row's log-sum-exp when not NULL. state, when not NULL, may
+ * receive the state after the last token, if the family's forward pass ends with it: returns 1
+ * when it did (the recurrent family: its scan leaves it; a second scan for it would double the
+ * call's time), 0 when the state needs its own pass. */
+static int forward(const attn_plan *plan, const attn_inputs *in, float *out, float *weights,
+                   float *lse, float *state, arena *ws) {
     attn_variant v = plan->variant;
     const attn_dims *dims = &plan->dims;
     const attn_options *opt = &plan->options;
@@ -100,20 +103,21 @@ static void forward(const attn_plan *plan, const attn_inputs *in, float *out, fl
         logit_sources sources;
         const logit_source *src = attn_prepare_logits(v, dims, in, opt, ws, &sources, 0);
         attn_softmax_attend(src, dims, in->v, opt->causal, out, weights, lse, ws);
-        return;
+        return 0;
     }
     case FAMILY_linear:
         attn_linear_family(v, dims, in, opt, out, weights, ws);
-        return;
+        return 0;
     case FAMILY_fixed:
         if (!arena_measuring(ws)) attn_fixed(dims, in, opt, out, weights);
-        return;
+        return 0;
     case FAMILY_recurrent:
-        attn_recurrent_family(v, dims, in, opt, out, weights, ws);
-        return;
+        attn_recurrent_family(v, dims, in, opt, out, weights, state, ws);
+        return state != 0;
     case FAMILY_COUNT:
-        return;
+        return 0;
     }
+    return 0;
 }
 
 /* F, the rows of the state a family keeps: the linear family's features; the recurrent family's
@@ -177,7 +181,7 @@ attn_status attn_plan_make(attn_variant v, const attn_dims *dims, const attn_opt
         float weights_marker = 0.0f; /* non-NULL so the plan counts what weights need; never written */
         attn_inputs none = {0};
         arena measure = {0, 0, 1, plan->threads};
-        forward(plan, &none, 0, (flags & ATTN_WANT_WEIGHTS) ? &weights_marker : 0, 0, &measure);
+        forward(plan, &none, 0, (flags & ATTN_WANT_WEIGHTS) ? &weights_marker : 0, 0, 0, &measure);
         need = measure.used;
     }
     if (flags & ATTN_WANT_GRADS) {
@@ -227,11 +231,12 @@ attn_status attn_plan_run(const attn_plan *plan, const attn_inputs *in, float *o
                                         : "the plan wants the state: state is required");
     const char *missing = attn_missing_input(plan->variant, in, &plan->options);
     if (missing) FAIL(ATTN_ERR_SHAPE, missing);
+    int state_written = 0;
     if (want_out) {
         arena ws = {(unsigned char *)workspace, 0, 0, plan->threads};
-        forward(plan, in, out, want_weights ? weights : 0, 0, &ws);
+        state_written = forward(plan, in, out, want_weights ? weights : 0, 0, want_state ? state : 0, &ws);
     }
-    if (want_state) {
+    if (want_state && !state_written) {
         arena ws = {(unsigned char *)workspace, 0, 0, plan->threads};
         state_pass(plan, in, state, normalizer, &ws);
     }
@@ -289,7 +294,7 @@ attn_status attn_plan_run_kept(const attn_plan *plan, const attn_inputs *in, flo
     const char *missing = attn_missing_input(plan->variant, in, &plan->options);
     if (missing) FAIL(ATTN_ERR_SHAPE, missing);
     arena ws = {(unsigned char *)workspace, 0, 0, plan->threads};
-    forward(plan, in, out, 0, attn_keeps_lse(plan->variant) ? lse : 0, &ws);
+    forward(plan, in, out, 0, attn_keeps_lse(plan->variant) ? lse : 0, 0, &ws);
     if (detail) *detail = "";
     return ATTN_OK;
 }

@@ -155,15 +155,18 @@ typedef enum option_id {
  *                refuses causal = 0
  *   in_models:   a model's layer can hold it (attn_model_check refuses the others: the recurrent
  *                family's layer, with its projections for g and beta, is not built yet)
+ *   signed_weights: its A may hold entries of either sign (the recurrent family's effective W,
+ *                where q and k meet without a softmax or a positive feature map); every other
+ *                family's A is non-negative, so a map of it may start its scale at 0
  * Every switch over the families ends in FAMILY_COUNT with no default, so the compiler names each
  * place a new family must join (api.c's forward and backward, model_decode.c's state and step).
- * X(name, keeps_lse, keeps_state, keeps_normalizer, quadratic, causal_only, in_models) */
-#define ATTN_FAMILY_LIST(X)             \
-    X(softmax, 1, 0, 0, 1, 0, 1)        \
-    X(synthesizer, 1, 0, 0, 1, 0, 1)    \
-    X(linear, 0, 1, 1, 0, 0, 1)         \
-    X(fixed, 0, 0, 0, 0, 0, 1)          \
-    X(recurrent, 0, 1, 0, 0, 1, 0)
+ * X(name, keeps_lse, keeps_state, keeps_normalizer, quadratic, causal_only, in_models, signed_weights) */
+#define ATTN_FAMILY_LIST(X)              \
+    X(softmax, 1, 0, 0, 1, 0, 1, 0)      \
+    X(synthesizer, 1, 0, 0, 1, 0, 1, 0)  \
+    X(linear, 0, 1, 1, 0, 0, 1, 0)       \
+    X(fixed, 0, 0, 0, 0, 0, 1, 0)        \
+    X(recurrent, 0, 1, 0, 0, 1, 0, 1)
 typedef enum family_id {
 #define ATTN_FAMILY_ID(name, ...) FAMILY_##name,
     ATTN_FAMILY_LIST(ATTN_FAMILY_ID)
@@ -172,7 +175,7 @@ typedef enum family_id {
 } family_id;
 typedef struct family_facts {
     const char *name;
-    int keeps_lse, keeps_state, keeps_normalizer, quadratic, causal_only, in_models;
+    int keeps_lse, keeps_state, keeps_normalizer, quadratic, causal_only, in_models, signed_weights;
 } family_facts;
 family_id attn_family_of(attn_variant v);
 /* The variant's id ("softmax", ...), and whether a mixture may combine its logits. */
@@ -589,7 +592,7 @@ recurrent_rule attn_recurrent_rule(attn_variant v);
 /* The API's entry points for the family: y (and W when weights is not NULL); the final state
  * alone (y to scratch); the backward (out receives y), all from ws. */
 void attn_recurrent_family(attn_variant v, const attn_dims *dims, const attn_inputs *in,
-                           const attn_options *opt, float *out, float *weights, arena *ws);
+                           const attn_options *opt, float *out, float *weights, float *state, arena *ws);
 void attn_recurrent_state(attn_variant v, const attn_dims *dims, const attn_inputs *in,
                           const attn_options *opt, float *state, arena *ws);
 void attn_recurrent_family_backward(attn_variant v, const attn_dims *dims, const attn_inputs *in,

@@ -304,8 +304,8 @@ static attn_recurrent_io io_of(const attn_dims *dims, const attn_inputs *in, con
 }
 
 void attn_recurrent_family(attn_variant v, const attn_dims *dims, const attn_inputs *in,
-                           const attn_options *opt, float *out, float *weights, arena *ws) {
-    float *S = arena_floats(ws, (uint64_t)dims->d * dims->dv);
+                           const attn_options *opt, float *out, float *weights, float *state, arena *ws) {
+    float *S = state ? state : arena_floats(ws, (uint64_t)dims->d * dims->dv);
     attn_recurrent_io io = io_of(dims, in, opt, out);
     attn_recurrent_forward(rules[v], &io, S, ws);
     if (weights) attn_recurrent_weights(rules[v], &io, weights, ws);

@@ -185,6 +185,9 @@ export interface VariantInfo {
   causalOnly: boolean;
   /** Whether `lab.model` can take the variant (not yet the recurrent family, whose layer is not built). */
   inModels: boolean;
+  /** Whether `weights: true` may return entries of either sign (the recurrent family's effective W:
+   * q and k meet without a softmax or a positive feature map); every other variant's are >= 0. */
+  signedWeights: boolean;
   /** Whether its forward pass costs n² (it scores every pair of positions: the softmax-type
    * families); otherwise its cost is linear in n (the linear family, fixed patterns). */
   quadratic: boolean;

@@ -27,6 +27,7 @@ export function parseMetadata(json) {
     quadratic: families.get(v.family).quadratic === 1,
     causalOnly: families.get(v.family).causalOnly === 1,
     inModels: families.get(v.family).inModels === 1,
+    signedWeights: families.get(v.family).signedWeights === 1,
     composite: words(v.options).includes('components'),
     mixable: v.mixable === 1,
     summary: v.summary,

@@ -410,6 +410,38 @@ describe('attnlab page: edge cases', () => {
     assertNoProblems(page);
   });
 
+  test('a recurrent variant\'s A, whose entries take either sign, is drawn diverging: 0 at the white middle of a symmetric scale, no per-row colours, causal fixed on', async (t) => {
+    const page = await newPage(t, { hash: '#v=gated-deltanet&n=16&d=8&dv=8&seed=3' });
+    await idle(page);
+    const snap = await snapshot(page);
+    checkAgainstBinding(snap, 'gated-deltanet n=16 d=8 dv=8 seed=3');
+    const canvas = '#weights-map canvas.hm-canvas';
+    const { vmin, vmax } = await page.$eval(canvas, (c) => ({ vmin: Number(c.dataset.vmin), vmax: Number(c.dataset.vmax) }));
+    assert.ok(vmin < 0 && vmin === -vmax, `a symmetric scale around 0: [${vmin}, ${vmax}]`);
+    // the most negative entry is drawn blue, the most positive red (the diverging map's ends)
+    const n = snap.inputs.n;
+    let lo = 0, hi = 0;
+    for (let t = 0; t < n * n; t++) {
+      if (t % n > Math.floor(t / n)) continue; // above the diagonal: masked
+      if (snap.weights[t] < snap.weights[lo]) lo = t;
+      if (snap.weights[t] > snap.weights[hi]) hi = t;
+    }
+    assert.ok(snap.weights[lo] < 0 && snap.weights[hi] > 0, `A has entries of both signs: ${snap.weights[lo]}, ${snap.weights[hi]}`);
+    const rgb = async (t) => (await cellColour(page, canvas, Math.floor(t / n), t % n)).rgb.match(/\d+/g).map(Number);
+    const [blue, red] = [await rgb(lo), await rgb(hi)];
+    assert.ok(blue[2] > blue[0], `A[${Math.floor(lo / n)},${lo % n}] = ${snap.weights[lo]} is drawn blue: rgb ${blue}`);
+    assert.ok(red[0] > red[2], `A[${Math.floor(hi / n)},${hi % n}] = ${snap.weights[hi]} is drawn red: rgb ${red}`);
+    assert.equal(await page.isDisabled('#row-norm'), true, 'per-row colours (0 to the row max) are off for signed entries');
+    assert.equal(await page.isChecked('#causal'), true);
+    assert.equal(await page.isDisabled('#causal'), true, 'causal by construction: the box cannot be unchecked');
+    assert.match(await page.textContent('#weights-note'), /either sign/);
+    // back to softmax: the sequential map from 0 again, per-row colours available
+    await chooseVariant(page, 'softmax');
+    assert.equal(await page.$eval(canvas, (c) => Number(c.dataset.vmin)), 0, 'softmax\'s A starts at 0');
+    assert.equal(await page.isDisabled('#row-norm'), false);
+    assertNoProblems(page);
+  });
+
   test('scaling defaults to the page build plus scalar; a long run shows computing…, one sample has no spread, a variant change cancels the comparison', async (t) => {
     const page = await newPage(t);
     const build = await page.evaluate(() => window.__attnlab.build);
