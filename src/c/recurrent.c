@@ -60,26 +60,74 @@ static void decays(const attn_recurrent_io *io, int t, float *decay) {
     for (int i = 0; i < io->d; i++) decay[i] = attn_expf(io->g[(size_t)t * io->g_cols + i]);
 }
 
-/* Token t on columns [c0, c0 + w) of the state Sc (row stride dv): the decay, u (into u [w]),
- * the write, and y_t's columns. decay [d] is scratch. */
+/* One sweep of the rows i = 0 .. d-1 of columns [0, w) of S (row stride ld), in order:
+ *   decay given:  S[i,:] *= decay[i]
+ *   wk given:     S[i,:] += wk[i] * u            (the rank-1 write)
+ *   acc = sum_i x[i] * S[i,:]                     (the rows as they are after the above)
+ * Why one sweep: separate passes for the decay, the write and the read-out each load and store
+ * all of S, and the scan is bound by those loads and stores, not by its arithmetic. Each element
+ * sees the operations attn_scale, attn_axpy and rows_dot would apply to it, in their order (so the
+ * same bits): the columns go in blocks of ROW_BLOCK vectors with acc and u in registers, then
+ * single vectors, then one at a time. */
+#define ROW_BLOCK 4
+static inline __attribute__((always_inline)) void sweep_vectors(int nb, int d, size_t ld, float *S, const float *decay,
+                                                                 const float *wk, const float *u, const float *x,
+                                                                 float *acc) {
+    vf a[ROW_BLOCK], uv[ROW_BLOCK];
+    for (int b = 0; b < nb; b++) {
+        a[b] = vf_zero();
+        uv[b] = wk ? vf_load(u + b * VW) : vf_zero();
+    }
+    for (int i = 0; i < d; i++) {
+        float *row = S + (size_t)i * ld;
+        vf xs = vf_splat(x[i]), ds = vf_splat(decay ? decay[i] : 1.0f), ks = vf_splat(wk ? wk[i] : 0.0f);
+        for (int b = 0; b < nb; b++) {
+            vf r = vf_load(row + b * VW);
+            if (decay) r = vf_mul(r, ds);
+            if (wk) r = vf_madd(ks, uv[b], r);
+            if (decay || wk) vf_store(row + b * VW, r);
+            a[b] = vf_madd(xs, r, a[b]);
+        }
+    }
+    for (int b = 0; b < nb; b++) vf_store(acc + b * VW, a[b]);
+}
+
+static void sweep(int d, int w, size_t ld, float *S, const float *decay, const float *wk, const float *u,
+                  const float *x, float *acc) {
+    int j = 0;
+    for (; j + ROW_BLOCK * VW <= w; j += ROW_BLOCK * VW)
+        sweep_vectors(ROW_BLOCK, d, ld, S + j, decay, wk, wk ? u + j : 0, x, acc + j);
+    for (; j + VW <= w; j += VW) sweep_vectors(1, d, ld, S + j, decay, wk, wk ? u + j : 0, x, acc + j);
+    for (; j < w; j++) { /* the scalar tail, as attn_scale's, attn_axpy's and rows_dot's */
+        float a = 0.0f;
+        for (int i = 0; i < d; i++) {
+            float *e = S + (size_t)i * ld + j;
+            if (decay) *e *= decay[i];
+            if (wk) *e += wk[i] * u[j];
+            a += x[i] * *e;
+        }
+        acc[j] = a;
+    }
+}
+
+/* Token t on columns [c0, c0 + w) of the state Sc (row stride dv): the decay, u, the write, and
+ * y_t's columns, in one sweep of the state (two for the delta rules, whose u needs S~^T k before
+ * the write). u [w] and decay [d] are scratch. */
 static void step(recurrent_rule rule, const attn_recurrent_io *io, int t, int c0, int w, float *Sc, float *u,
                  float *decay) {
     int d = io->d, dv = io->dv;
     const float *q = io->q + (size_t)t * d, *k = io->k + (size_t)t * d, *v = io->v + (size_t)t * dv + c0;
-    if (attn_recurrent_gated(rule)) {
-        decays(io, t, decay);
-        for (int i = 0; i < d; i++) attn_scale(Sc + (size_t)i * dv, w, decay[i]);
-    }
-    if (attn_recurrent_delta(rule)) { /* u = beta (v - S^T k) */
-        rows_dot(d, w, k, Sc, (size_t)dv, u);
+    const float *decay_t = 0;
+    if (attn_recurrent_gated(rule)) decays(io, t, decay), decay_t = decay;
+    float *y = io->y + (size_t)t * dv + c0;
+    if (attn_recurrent_delta(rule)) { /* u = beta (v - S~^T k), then the write and the read-out */
+        sweep(d, w, (size_t)dv, Sc, decay_t, 0, 0, k, u);
         float beta = io->beta[t];
         for (int j = 0; j < w; j++) u[j] = beta * (v[j] - u[j]);
+        sweep(d, w, (size_t)dv, Sc, 0, k, u, q, y);
     } else {
-        attn_copy(u, v, w);
+        sweep(d, w, (size_t)dv, Sc, decay_t, k, v, q, y);
     }
-    for (int i = 0; i < d; i++) attn_axpy(Sc + (size_t)i * dv, u, w, k[i]);
-    float *y = io->y + (size_t)t * dv + c0;
-    rows_dot(d, w, q, Sc, (size_t)dv, y);
     attn_scale(y, w, io->scale);
 }
 
