@@ -35,12 +35,6 @@ int attn_recurrent_delta(recurrent_rule rule) {
     return 0;
 }
 
-/* acc[j] = sum_i x[i] * S[i, c0 + j] for j < w, i in increasing order (S's row stride ld). */
-static void rows_dot(int d, int w, const float *x, const float *S, size_t ld, float *acc) {
-    attn_fill(acc, (size_t)w, 0.0f);
-    for (int i = 0; i < d; i++) attn_axpy(acc, S + (size_t)i * ld, w, x[i]);
-}
-
 /* The load of s0's columns [c0, c0 + w) into Sc (row stride dv), or zeros. */
 static void load_state(const attn_recurrent_io *io, int c0, int w, float *Sc) {
     for (int i = 0; i < io->d; i++) {
@@ -60,73 +54,84 @@ static void decays(const attn_recurrent_io *io, int t, float *decay) {
     for (int i = 0; i < io->d; i++) decay[i] = attn_expf(io->g[(size_t)t * io->g_cols + i]);
 }
 
-/* One sweep of the rows i = 0 .. d-1 of columns [0, w) of S (row stride ld), in order:
- *   decay given:  S[i,:] *= decay[i]
- *   wk given:     S[i,:] += wk[i] * u            (the rank-1 write)
- *   acc = sum_i x[i] * S[i,:]                     (the rows as they are after the above)
+/* One sweep of the rows i = 0 .. d-1 of columns [0, w) of a state (row stride ld), in order,
+ * from `from` into S (the same array for a step in place):
+ *   S[i,:] = from[i,:] * decay[i]  (decay NULL: from[i,:])
+ *   S[i,:] += wk[i] * u            (wk not NULL: the rank-1 write)
+ *   acc = sum_i x[i] * S[i,:]      (the rows as they are after the above)
  * Why one sweep: separate passes for the decay, the write and the read-out each load and store
- * all of S, and the scan is bound by those loads and stores, not by its arithmetic. Each element
- * sees the operations attn_scale, attn_axpy and rows_dot would apply to it, in their order (so the
- * same bits): the columns go in blocks of ROW_BLOCK vectors with acc and u in registers, then
- * single vectors, then one at a time. */
+ * all of S, and the scan is bound by those loads and stores, not by its arithmetic; the backward
+ * recomputes its chunk's states out of place, with no copies. Each element sees the operations
+ * the separate passes would apply to it (attn_scale, then attn_axpy, then acc from zero by
+ * attn_axpy row after row), in their order, so the same bits: the columns go in blocks of
+ * ROW_BLOCK vectors with acc and u in registers, then single vectors, then one at a time. */
 #define ROW_BLOCK 4
-static inline __attribute__((always_inline)) void sweep_vectors(int nb, int d, size_t ld, float *S, const float *decay,
-                                                                 const float *wk, const float *u, const float *x,
-                                                                 float *acc) {
+static inline __attribute__((always_inline)) void sweep_vectors(int nb, int d, size_t ld, const float *from, float *S,
+                                                                 const float *decay, const float *wk, const float *u,
+                                                                 const float *x, float *acc) {
     vf a[ROW_BLOCK], uv[ROW_BLOCK];
+    int store = decay || wk || from != S;
     for (int b = 0; b < nb; b++) {
         a[b] = vf_zero();
         uv[b] = wk ? vf_load(u + b * VW) : vf_zero();
     }
     for (int i = 0; i < d; i++) {
+        const float *src = from + (size_t)i * ld;
         float *row = S + (size_t)i * ld;
         vf xs = vf_splat(x[i]), ds = vf_splat(decay ? decay[i] : 1.0f), ks = vf_splat(wk ? wk[i] : 0.0f);
         for (int b = 0; b < nb; b++) {
-            vf r = vf_load(row + b * VW);
+            vf r = vf_load(src + b * VW);
             if (decay) r = vf_mul(r, ds);
             if (wk) r = vf_madd(ks, uv[b], r);
-            if (decay || wk) vf_store(row + b * VW, r);
+            if (store) vf_store(row + b * VW, r);
             a[b] = vf_madd(xs, r, a[b]);
         }
     }
     for (int b = 0; b < nb; b++) vf_store(acc + b * VW, a[b]);
 }
 
-static void sweep(int d, int w, size_t ld, float *S, const float *decay, const float *wk, const float *u,
-                  const float *x, float *acc) {
+static void sweep(int d, int w, size_t ld, const float *from, float *S, const float *decay, const float *wk,
+                  const float *u, const float *x, float *acc) {
     int j = 0;
     for (; j + ROW_BLOCK * VW <= w; j += ROW_BLOCK * VW)
-        sweep_vectors(ROW_BLOCK, d, ld, S + j, decay, wk, wk ? u + j : 0, x, acc + j);
-    for (; j + VW <= w; j += VW) sweep_vectors(1, d, ld, S + j, decay, wk, wk ? u + j : 0, x, acc + j);
-    for (; j < w; j++) { /* the scalar tail, as attn_scale's, attn_axpy's and rows_dot's */
+        sweep_vectors(ROW_BLOCK, d, ld, from + j, S + j, decay, wk, wk ? u + j : 0, x, acc + j);
+    for (; j + VW <= w; j += VW) sweep_vectors(1, d, ld, from + j, S + j, decay, wk, wk ? u + j : 0, x, acc + j);
+    for (; j < w; j++) { /* the scalar tail, as attn_scale's and attn_axpy's */
         float a = 0.0f;
         for (int i = 0; i < d; i++) {
-            float *e = S + (size_t)i * ld + j;
-            if (decay) *e *= decay[i];
-            if (wk) *e += wk[i] * u[j];
-            a += x[i] * *e;
+            float e = from[(size_t)i * ld + j];
+            if (decay) e *= decay[i];
+            if (wk) e += wk[i] * u[j];
+            S[(size_t)i * ld + j] = e;
+            a += x[i] * e;
         }
         acc[j] = a;
     }
 }
 
-/* Token t on columns [c0, c0 + w) of the state Sc (row stride dv): the decay, u, the write, and
- * y_t's columns, in one sweep of the state (two for the delta rules, whose u needs S~^T k before
- * the write). u [w] and decay [d] are scratch. */
-static void step(recurrent_rule rule, const attn_recurrent_io *io, int t, int c0, int w, float *Sc, float *u,
-                 float *decay) {
+/* Token t on columns [c0, c0 + w) of the state (row stride dv), from `from` (S_{t-1}) into Sc
+ * (S_t; the same array for a step in place): the decay, u, the write, and y_t's columns, in one
+ * sweep of the state (two for the delta rules, whose u needs S~^T k before the write). u [w] and
+ * decay [d] are scratch; r [w], when not NULL, receives the delta rules' residual v - S~^T k
+ * (the backward's). */
+static void step(recurrent_rule rule, const attn_recurrent_io *io, int t, int c0, int w, const float *from,
+                 float *Sc, float *u, float *decay, float *r) {
     int d = io->d, dv = io->dv;
     const float *q = io->q + (size_t)t * d, *k = io->k + (size_t)t * d, *v = io->v + (size_t)t * dv + c0;
     const float *decay_t = 0;
     if (attn_recurrent_gated(rule)) decays(io, t, decay), decay_t = decay;
     float *y = io->y + (size_t)t * dv + c0;
     if (attn_recurrent_delta(rule)) { /* u = beta (v - S~^T k), then the write and the read-out */
-        sweep(d, w, (size_t)dv, Sc, decay_t, 0, 0, k, u);
+        sweep(d, w, (size_t)dv, from, Sc, decay_t, 0, 0, k, u);
         float beta = io->beta[t];
-        for (int j = 0; j < w; j++) u[j] = beta * (v[j] - u[j]);
-        sweep(d, w, (size_t)dv, Sc, 0, k, u, q, y);
+        for (int j = 0; j < w; j++) {
+            float rj = v[j] - u[j];
+            if (r) r[j] = rj;
+            u[j] = beta * rj;
+        }
+        sweep(d, w, (size_t)dv, Sc, Sc, 0, k, u, q, y);
     } else {
-        sweep(d, w, (size_t)dv, Sc, decay_t, k, v, q, y);
+        sweep(d, w, (size_t)dv, from, Sc, decay_t, k, v, q, y);
     }
     attn_scale(y, w, io->scale);
 }
@@ -135,7 +140,7 @@ void attn_recurrent_scan(recurrent_rule rule, const attn_recurrent_io *io, int c
                          float *scratch) {
     int w = c1 - c0;
     load_state(io, c0, w, S + c0);
-    for (int t = 0; t < io->n; t++) step(rule, io, t, c0, w, S + c0, scratch, scratch + w);
+    for (int t = 0; t < io->n; t++) step(rule, io, t, c0, w, S + c0, S + c0, scratch, scratch + w, 0);
 }
 
 int64_t attn_recurrent_scan_scratch(int d, int w) { return (int64_t)w + d; }
@@ -225,15 +230,95 @@ void attn_recurrent_weights(recurrent_rule rule, const attn_recurrent_io *io, fl
  *   summed over i too);  dS <- diag(e^g) dS~
  * starting from the gradient of the final state (zero when none is given); the last dS is s0's.
  * The recurrence is not run backwards instead: with beta = 1 and a unit key its transition is a
- * projection, which has no inverse. Memory: ceil(n / chunk) + chunk states of d x dv. */
+ * projection, which has no inverse. A token takes two sweeps of the rows of dS (read_out_sweep,
+ * write_sweep), S~ made in registers from S_{t-1}, never stored. The dot products over the dv
+ * columns (dq_i, dk_i, dg_i, dbeta) are summed in four lanes of partial sums in column order,
+ * added as vf_hsum adds them, then the scalar tail in order: one order on every build.
+ * Memory: ceil(n / chunk) + chunk + 2 states of d x dv, the chunk's residuals r, a few rows. */
 
 static int chunks_of(int n, int chunk) { return (int)(((int64_t)n + chunk - 1) / chunk); }
 
 uint64_t attn_recurrent_backward_floats(int n, int d, int dv, int chunk) {
-    uint64_t state = (uint64_t)d * (uint64_t)dv, states = (uint64_t)chunks_of(n, chunk) + (uint64_t)chunk + 3;
-    /* a count arena_floats refuses, instead of one that wraps */
-    if (state > (ARENA_LIMIT / 4u) / states) return ARENA_LIMIT / 4u;
-    return states * state + 2 * (uint64_t)dv + (uint64_t)d;
+    uint64_t state = (uint64_t)d * (uint64_t)dv, states = (uint64_t)chunks_of(n, chunk) + (uint64_t)chunk + 2;
+    /* a count arena_floats refuses, instead of one that wraps; r's chunk x dv is at most a state more */
+    if (state > (ARENA_LIMIT / 4u) / (states + 2)) return ARENA_LIMIT / 4u;
+    return states * state + (uint64_t)chunk * (uint64_t)dv + 2 * (uint64_t)dv + 2 * (uint64_t)d;
+}
+
+/* sum_j a[j] b[j] in the order the comment above gives. */
+static float dot_lanes(const float *a, const float *b, int len) {
+    vf acc = vf_zero();
+    int j = 0;
+    for (; j + VW <= len; j += VW) acc = vf_madd(vf_load(a + j), vf_load(b + j), acc);
+    float sum = vf_hsum(acc);
+    for (; j < len; j++) sum += a[j] * b[j];
+    return sum;
+}
+
+/* The read-out's backward for token t, one sweep of the rows: dS_i += scale q_i dy (in place),
+ * dq_i = scale S_t,i . dy, and du = dS^T k (overwritten). */
+static void read_out_sweep(int d, int dv, float scale, const float *q, const float *k, const float *dy,
+                           const float *Snow, float *dS, float *du, float *dq) {
+    attn_fill(du, (size_t)dv, 0.0f);
+    for (int i = 0; i < d; i++) {
+        float *ds = dS + (size_t)i * dv;
+        const float *sn = Snow + (size_t)i * dv;
+        float sqi = scale * q[i];
+        vf sq = vf_splat(sqi), kv = vf_splat(k[i]), acc = vf_zero();
+        int j = 0;
+        for (; j + VW <= dv; j += VW) {
+            vf g = vf_load(dy + j), x = vf_madd(sq, g, vf_load(ds + j));
+            vf_store(ds + j, x);
+            vf_store(du + j, vf_madd(kv, x, vf_load(du + j)));
+            acc = vf_madd(vf_load(sn + j), g, acc);
+        }
+        float dot = vf_hsum(acc);
+        for (; j < dv; j++) {
+            ds[j] += sqi * dy[j];
+            du[j] += k[i] * ds[j];
+            dot += sn[j] * dy[j];
+        }
+        dq[i] = scale * dot;
+    }
+}
+
+/* The write's and the decay's backward for token t, one sweep of the rows, S~_i = e^{g_i} S_{t-1,i}
+ * made as it goes: dk_i = dS_i . u - beta S~_i . du (delta rules), dS_i -= beta k_i du (delta
+ * rules), dg_i = dS_i . S~_i and dS_i *= e^{g_i} (decay not NULL: the gated rules). */
+static void write_sweep(int d, int dv, int delta, float beta, const float *k, const float *decay,
+                        const float *Sprev, const float *u, const float *du, float *dS, float *dk, float *dg) {
+    for (int i = 0; i < d; i++) {
+        float *ds = dS + (size_t)i * dv;
+        const float *sp = Sprev + (size_t)i * dv;
+        float e = decay ? decay[i] : 1.0f, nbk = -beta * k[i];
+        vf ev = vf_splat(e), nbkv = vf_splat(nbk), a = vf_zero(), b = vf_zero(), c = vf_zero();
+        int j = 0;
+        for (; j + VW <= dv; j += VW) {
+            vf x = vf_load(ds + j), st = vf_load(sp + j);
+            if (decay) st = vf_mul(st, ev);
+            a = vf_madd(x, vf_load(u + j), a);
+            if (delta) {
+                vf duj = vf_load(du + j);
+                b = vf_madd(st, duj, b);
+                x = vf_madd(nbkv, duj, x);
+            }
+            if (decay) {
+                c = vf_madd(x, st, c);
+                x = vf_mul(x, ev);
+            }
+            if (decay || delta) vf_store(ds + j, x);
+        }
+        float sa = vf_hsum(a), sb = vf_hsum(b), sc = vf_hsum(c);
+        for (; j < dv; j++) {
+            float x = ds[j], st = decay ? sp[j] * e : sp[j];
+            sa += x * u[j];
+            if (delta) sb += st * du[j], x += nbk * du[j];
+            if (decay) sc += x * st, x *= e;
+            ds[j] = x;
+        }
+        dk[i] = delta ? sa - beta * sb : sa;
+        if (decay) dg[i] = sc;
+    }
 }
 
 void attn_recurrent_backward(recurrent_rule rule, const attn_recurrent_io *io, const float *dy,
@@ -242,12 +327,13 @@ void attn_recurrent_backward(recurrent_rule rule, const attn_recurrent_io *io, c
     int n = io->n, d = io->d, dv = io->dv, gated = attn_recurrent_gated(rule), delta = attn_recurrent_delta(rule);
     size_t state = (size_t)d * dv;
     float *ckpt = work, *buf = ckpt + (size_t)chunks_of(n, chunk) * state, *S = buf + (size_t)chunk * state;
-    float *St = S + state, *dS = St + state, *u = dS + state, *du = u + dv, *decay = du + dv;
+    float *dS = S + state, *r = dS + state, *u = r + (size_t)chunk * dv, *du = u + dv, *decay = du + dv;
+    float *dg_rows = decay + d; /* one decay a token: the rows' terms, summed into g's gradient */
     /* forward: y, the checkpoints, and the final state in S */
     load_state(io, 0, dv, S);
     for (int t = 0; t < n; t++) {
         if (t % chunk == 0) attn_copy(ckpt + (size_t)(t / chunk) * state, S, (int)state);
-        step(rule, io, t, 0, dv, S, u, decay);
+        step(rule, io, t, 0, dv, S, S, u, decay, 0);
     }
     if (d_final)
         attn_copy(dS, d_final, (int)state);
@@ -255,56 +341,30 @@ void attn_recurrent_backward(recurrent_rule rule, const attn_recurrent_io *io, c
         attn_fill(dS, state, 0.0f);
     for (int c = chunks_of(n, chunk) - 1; c >= 0; c--) {
         int t0 = c * chunk, len = imin(chunk, n - t0);
-        attn_copy(S, ckpt + (size_t)c * state, (int)state);
-        for (int s = 0; s < len; s++) { /* the recomputed rows write y again, with the same bits */
-            step(rule, io, t0 + s, 0, dv, S, u, decay);
-            attn_copy(buf + (size_t)s * state, S, (int)state);
-        }
+        for (int s = 0; s < len; s++) /* the recomputed rows write y again, with the same bits */
+            step(rule, io, t0 + s, 0, dv, s ? buf + (size_t)(s - 1) * state : ckpt + (size_t)c * state,
+                 buf + (size_t)s * state, u, decay, r + (size_t)s * dv);
         for (int s = len - 1; s >= 0; s--) {
             int t = t0 + s;
-            const float *q = io->q + (size_t)t * d, *k = io->k + (size_t)t * d, *v = io->v + (size_t)t * dv;
-            const float *g_out = dy + (size_t)t * dv, *Snow = buf + (size_t)s * state;
+            const float *k = io->k + (size_t)t * d, *rt = r + (size_t)s * dv;
+            const float *Sprev = s ? buf + (size_t)(s - 1) * state : ckpt + (size_t)c * state;
             float beta = delta ? io->beta[t] : 1.0f;
-            /* S~ (the state before the write) into St, and u */
-            attn_copy(St, s ? buf + (size_t)(s - 1) * state : ckpt + (size_t)c * state, (int)state);
-            if (gated) {
-                decays(io, t, decay);
-                for (int i = 0; i < d; i++) attn_scale(St + (size_t)i * dv, dv, decay[i]);
-            }
-            if (delta) { /* r = v - S~^T k into u for now; u = beta r below */
-                rows_dot(d, dv, k, St, (size_t)dv, u);
-                for (int j = 0; j < dv; j++) u[j] = v[j] - u[j];
+            read_out_sweep(d, dv, io->scale, io->q + (size_t)t * d, k, dy + (size_t)t * dv, buf + (size_t)s * state,
+                           dS, du, grads->q + (size_t)t * d);
+            if (delta) { /* dbeta = du . r;  u = beta r */
+                grads->beta[t] = dot_lanes(du, rt, dv);
+                for (int j = 0; j < dv; j++) u[j] = beta * rt[j];
             } else {
-                attn_copy(u, v, dv);
-            }
-            /* the read-out: dS += scale q dy^T, dq = scale S_t dy */
-            for (int i = 0; i < d; i++) attn_axpy(dS + (size_t)i * dv, g_out, dv, io->scale * q[i]);
-            for (int i = 0; i < d; i++)
-                grads->q[(size_t)t * d + i] = io->scale * attn_dot_in_order(Snow + (size_t)i * dv, g_out, dv);
-            rows_dot(d, dv, k, dS, (size_t)dv, du); /* du = dS^T k */
-            if (delta) {
-                grads->beta[t] = attn_dot_in_order(du, u, dv);
-                for (int j = 0; j < dv; j++) u[j] *= beta; /* u = beta r */
+                attn_copy(u, io->v + (size_t)t * dv, dv);
             }
             for (int j = 0; j < dv; j++) grads->v[(size_t)t * dv + j] = beta * du[j];
-            for (int i = 0; i < d; i++) { /* dk = dS u - beta S~ du */
-                float a = attn_dot_in_order(dS + (size_t)i * dv, u, dv);
-                float b = delta ? attn_dot_in_order(St + (size_t)i * dv, du, dv) : 0.0f;
-                grads->k[(size_t)t * d + i] = a - beta * b;
-            }
-            if (delta) /* dS~ = dS - beta k du^T */
-                for (int i = 0; i < d; i++) attn_axpy(dS + (size_t)i * dv, du, dv, -beta * k[i]);
-            if (gated) {
+            if (gated) decays(io, t, decay);
+            float *dg = !gated ? 0 : io->g_cols == 1 ? dg_rows : grads->g + (size_t)t * d;
+            write_sweep(d, dv, delta, beta, k, gated ? decay : 0, Sprev, u, du, dS, grads->k + (size_t)t * d, dg);
+            if (gated && io->g_cols == 1) {
                 float total = 0.0f;
-                for (int i = 0; i < d; i++) {
-                    float gi = attn_dot_in_order(dS + (size_t)i * dv, St + (size_t)i * dv, dv);
-                    if (io->g_cols == 1)
-                        total += gi;
-                    else
-                        grads->g[(size_t)t * d + i] = gi;
-                }
-                if (io->g_cols == 1) grads->g[t] = total;
-                for (int i = 0; i < d; i++) attn_scale(dS + (size_t)i * dv, dv, decay[i]);
+                for (int i = 0; i < d; i++) total += dg_rows[i];
+                grads->g[t] = total;
             }
         }
     }
