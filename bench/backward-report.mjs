@@ -4,7 +4,7 @@
 import { CONTENDED, familyOf, fmtMiB, fmtMs } from './targets.mjs';
 
 const MEMORY_GOAL = 64 * 2 ** 20, HUGE_N = 32768; // the issue's memory goal: softmax backward at n = 32768 within 64 MiB
-const RATIO_GOAL = { softmax: 2.5, linear: 3 };
+const RATIO_GOAL = { softmax: 2.5, linear: 3, recurrent: 4 };
 const TFJS_GOAL = 8;
 const x2 = (r) => `${r.toFixed(2)}×`;
 const ms2 = (a, b) => `${fmtMs(a)} ms / ${fmtMs(b)} ms`;
@@ -66,6 +66,14 @@ function memoryGoals(bw, add) {
   goal(add, { target: `no n×n: largest backward working memory of any variant (random excepted: its input r is L×L), SIMD build, < n² floats (${fmtMiB(4 * n2 * n2)} MiB)`, n: n2, value: worst?.x, shown: worst && `${fmtMiB(worst.x)} MiB (${worst.v})`, limit: (4 * n2 * n2) / 2 ** 20, unit: ' MiB', detail: 'peak wasm memory − the arrays − the module\'s initial memory' });
 }
 
+/** The recurrent family: attentionGrad (the forward pass, its recomputation from the checkpoints
+ * and the walk back) within 4× the forward pass. */
+function recurrentGoals(results, add) {
+  const bw = results.backward;
+  for (const v of familyOf(results, 'recurrent').filter((x) => bw.rows.some((r) => r.variant === x)))
+    ratioGoals(bw, add, v, RATIO_GOAL.recurrent);
+}
+
 /** The backward-pass goals (group 'backward'), met / not met and by how much; [] without a backward pass. */
 export function backwardTargets(results) {
   const bw = results.backward, T = [];
@@ -74,6 +82,7 @@ export function backwardTargets(results) {
   const softmax = bw.rows.some((r) => r.variant === 'softmax');
   if (softmax) { ratioGoals(bw, add, 'softmax', RATIO_GOAL.softmax); tfjsGoals(bw, add); }
   linearGoals(results, add);
+  recurrentGoals(results, add);
   if (softmax) memoryGoals(bw, add);
   return T;
 }

@@ -53,7 +53,7 @@ function resultsMeta(cfg, machine, variants, contenders) {
   return {
     ...machine, quick: cfg.quick, sizes: cfg.sizes, d: D, dv: DV, h: H, rank: RANK, mixture: BENCH_OPTIONS.mixture,
     policy: { minTimeMs: cfg.policy.minTimeMs, minReps: cfg.policy.minReps, warmMs: cfg.policy.warmMs, huge_n: HUGE_N, prewarm_n: PREWARM_N, note: 'warm-up, then repeats until >= minReps and >= minTimeMs; 2-3 repeats when one call takes > 0.5 s; n > huge_n: no warm-up at that size, the instance is pre-warmed at prewarm_n' },
-    variants: variants.map((v) => ({ id: v.id, family: v.family })),
+    variants: variants.map((v) => ({ id: v.id, family: v.family, inputs: v.inputs.map((i) => i.name) })),
     flops: Object.fromEntries(variants.map((v) => [v.id, flops(v, at).formula])),
     contenders: Object.fromEntries(contenders.filter((c) => c.meta).map((c) => [c.name, c.meta])),
     notes: [],

@@ -98,6 +98,26 @@ function scalarTargets(results, add) {
   }
 }
 
+/**
+ * The recurrent family against linear (the bench's linear: non-causal, the cheapest form of
+ * softmax-free attention), SIMD build. The rules without the delta rule (no beta input: plain-linear,
+ * gla) make one sweep of the state a token and must stay within 1.5× of it; the delta rules need a
+ * second sweep (S~ᵀk before the write), so their ratio is recorded against the same bound, not held
+ * to it (bench/README.md explains it).
+ */
+function recurrentTargets(results, add) {
+  for (const v of familyOf(results, 'recurrent').filter((x) => ran(results, x))) {
+    const delta = (results.meta.variants.find((m) => m.id === v)?.inputs ?? []).includes('beta');
+    for (const n of results.meta.sizes.filter((x) => x >= 256)) {
+      const a = okRow(results, 'attnlab-simd', v, n), l = okRow(results, 'attnlab-simd', 'linear', n);
+      if (!a && !l) continue;
+      const ratio = a && l ? a.median_ms / l.median_ms : null;
+      const detail = a && l ? `${fmtMs(a.median_ms)} ms / ${fmtMs(l.median_ms)} ms` : a ? 'linear not measured' : whyMissing(results, 'attnlab-simd', v, n);
+      add({ group: 'recurrent', target: `${v} / linear time, SIMD build${delta ? ' (delta rule: recorded, not held)' : ''}`, n, value: ratio, shown: ratio == null ? null : x2(ratio), required: delta ? 'recorded' : '≤ 1.5×', met: ratio == null || delta ? null : ratio <= 1.5, detail });
+    }
+  }
+}
+
 /** Every target, computed from this run's rows. met: true / false / null (not measured). */
 export function computeTargets(results) {
   const T = [];
@@ -106,5 +126,6 @@ export function computeTargets(results) {
   linearTargets(results, add);
   synthesizerTargets(results, add);
   scalarTargets(results, add);
+  recurrentTargets(results, add);
   return T;
 }
