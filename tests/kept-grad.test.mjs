@@ -7,8 +7,8 @@
 //       every build: output is attention()'s, lse is the float64 log-sum-exp of the reference's
 //       logits within the accuracy bar, and backward's output and gradients are attentionGrad's,
 //       bit for bit;
-//   (b) the linear family and fixed keep nothing but recompute: the same bits as attentionGrad,
-//       and no lse;
+//   (b) the linear family and fixed keep nothing but recompute, the recurrent family keeps its
+//       state's checkpoints inside the result: the same bits as attentionGrad, and no lse;
 //   (c) backward can run again, after other calls that reuse and grow the instance's memory, and
 //       after the returned output and lse were overwritten: the same bits each time;
 //   (d) bad uses are AttnErrors: keep with weights or state, keep on attentionGrad or in a
@@ -99,7 +99,7 @@ for (const build of buildList) {
       }
     });
 
-    test(`the linear and recurrent families and fixed keep no lse and recompute: attentionGrad's bits on 1 and 2 threads [${build}]`, () => {
+    test(`the linear and recurrent families and fixed keep no lse (recurrent: its checkpoints, inside): attentionGrad's bits on 1 and 2 threads [${build}]`, () => {
       let seed = 7900;
       for (const info of VARIANTS.filter((v) => !softmaxType(v))) {
         for (const extra of optionSets(info)) {
@@ -139,6 +139,14 @@ for (const build of buildList) {
       assertSameGrads(kept.backward(dOutput), want, 'softmax n=70 causal seed=8100, after other calls and overwritten arrays');
       assertSameGrads(otherKept.backward(otherDout), l.attentionGrad('dense', other, otherDout), 'dense n=33 seed=8102, after softmax\'s backward');
       assertSameGrads(kept.backward(dOutput), want, 'softmax n=70 causal seed=8100, third backward');
+      // a recurrent variant's kept checkpoints (inside the result, not returned) survive the same
+      const rin = makeInputs('gated-deltanet', { n: 90, d: 8, dv: 6 }, 8106), rdy = randomArray(90 * 6, 8107, 'dOutput');
+      const rwant = l.attentionGrad('gated-deltanet', rin, rdy);
+      const rkept = l.attention('gated-deltanet', rin, { keep: true });
+      assert.deepEqual(Object.keys(rkept).sort(), ['backward', 'output'], 'gated-deltanet: a kept result has output and backward alone');
+      l.attentionGrad('softmax', big, randomArray(600 * 32, 8108, 'dOutput'));
+      rkept.output.fill(Number.NaN), rin.k.fill(0);
+      assertSameGrads(rkept.backward(rdy), rwant, 'gated-deltanet n=90 seed=8106, after other calls and overwritten arrays');
     });
 
     test(`bad uses are AttnErrors naming the problem, and leave the instance working [${build}]`, () => {

@@ -80,20 +80,22 @@ static void backward(const attn_plan *plan, const attn_inputs *in, const float *
         if (!arena_measuring(ws)) attn_fixed_backward(&plan->dims, in, &plan->options, dout, out, grads);
         return;
     case FAMILY_recurrent:
-        attn_recurrent_family_backward(v, &plan->dims, in, &plan->options, dout, out, grads, ws);
+        attn_recurrent_family_backward(v, &plan->dims, in, &plan->options, dout, out, kept != 0,
+                                       kept ? kept->checkpoints : 0, grads, ws);
         return;
     case FAMILY_COUNT:
         return;
     }
 }
 
-/* Lays out (measuring) or runs the forward pass of a plan over the workspace; lse (softmax-type
- * variants, streaming) receives each row's log-sum-exp when not NULL. state, when not NULL, may
+/* Lays out (measuring) or runs the forward pass of a plan over the workspace; kept, when not NULL,
+ * receives what a kept pass keeps (plan->kept_floats: softmax-type variants' log-sum-exp of each
+ * row, the recurrent family's checkpoints). state, when not NULL, may
  * receive the state after the last token, if the family's forward pass ends with it: returns 1
  * when it did (the recurrent family: its scan leaves it; a second scan for it would double the
  * call's time), 0 when the state needs its own pass. */
 static int forward(const attn_plan *plan, const attn_inputs *in, float *out, float *weights,
-                   float *lse, float *state, arena *ws) {
+                   float *kept, float *state, arena *ws) {
     attn_variant v = plan->variant;
     const attn_dims *dims = &plan->dims;
     const attn_options *opt = &plan->options;
@@ -102,7 +104,7 @@ static int forward(const attn_plan *plan, const attn_inputs *in, float *out, flo
     case FAMILY_synthesizer: { /* softmax-type: a logit source under the streaming softmax */
         logit_sources sources;
         const logit_source *src = attn_prepare_logits(v, dims, in, opt, ws, &sources, 0);
-        attn_softmax_attend(src, dims, in->v, opt->causal, out, weights, lse, ws);
+        attn_softmax_attend(src, dims, in->v, opt->causal, out, weights, kept, ws);
         return 0;
     }
     case FAMILY_linear:
@@ -112,8 +114,24 @@ static int forward(const attn_plan *plan, const attn_inputs *in, float *out, flo
         if (!arena_measuring(ws)) attn_fixed(dims, in, opt, out, weights);
         return 0;
     case FAMILY_recurrent:
-        attn_recurrent_family(v, dims, in, opt, out, weights, state, ws);
+        attn_recurrent_family(v, dims, in, opt, out, weights, state, kept, ws);
         return state != 0;
+    case FAMILY_COUNT:
+        return 0;
+    }
+    return 0;
+}
+
+/* The floats a kept forward pass keeps for the backward beyond y: softmax-type variants each row's
+ * log-sum-exp; the recurrent family the state every ceil(sqrt(n)) tokens (its backward then runs
+ * no forward pass of its own); the linear family and fixed nothing (they recompute). */
+static uint64_t kept_floats(attn_variant v, const attn_dims *dims) {
+    switch (attn_family_of(v)) {
+    case FAMILY_softmax:
+    case FAMILY_synthesizer: return (uint64_t)dims->n;
+    case FAMILY_recurrent: return attn_recurrent_checkpoint_floats(dims->n, dims->d, dims->dv);
+    case FAMILY_linear:
+    case FAMILY_fixed:
     case FAMILY_COUNT:
         return 0;
     }
@@ -173,6 +191,11 @@ attn_status attn_plan_make(attn_variant v, const attn_dims *dims, const attn_opt
     plan->options = *opt;
     plan->flags = flags;
     plan->state_width = (flags & ATTN_WANT_STATE) ? state_rows(v, dims->d) : 0;
+    if (flags & ATTN_WANT_KEPT) {
+        uint64_t floats = kept_floats(v, &plan->dims);
+        if (floats > (uint64_t)INT32_MAX) FAIL(ATTN_ERR_MEMORY, "what a kept forward pass keeps does not fit in the address space");
+        plan->kept_floats = (int32_t)floats;
+    }
     plan->threads = attn_thread_count();
 
     /* The forward pass and the state pass run one after the other in the same workspace. */
@@ -192,7 +215,7 @@ attn_status attn_plan_make(attn_variant v, const attn_dims *dims, const attn_opt
     }
     if (flags & ATTN_WANT_KEPT) { /* the forward pass above; the backward from it, smaller */
         attn_inputs none = {0};
-        attn_kept kept = {0, 0};
+        attn_kept kept = {0, 0, 0};
         arena measure = {0, 0, 1, plan->threads};
         backward(plan, &none, 0, 0, &kept, 0, &measure);
         need = measure.used > need ? measure.used : need;
@@ -285,34 +308,38 @@ static attn_status check_kept_plan(const attn_plan *plan, const void *workspace,
     return ATTN_OK;
 }
 
-attn_status attn_plan_run_kept(const attn_plan *plan, const attn_inputs *in, float *out, float *lse,
+attn_status attn_plan_run_kept(const attn_plan *plan, const attn_inputs *in, float *out, float *kept,
                                void *workspace, size_t ws_bytes, const char **detail) {
     attn_status s = check_kept_plan(plan, workspace, ws_bytes, detail);
     if (s != ATTN_OK) return s;
     if (!in || !out) FAIL(ATTN_ERR_SHAPE, "inputs and out are required");
-    if (attn_keeps_lse(plan->variant) && !lse) FAIL(ATTN_ERR_SHAPE, "lse is required: a softmax-type variant keeps each row's log-sum-exp");
+    if (plan->kept_floats && !kept)
+        FAIL(ATTN_ERR_SHAPE, "kept is required: plan->kept_floats floats (a softmax-type variant's log-sum-exp of each row, a recurrent variant's checkpoints)");
     const char *missing = attn_missing_input(plan->variant, in, &plan->options);
     if (missing) FAIL(ATTN_ERR_SHAPE, missing);
     arena ws = {(unsigned char *)workspace, 0, 0, plan->threads};
-    forward(plan, in, out, 0, attn_keeps_lse(plan->variant) ? lse : 0, 0, &ws);
+    forward(plan, in, out, 0, plan->kept_floats ? kept : 0, 0, &ws);
     if (detail) *detail = "";
     return ATTN_OK;
 }
 
 attn_status attn_plan_backward_kept(const attn_plan *plan, const attn_inputs *in, const float *dout,
-                                    const float *out, const float *lse, const attn_grads *grads,
+                                    const float *out, const float *kept, const attn_grads *grads,
                                     void *workspace, size_t ws_bytes, const char **detail) {
     attn_status s = check_kept_plan(plan, workspace, ws_bytes, detail);
     if (s != ATTN_OK) return s;
     if (!in || !dout || !grads) FAIL(ATTN_ERR_SHAPE, "inputs, dout and grads are required");
-    if (attn_keeps_lse(plan->variant) && (!out || !lse))
-        FAIL(ATTN_ERR_SHAPE, "out and lse are required: a softmax-type variant's backward reads the kept y and lse");
+    if (attn_keeps_lse(plan->variant) && (!out || !kept))
+        FAIL(ATTN_ERR_SHAPE, "out and kept are required: a softmax-type variant's backward reads the kept y and each row's log-sum-exp");
+    if (plan->kept_floats && !kept)
+        FAIL(ATTN_ERR_SHAPE, "kept is required: a recurrent variant's backward starts from the kept checkpoints");
     const char *missing = attn_missing_input(plan->variant, in, &plan->options);
     if (!missing) missing = missing_grad(plan->variant, grads, &plan->options);
     if (missing) FAIL(ATTN_ERR_SHAPE, missing);
     arena ws = {(unsigned char *)workspace, 0, 0, plan->threads};
-    attn_kept kept = {out, lse};
-    backward(plan, in, dout, 0, &kept, grads, &ws);
+    int lse = attn_keeps_lse(plan->variant);
+    attn_kept from = {out, lse ? kept : 0, lse ? 0 : kept};
+    backward(plan, in, dout, 0, &from, grads, &ws);
     if (detail) *detail = "";
     return ATTN_OK;
 }
@@ -338,6 +365,7 @@ attn_status attn_backward(attn_variant v, const attn_dims *dims, const attn_inpu
 size_t attn_plan_size(void) { return sizeof(attn_plan); }
 size_t attn_plan_workspace_bytes(const attn_plan *plan) { return plan->workspace_bytes; }
 int32_t attn_plan_state_width(const attn_plan *plan) { return plan->state_width; }
+int32_t attn_plan_kept_floats(const attn_plan *plan) { return plan->kept_floats; }
 
 /* ---- one-call conveniences ---- */
 

@@ -185,6 +185,9 @@ typedef struct attn_plan {
     int32_t state_width;  /* F when ATTN_WANT_STATE: d, or d + 1 for taylor; else 0 */
     size_t workspace_bytes;
     int32_t threads;      /* threads the workspace has scratch slices for (threaded builds) */
+    int32_t kept_floats;  /* ATTN_WANT_KEPT: the floats of attn_plan_run_kept's kept array (n for a
+                           * softmax-type variant, ceil(n / ceil(sqrt(n))) * d * dv for a recurrent
+                           * one, 0 for the others); else 0 */
     uint32_t magic;       /* a seal over the fields above, set by attn_plan_make */
 } attn_plan;
 
@@ -237,30 +240,36 @@ attn_status attn_plan_backward(const attn_plan *plan, const attn_inputs *in, con
  *
  * attn_plan_run_kept: the forward pass.
  *   out [n, dv] = y, the bits attn_plan_run writes
- *   lse [n]: softmax-type variants (softmax, the Synthesizer variants, mixture): each row's
+ *   kept [plan->kept_floats]:
+ *     softmax-type variants (softmax, the Synthesizer variants, mixture): lse [n], each row's
  *            log-sum-exp of its masked logits, lse_i = m_i + log sum_j exp(B_ij + M_ij - m_i),
  *            m_i = max_j (B_ij + M_ij), accumulated key block by key block as the forward pass
- *            does (so A_ij = exp(B_ij + M_ij - lse_i)). The linear family and fixed keep nothing
- *            beyond y: lse is not written and may be NULL (see below).
+ *            does (so A_ij = exp(B_ij + M_ij - lse_i));
+ *     the recurrent family: the state S [d, dv] before tokens 0, C, 2C, ... (C = ceil(sqrt(n))),
+ *            ceil(n / C) states, so its backward recomputes each chunk from them instead of
+ *            running the whole scan first;
+ *     the linear family and fixed keep nothing beyond y: kept_floats is 0, kept is not written
+ *            and may be NULL (see below).
  * attn_plan_backward_kept: the backward pass from it.
- *   dout [n, dv]; out [n, dv] and lse [n]: what attn_plan_run_kept wrote for these inputs and this
- *   plan's dims and options (read only; on any thread count: a softmax-type forward pass is the
- *   same bits on every thread count); grads as for attn_plan_backward.
+ *   dout [n, dv]; out [n, dv] and kept: what attn_plan_run_kept wrote for these inputs and this
+ *   plan's dims and options (read only; on any thread count: a softmax-type forward pass, and a
+ *   recurrent one, is the same bits on every thread count); grads as for attn_plan_backward. The
+ *   recurrent family does not read out (its backward recomputes y chunk by chunk).
  * The gradients are bit-identical to attn_plan_backward's for the same inputs, plan and dout, on
- * every build and thread count: the kept y and lse are the bits attn_plan_backward recomputes, and
- * everything after them runs the same code in the same order. A y or lse from other inputs gives
- * other (wrong) gradients, never a read outside the arrays.
+ * every build and thread count: the kept y, lse and checkpoints are the bits attn_plan_backward
+ * recomputes, and everything after them runs the same code in the same order. A y or kept array
+ * from other inputs gives other (wrong) gradients, never a read outside the arrays.
  * The linear family (linear, efficient, taylor) and fixed recompute instead: attn_plan_run_kept is
  * attn_plan_run, and attn_plan_backward_kept runs their whole backward pass (the same gradients;
- * out and lse are not read and may be NULL), its y going to a scratch in the workspace. Their
+ * out and kept are not read and may be NULL), its y going to a scratch in the workspace. Their
  * forward pass is O(n*d*dv), a fraction of the backward's sweeps, and what the reverse sweep of a
  * causal one needs is the state after every position, O(n*F*dv): more to keep than to recompute.
- * The workspace is plan->workspace_bytes; out, lse, dout, the inputs and the grads arrays must not
+ * The workspace is plan->workspace_bytes; out, kept, dout, the inputs and the grads arrays must not
  * overlap the workspace or the grads arrays. */
-attn_status attn_plan_run_kept(const attn_plan *plan, const attn_inputs *in, float *out, float *lse,
+attn_status attn_plan_run_kept(const attn_plan *plan, const attn_inputs *in, float *out, float *kept,
                                void *workspace, size_t ws_bytes, const char **detail);
 attn_status attn_plan_backward_kept(const attn_plan *plan, const attn_inputs *in, const float *dout,
-                                    const float *out, const float *lse, const attn_grads *grads,
+                                    const float *out, const float *kept, const attn_grads *grads,
                                     void *workspace, size_t ws_bytes, const char **detail);
 
 /* One-call conveniences: the workspace of attn_backward, and attn_plan_make + attn_plan_backward. */
@@ -271,11 +280,12 @@ attn_status attn_backward(attn_variant variant, const attn_dims *dims, const att
                           const attn_grads *grads, void *workspace, size_t ws_bytes,
                           const char **detail);
 
-/* sizeof(attn_plan) and plan->workspace_bytes / state_width, for callers that cannot read C
- * structs (the JS binding). */
+/* sizeof(attn_plan) and plan->workspace_bytes / state_width / kept_floats, for callers that
+ * cannot read C structs (the JS binding). */
 size_t attn_plan_size(void);
 size_t attn_plan_workspace_bytes(const attn_plan *plan);
 int32_t attn_plan_state_width(const attn_plan *plan);
+int32_t attn_plan_kept_floats(const attn_plan *plan);
 
 /* ---- one-call conveniences over the plans ---- */
 

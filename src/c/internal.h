@@ -561,52 +561,62 @@ typedef struct attn_recurrent_io {
 } attn_recurrent_io;
 /* Columns [c0, c1) of y and of the final state S [d, dv] (row stride dv), token by token from s0;
  * scratch: attn_recurrent_scan_scratch(d, c1 - c0) floats. The columns are independent: any
- * split of [0, dv) gives the bits of one scan over all of it. */
+ * split of [0, dv) gives the bits of one scan over all of it. checkpoints, when not NULL, receives
+ * those columns of the state before every ceil(sqrt(n))-th token (attn_recurrent_checkpoint_floats
+ * floats in all: a kept forward pass's, which the backward then need not compute). */
 void attn_recurrent_scan(recurrent_rule rule, const attn_recurrent_io *io, int c0, int c1, float *S,
-                         float *scratch);
+                         float *scratch, float *checkpoints);
+uint64_t attn_recurrent_checkpoint_floats(int n, int d, int dv);
 int64_t attn_recurrent_scan_scratch(int d, int w);
 /* The gradients of sum(dy * y) + sum(d_final * S_n) (d_final NULL: no term) into grads (each
  * overwritten; g as io->g, [n, g_cols]; beta read only by the delta rules; s0 NULL: not wanted),
  * exact, after a forward pass that writes y again; work: attn_recurrent_backward_floats. chunk:
  * the tokens between the forward's checkpoints (about sqrt(n) minimises the memory); any chunk
- * gives the same bits. */
+ * gives the same bits. kept: the checkpoints of a forward pass at this chunk (the scan's, when
+ * chunk is ceil(sqrt(n))): no forward pass of its own, and work holds no checkpoints
+ * (own_checkpoints 0); NULL: it runs one. */
 typedef struct attn_recurrent_grads {
     float *q, *k, *v, *g, *beta, *s0;
 } attn_recurrent_grads;
 void attn_recurrent_backward(recurrent_rule rule, const attn_recurrent_io *io, const float *dy,
-                             const float *d_final, int chunk, const attn_recurrent_grads *grads,
+                             const float *d_final, int chunk, const float *kept, const attn_recurrent_grads *grads,
                              float *work);
-uint64_t attn_recurrent_backward_floats(int n, int d, int dv, int chunk);
+uint64_t attn_recurrent_backward_floats(int n, int d, int dv, int chunk, int own_checkpoints);
 /* The scan over the pool: columns of y and of the final state S [d, dv] split into blocks of
  * whole vectors, one per thread (the same bits on every thread count); scratch from ws. */
-void attn_recurrent_forward(recurrent_rule rule, const attn_recurrent_io *io, float *S, arena *ws);
+void attn_recurrent_forward(recurrent_rule rule, const attn_recurrent_io *io, float *S, float *checkpoints,
+                            arena *ws);
 /* The effective matrix W [n, n]: y = W v when s0 is zero (recurrent.c gives W's formula), rows
  * over the pool; O(n^2 d), for display. */
 void attn_recurrent_weights(recurrent_rule rule, const attn_recurrent_io *io, float *W, arena *ws);
 /* attn_recurrent_backward with no final-state gradient, checkpoints every ceil(sqrt(n)) tokens
- * (O(sqrt(n) d dv) floats from ws). */
-void attn_recurrent_backward_run(recurrent_rule rule, const attn_recurrent_io *io, const float *dy,
-                                 const attn_recurrent_grads *grads, arena *ws);
+ * (O(sqrt(n) d dv) floats from ws), or from_kept: a kept forward pass's checkpoints (NULL while
+ * measuring), and a workspace without them. */
+void attn_recurrent_backward_run(recurrent_rule rule, const attn_recurrent_io *io, const float *dy, int from_kept,
+                                 const float *checkpoints, const attn_recurrent_grads *grads, arena *ws);
 /* A recurrent variant's rule (variants.def's form column). */
 recurrent_rule attn_recurrent_rule(attn_variant v);
-/* The API's entry points for the family: y (and W when weights is not NULL); the final state
- * alone (y to scratch); the backward (out receives y), all from ws. */
+/* The API's entry points for the family: y (and W when weights is not NULL, the final state into
+ * state and the checkpoints into checkpoints when they are not NULL); the final state alone (y to
+ * scratch); the backward (out receives y; from_kept: from a kept pass's checkpoints), all from ws. */
 void attn_recurrent_family(attn_variant v, const attn_dims *dims, const attn_inputs *in,
-                           const attn_options *opt, float *out, float *weights, float *state, arena *ws);
+                           const attn_options *opt, float *out, float *weights, float *state, float *checkpoints,
+                           arena *ws);
 void attn_recurrent_state(attn_variant v, const attn_dims *dims, const attn_inputs *in,
                           const attn_options *opt, float *state, arena *ws);
 void attn_recurrent_family_backward(attn_variant v, const attn_dims *dims, const attn_inputs *in,
-                                    const attn_options *opt, const float *dout, float *out,
-                                    const attn_grads *grads, arena *ws);
+                                    const attn_options *opt, const float *dout, float *out, int from_kept,
+                                    const float *checkpoints, const attn_grads *grads, arena *ws);
 
 /* ---- backward passes (backward.c: softmax-type; linear_backward.c: linear family; fixed.c) ----
  * Each runs the forward pass too (out = y), then writes the gradients of sum(dout * y) into the
  * grads arrays of the inputs the variant reads (overwriting them). Workspace from the arena; when
  * measuring, only counts (in, dout, out and grads are then NULL). No n x n memory. */
-/* What a kept forward pass (attn_plan_run_kept) left for the backward: y [n, dv] and each row's
- * log-sum-exp [n] (both NULL while measuring). */
+/* What a kept forward pass (attn_plan_run_kept) left for the backward: y [n, dv], and each row's
+ * log-sum-exp [n] (softmax-type variants) or the state's checkpoints (the recurrent family); all
+ * NULL while measuring. */
 typedef struct attn_kept {
-    const float *y, *lse;
+    const float *y, *lse, *checkpoints;
 } attn_kept;
 /* kept NULL: the forward pass runs first and writes out. kept: its y and lse are read instead and
  * out is not used; the logit tiles, P, dP and dS are those the forward pass would have given (its

@@ -139,11 +139,29 @@ static void step(recurrent_rule rule, const attn_recurrent_io *io, int t, int c0
     attn_scale(y, w, io->scale);
 }
 
+/* The checkpoint spacing that minimises the backward's memory, ceil(n / C) + C states: C = ceil(sqrt(n)). */
+static int checkpoint_spacing(int n) {
+    int c = 1;
+    while ((int64_t)c * c < n) c++;
+    return c;
+}
+
+static int chunks_of(int n, int chunk) { return (int)(((int64_t)n + chunk - 1) / chunk); }
+
+uint64_t attn_recurrent_checkpoint_floats(int n, int d, int dv) {
+    return (uint64_t)chunks_of(n, checkpoint_spacing(n)) * (uint64_t)d * (uint64_t)dv;
+}
+
 void attn_recurrent_scan(recurrent_rule rule, const attn_recurrent_io *io, int c0, int c1, float *S,
-                         float *scratch) {
-    int w = c1 - c0;
+                         float *scratch, float *checkpoints) {
+    int w = c1 - c0, d = io->d, dv = io->dv, spacing = checkpoint_spacing(io->n);
     load_state(io, c0, w, S + c0);
-    for (int t = 0; t < io->n; t++) step(rule, io, t, c0, w, S + c0, S + c0, scratch, scratch + w, 0);
+    for (int t = 0; t < io->n; t++) {
+        if (checkpoints && t % spacing == 0)
+            for (int i = 0; i < d; i++)
+                attn_copy(checkpoints + (size_t)(t / spacing) * d * dv + (size_t)i * dv + c0, S + (size_t)i * dv + c0, w);
+        step(rule, io, t, c0, w, S + c0, S + c0, scratch, scratch + w, 0);
+    }
 }
 
 int64_t attn_recurrent_scan_scratch(int d, int w) { return (int64_t)w + d; }
@@ -153,17 +171,18 @@ int64_t attn_recurrent_scan_scratch(int d, int w) { return (int64_t)w + d; }
 typedef struct scan_job {
     recurrent_rule rule;
     const attn_recurrent_io *io;
-    float *S, **scratch;
+    float *S, **scratch, *checkpoints;
     int cols;
 } scan_job;
 
 static void scan_piece(void *ctx, int piece, int thread) {
     const scan_job *j = ctx;
     int c0 = piece * j->cols;
-    attn_recurrent_scan(j->rule, j->io, c0, imin(c0 + j->cols, j->io->dv), j->S, j->scratch[thread]);
+    attn_recurrent_scan(j->rule, j->io, c0, imin(c0 + j->cols, j->io->dv), j->S, j->scratch[thread], j->checkpoints);
 }
 
-void attn_recurrent_forward(recurrent_rule rule, const attn_recurrent_io *io, float *S, arena *ws) {
+void attn_recurrent_forward(recurrent_rule rule, const attn_recurrent_io *io, float *S, float *checkpoints,
+                            arena *ws) {
     int threads = imin(arena_threads(ws), ATTN_MAX_THREADS), d = io->d, dv = io->dv;
     float *scratch[ATTN_MAX_THREADS];
     for (int t = 0; t < threads; t++) scratch[t] = arena_floats(ws, (uint64_t)attn_recurrent_scan_scratch(d, dv));
@@ -173,7 +192,7 @@ void attn_recurrent_forward(recurrent_rule rule, const attn_recurrent_io *io, fl
      * blocks of whole vectors */
     int cols = dv;
     if (threads > 1 && pool > 1 && pool <= threads) cols = round_up(imax(VW, (dv + pool - 1) / pool), VW);
-    scan_job job = {rule, io, S, scratch, cols};
+    scan_job job = {rule, io, S, scratch, checkpoints, cols};
     attn_parallel_slices((dv + cols - 1) / cols, scan_piece, &job, threads);
 }
 
@@ -239,10 +258,9 @@ void attn_recurrent_weights(recurrent_rule rule, const attn_recurrent_io *io, fl
  * added as vf_hsum adds them, then the scalar tail in order: one order on every build.
  * Memory: ceil(n / chunk) + chunk + 2 states of d x dv, the chunk's residuals r, a few rows. */
 
-static int chunks_of(int n, int chunk) { return (int)(((int64_t)n + chunk - 1) / chunk); }
-
-uint64_t attn_recurrent_backward_floats(int n, int d, int dv, int chunk) {
-    uint64_t state = (uint64_t)d * (uint64_t)dv, states = (uint64_t)chunks_of(n, chunk) + (uint64_t)chunk + 2;
+uint64_t attn_recurrent_backward_floats(int n, int d, int dv, int chunk, int own_checkpoints) {
+    uint64_t state = (uint64_t)d * (uint64_t)dv;
+    uint64_t states = (own_checkpoints ? (uint64_t)chunks_of(n, chunk) : 0) + (uint64_t)chunk + 2;
     /* a count arena_floats refuses, instead of one that wraps; r's chunk x dv is at most a state more */
     if (state > (ARENA_LIMIT / 4u) / (states + 2)) return ARENA_LIMIT / 4u;
     return states * state + (uint64_t)chunk * (uint64_t)dv + 2 * (uint64_t)dv + 2 * (uint64_t)d;
@@ -325,18 +343,20 @@ static void write_sweep(int d, int dv, int delta, float beta, const float *k, co
 }
 
 void attn_recurrent_backward(recurrent_rule rule, const attn_recurrent_io *io, const float *dy,
-                             const float *d_final, int chunk, const attn_recurrent_grads *grads,
+                             const float *d_final, int chunk, const float *kept, const attn_recurrent_grads *grads,
                              float *work) {
     int n = io->n, d = io->d, dv = io->dv, gated = attn_recurrent_gated(rule), delta = attn_recurrent_delta(rule);
     size_t state = (size_t)d * dv;
-    float *ckpt = work, *buf = ckpt + (size_t)chunks_of(n, chunk) * state, *S = buf + (size_t)chunk * state;
+    float *own = kept ? 0 : work, *buf = work + (kept ? 0 : (size_t)chunks_of(n, chunk) * state), *S = buf + (size_t)chunk * state;
     float *dS = S + state, *r = dS + state, *u = r + (size_t)chunk * dv, *du = u + dv, *decay = du + dv;
     float *dg_rows = decay + d; /* one decay a token: the rows' terms, summed into g's gradient */
-    /* forward: y, the checkpoints, and the final state in S */
-    load_state(io, 0, dv, S);
-    for (int t = 0; t < n; t++) {
-        if (t % chunk == 0) attn_copy(ckpt + (size_t)(t / chunk) * state, S, (int)state);
-        step(rule, io, t, 0, dv, S, S, u, decay, 0);
+    const float *ckpt = kept ? kept : own;
+    if (!kept) { /* forward: y, the checkpoints, and the final state in S */
+        load_state(io, 0, dv, S);
+        for (int t = 0; t < n; t++) {
+            if (t % chunk == 0) attn_copy(own + (size_t)(t / chunk) * state, S, (int)state);
+            step(rule, io, t, 0, dv, S, S, u, decay, 0);
+        }
     }
     if (d_final)
         attn_copy(dS, d_final, (int)state);
@@ -374,19 +394,12 @@ void attn_recurrent_backward(recurrent_rule rule, const attn_recurrent_io *io, c
     if (grads->s0) attn_copy(grads->s0, dS, (int)state);
 }
 
-/* The checkpoint spacing that minimises the backward's memory, ceil(n / C) + C states: C = ceil(sqrt(n)). */
-static int checkpoint_spacing(int n) {
-    int c = 1;
-    while ((int64_t)c * c < n) c++;
-    return c;
-}
-
-void attn_recurrent_backward_run(recurrent_rule rule, const attn_recurrent_io *io, const float *dy,
-                                 const attn_recurrent_grads *grads, arena *ws) {
+void attn_recurrent_backward_run(recurrent_rule rule, const attn_recurrent_io *io, const float *dy, int from_kept,
+                                 const float *checkpoints, const attn_recurrent_grads *grads, arena *ws) {
     int chunk = checkpoint_spacing(io->n);
-    float *work = arena_floats(ws, (uint64_t)attn_recurrent_backward_floats(io->n, io->d, io->dv, chunk));
+    float *work = arena_floats(ws, attn_recurrent_backward_floats(io->n, io->d, io->dv, chunk, !from_kept));
     if (arena_measuring(ws)) return;
-    attn_recurrent_backward(rule, io, dy, 0, chunk, grads, work);
+    attn_recurrent_backward(rule, io, dy, 0, chunk, from_kept ? checkpoints : 0, grads, work);
 }
 
 /* ---- the API's entry points ---- */
@@ -415,10 +428,11 @@ static attn_recurrent_io io_of(const attn_dims *dims, const attn_inputs *in, con
 }
 
 void attn_recurrent_family(attn_variant v, const attn_dims *dims, const attn_inputs *in,
-                           const attn_options *opt, float *out, float *weights, float *state, arena *ws) {
+                           const attn_options *opt, float *out, float *weights, float *state, float *checkpoints,
+                           arena *ws) {
     float *S = state ? state : arena_floats(ws, (uint64_t)dims->d * dims->dv);
     attn_recurrent_io io = io_of(dims, in, opt, out);
-    attn_recurrent_forward(rules[v], &io, S, ws);
+    attn_recurrent_forward(rules[v], &io, S, checkpoints, ws);
     if (weights) attn_recurrent_weights(rules[v], &io, weights, ws);
 }
 
@@ -426,16 +440,16 @@ void attn_recurrent_state(attn_variant v, const attn_dims *dims, const attn_inpu
                           const attn_options *opt, float *state, arena *ws) {
     float *y = arena_floats(ws, (uint64_t)dims->n * dims->dv);
     attn_recurrent_io io = io_of(dims, in, opt, y);
-    attn_recurrent_forward(rules[v], &io, state, ws);
+    attn_recurrent_forward(rules[v], &io, state, 0, ws);
 }
 
 void attn_recurrent_family_backward(attn_variant v, const attn_dims *dims, const attn_inputs *in,
-                                    const attn_options *opt, const float *dout, float *out,
-                                    const attn_grads *grads, arena *ws) {
+                                    const attn_options *opt, const float *dout, float *out, int from_kept,
+                                    const float *checkpoints, const attn_grads *grads, arena *ws) {
     attn_recurrent_io io = io_of(dims, in, opt, out);
     attn_recurrent_grads g = grads ? (attn_recurrent_grads){grads->q, grads->k, grads->v, grads->g, grads->beta, grads->s0}
                                    : (attn_recurrent_grads){0};
     /* s0's gradient only when s0 was given (without it the state starts at zeros, no input) */
     if (!in->s0) g.s0 = 0;
-    attn_recurrent_backward_run(rules[v], &io, dout, &g, ws);
+    attn_recurrent_backward_run(rules[v], &io, dout, from_kept, checkpoints, &g, ws);
 }

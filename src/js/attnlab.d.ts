@@ -152,7 +152,8 @@ export interface KeptResult extends AttentionResult {
    * The backward pass from this forward pass: { output, grads } exactly as attentionGrad(id,
    * inputs, dOutput, options) returns them (the same bits, on every build and thread count),
    * without running the forward pass again. dOutput: [n, dv]. It uses the binding's own copies of
-   * the inputs, y and lse (in JavaScript memory: nothing to dispose of), so it may run any number
+   * the inputs, y and lse (a recurrent variant: its state's checkpoints every ceil(sqrt(n)) tokens,
+   * not returned) in JavaScript memory (nothing to dispose of), so it may run any number
    * of times, and later calls or changes to the arrays you passed or got back do not change it.
    * Throws DISPOSED once the instance is disposed; SHAPE or VALUE for a bad dOutput.
    */

@@ -532,10 +532,11 @@ class Instance {
   }
 
   // attention() with keep: true. The forward pass keeps y and, for softmax-type variants, each
-  // row's log-sum-exp (attn_plan_run_kept); the result's backward(dOutput) runs the backward pass
-  // from them (attn_plan_backward_kept: attentionGrad's gradients, bit for bit, without its
-  // forward pass). What backward needs lives in JavaScript memory, in copies of the binding's own
-  // made after the run (the inputs as the core read them, y and lse), and is copied in again by
+  // row's log-sum-exp, for the recurrent family the state's checkpoints (attn_plan_run_kept: the
+  // plan's keptFloats); the result's backward(dOutput) runs the backward pass from them
+  // (attn_plan_backward_kept: attentionGrad's gradients, bit for bit, without its forward pass).
+  // What backward needs lives in JavaScript memory, in copies of the binding's own made after the
+  // run (the inputs as the core read them, y and the kept array), and is copied in again by
   // each backward call: nothing stays in WebAssembly memory, so there is nothing to dispose of and
   // later calls cannot change it, nor can changes to the returned arrays. The variant, dims,
   // options and inputs travel with the result, so backward cannot be handed another variant's or
@@ -549,12 +550,14 @@ class Instance {
     }
     this.#alive(); // reading the inputs ran the caller's getters, which may have disposed of this instance
     this.#writeControl(dims, opt);
-    const { wsBytes } = this.#plan(variant, dims, opt, WANT_KEPT);
+    const { wsBytes, keptFloats } = this.#plan(variant, dims, opt, WANT_KEPT);
     const outputs = [{ name: 'output', count: dims.n * dims.dv, cols: dims.dv }];
-    if (variant.keepsLse) outputs.push({ name: 'lse', count: dims.n, cols: 1 });
+    // lse is the result's (softmax-type variants); the recurrent family's checkpoints stay inside
+    const keptName = variant.keepsLse ? 'lse' : 'checkpoints';
+    if (keptFloats) outputs.push({ name: keptName, count: keptFloats, cols: variant.keepsLse ? 1 : dims.dv });
     const base = this.#heapBase;
     const result = this.#execute(variant, dims, opt, wsBytes, arrays, outputs, (at, wsOffset) =>
-      this.#exports.attn_plan_run_kept(base + PLAN_OFFSET, base + INPUTS_OFFSET, at.output, at.lse ?? 0,
+      this.#exports.attn_plan_run_kept(base + PLAN_OFFSET, base + INPUTS_OFFSET, at.output, at[keptName] ?? 0,
         wsOffset, wsBytes, base + DETAIL_OFFSET));
     const heap = this.#heap.f32();
     const copy = (a, data) => ({ name: a.name, shape: a.shape, count: a.count, cols: a.cols, data });
@@ -562,8 +565,9 @@ class Instance {
       variant, opt, dims,
       arrays: arrays.map((a) => copy(a, heap.slice(a.offset >>> 2, (a.offset >>> 2) + a.count))),
       y: copy({ name: 'output', shape: ['n', 'dv'], count: dims.n * dims.dv, cols: dims.dv }, result.output.slice()),
-      lse: variant.keepsLse ? copy({ name: 'lse', shape: ['n'], count: dims.n, cols: 1 }, result.lse.slice()) : null,
+      kept: keptFloats ? copy({ name: 'kept', shape: [String(keptFloats)], count: keptFloats, cols: 1 }, result[keptName].slice()) : null,
     };
+    if (!variant.keepsLse) delete result[keptName];
     result.backward = (dOutput) => this.#backwardKept(kept, dOutput);
     return result;
   }
@@ -578,11 +582,11 @@ class Instance {
     this.#writeControl(dims, opt);
     const { wsBytes } = this.#plan(variant, dims, opt, WANT_KEPT);
     const base = this.#heapBase;
-    const laid = [...kept.arrays, dout, kept.y, ...(kept.lse ? [kept.lse] : [])];
+    const laid = [...kept.arrays, dout, kept.y, ...(kept.kept ? [kept.kept] : [])];
     const outputs = []; // y is the kept one: no output of the call's own
     const result = this.#gradients(variant, opt, dims, wsBytes, laid, kept.arrays, outputs, (at, wsOffset) =>
       this.#exports.attn_plan_backward_kept(base + PLAN_OFFSET, base + INPUTS_OFFSET, at['input:dOutput'],
-        at['input:output'], at['input:lse'] ?? 0, base + this.#gradsOffset, wsOffset, wsBytes, base + DETAIL_OFFSET));
+        at['input:output'], at['input:kept'] ?? 0, base + this.#gradsOffset, wsOffset, wsBytes, base + DETAIL_OFFSET));
     return { output: kept.y.data.slice(), grads: result.grads };
   }
 
@@ -648,11 +652,12 @@ class Instance {
     const base = this.#heapBase;
     const status = this.#exports.attn_plan_make(variant.index, base + DIMS_OFFSET, base + OPTIONS_OFFSET,
       flags, base + PLAN_OFFSET, base + DETAIL_OFFSET);
-    if (status === 5) return { wsBytes: Infinity, stateWidth: 0 }; // reported with the sizes below
+    if (status === 5) return { wsBytes: Infinity, stateWidth: 0, keptFloats: 0 }; // reported with the sizes below
     if (status !== 0) this.#fail(status, dims, opt);
     return {
       wsBytes: this.#exports.attn_plan_workspace_bytes(base + PLAN_OFFSET) >>> 0,
       stateWidth: this.#exports.attn_plan_state_width(base + PLAN_OFFSET),
+      keptFloats: this.#exports.attn_plan_kept_floats(base + PLAN_OFFSET),
     };
   }
 

@@ -165,7 +165,10 @@ static void check_kept(attn_variant var, const attn_dims *dims, const attn_input
     grad_set a, b;
     grads_alloc(dims, in, &a), grads_alloc(dims, in, &b);
     float *y_full = malloc((size_t)n * dv * sizeof(float)), *y_kept = malloc((size_t)n * dv * sizeof(float));
-    float *lse = malloc((size_t)n * sizeof(float));
+    /* what the kept pass keeps: lse [n], a recurrent variant's checkpoints, or nothing */
+    float *lse = malloc(kept.kept_floats ? (size_t)kept.kept_floats * sizeof(float) : 1);
+    CHECK(kept.kept_floats == (softmax_type ? n : attn_family_of(var) == FAMILY_recurrent ? (int)attn_recurrent_checkpoint_floats(n, dims->d, dv) : 0),
+          "%s n=%d: kept_floats %d", attn_variant_id(var), n, kept.kept_floats);
     void *ws_full = malloc(full.workspace_bytes ? full.workspace_bytes : 1);
     void *ws_kept = malloc(kept.workspace_bytes ? kept.workspace_bytes : 1);
     s = attn_plan_backward(&full, in, dout, y_full, &a.g, ws_full, full.workspace_bytes, &detail);
@@ -195,11 +198,11 @@ static void check_kept(attn_variant var, const attn_dims *dims, const attn_input
     CHECK(attn_plan_backward(&kept, in, dout, y_kept, &b.g, ws_kept, kept.workspace_bytes, &detail) == ATTN_ERR_SHAPE,
           "%s: attn_plan_backward on a kept plan", attn_variant_id(var));
     s = attn_plan_backward_kept(&kept, in, dout, y_kept, NULL, &b.g, ws_kept, kept.workspace_bytes, &detail);
-    CHECK(softmax_type ? s == ATTN_ERR_SHAPE && strstr(detail, "lse") : s == ATTN_OK,
-          "%s: backward_kept without lse: %s %s", attn_variant_id(var), attn_status_string(s), detail);
+    CHECK(kept.kept_floats ? s == ATTN_ERR_SHAPE && strstr(detail, "kept") : s == ATTN_OK,
+          "%s: backward_kept without kept: %s %s", attn_variant_id(var), attn_status_string(s), detail);
     s = attn_plan_run_kept(&kept, in, y_kept, NULL, ws_kept, kept.workspace_bytes, &detail);
-    CHECK(softmax_type ? s == ATTN_ERR_SHAPE && strstr(detail, "lse") : s == ATTN_OK,
-          "%s: run_kept without lse: %s %s", attn_variant_id(var), attn_status_string(s), detail);
+    CHECK(kept.kept_floats ? s == ATTN_ERR_SHAPE && strstr(detail, "kept") : s == ATTN_OK,
+          "%s: run_kept without kept: %s %s", attn_variant_id(var), attn_status_string(s), detail);
     CHECK(attn_plan_run_kept(&kept, in, y_kept, lse, ws_kept, kept.workspace_bytes - 16, &detail) ==
               (kept.workspace_bytes >= 16 ? ATTN_ERR_MEMORY : ATTN_OK), "%s: a short workspace", attn_variant_id(var));
     s = attn_plan_make(var, dims, opt, ATTN_WANT_KEPT | ATTN_WANT_WEIGHTS, &kept, &detail);

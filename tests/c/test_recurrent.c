@@ -9,7 +9,8 @@
  * scans over the halves of a sequence, the second from the first's state, give the whole's.
  * The backward (attn_recurrent_backward): the gradients of sum(dy * y) + sum(dF * S_n) for q, k,
  * v, g, beta and s0 against float64 central differences of that loss (each element within
- * 1e-4 + 1e-3 max|ref| of its array), the same bits for every checkpoint spacing, and its y the
+ * 1e-4 + 1e-3 max|ref| of its array), the same bits for every checkpoint spacing and from the
+ * checkpoints a scan keeps (a kept forward pass's), and its y the
  * scan's. */
 #include <math.h>
 #include <stdio.h>
@@ -146,7 +147,7 @@ static void run_case(recurrent_rule rule, int n, int d, int dv, int g_cols, int 
     for (int i = 0; s0 && i < d * dv; i++) s0[i] = rnd();
     float *y = floats((size_t)n * dv), *S = floats((size_t)d * dv), *scratch = floats((size_t)attn_recurrent_scan_scratch(d, dv));
     attn_recurrent_io io = {n, d, dv, g_cols, 1.0f / sqrtf((float)d), q, k, v, g, beta, s0, y};
-    attn_recurrent_scan(rule, &io, 0, dv, S, scratch);
+    attn_recurrent_scan(rule, &io, 0, dv, S, scratch, 0);
 
     double *ry = malloc((size_t)n * dv * sizeof *ry), *rS = malloc((size_t)d * dv * sizeof *rS);
     reference(rule, &io, ry, rS);
@@ -157,18 +158,18 @@ static void run_case(recurrent_rule rule, int n, int d, int dv, int g_cols, int 
 
     /* columns one at a time, and in two uneven pieces: the same bits */
     float *y2 = floats((size_t)n * dv), *S2 = floats((size_t)d * dv);
-    for (int j = 0; j < dv; j++) attn_recurrent_scan(rule, &(attn_recurrent_io){n, d, dv, g_cols, io.scale, q, k, v, g, beta, s0, y2}, j, j + 1, S2, scratch);
+    for (int j = 0; j < dv; j++) attn_recurrent_scan(rule, &(attn_recurrent_io){n, d, dv, g_cols, io.scale, q, k, v, g, beta, s0, y2}, j, j + 1, S2, scratch, 0);
     CHECK(!memcmp(y, y2, (size_t)n * dv * sizeof *y) && !memcmp(S, S2, (size_t)d * dv * sizeof *S),
           "%s: one column at a time differs from one scan", label);
     /* the first half, then the second from its state: the whole's bits */
     int half = n / 2;
     attn_recurrent_io first = {half, d, dv, g_cols, io.scale, q, k, v, g, beta, s0, y2};
-    attn_recurrent_scan(rule, &first, 0, dv, S2, scratch);
+    attn_recurrent_scan(rule, &first, 0, dv, S2, scratch, 0);
     float *mid = floats((size_t)d * dv);
     memcpy(mid, S2, (size_t)d * dv * sizeof *mid);
     attn_recurrent_io second = {n - half, d, dv, g_cols, io.scale, q + (size_t)half * d, k + (size_t)half * d,
                                 v + (size_t)half * dv, g + (size_t)half * g_cols, beta + half, mid, y2 + (size_t)half * dv};
-    attn_recurrent_scan(rule, &second, 0, dv, S2, scratch);
+    attn_recurrent_scan(rule, &second, 0, dv, S2, scratch, 0);
     CHECK(!memcmp(y, y2, (size_t)n * dv * sizeof *y) && !memcmp(S, S2, (size_t)d * dv * sizeof *S),
           "%s: two halves (the second from the first's state) differ from the whole", label);
 
@@ -229,16 +230,16 @@ static void wrapper_case(recurrent_rule rule, int n, int d, int dv, int g_cols) 
     for (int t = 0; t < n; t++) beta[t] = 0.5f * (rnd() + 1.0f);
     float *y = floats(nv), *S = floats(st), *scratch = floats((size_t)attn_recurrent_scan_scratch(d, dv));
     attn_recurrent_io io = {n, d, dv, g_cols, 1.0f / sqrtf((float)d), q, k, v, g, beta, 0, y};
-    attn_recurrent_scan(rule, &io, 0, dv, S, scratch);
+    attn_recurrent_scan(rule, &io, 0, dv, S, scratch, 0);
 
     arena measure = {0, 0, 1, 1};
     attn_recurrent_weights(rule, &io, 0, &measure);
     uint64_t bytes = measure.used;
     measure = (arena){0, 0, 1, 1};
-    attn_recurrent_forward(rule, &io, 0, &measure);
+    attn_recurrent_forward(rule, &io, 0, 0, &measure);
     bytes = measure.used > bytes ? measure.used : bytes;
     measure = (arena){0, 0, 1, 1};
-    attn_recurrent_backward_run(rule, &io, 0, 0, &measure);
+    attn_recurrent_backward_run(rule, &io, 0, 0, 0, 0, &measure);
     bytes = measure.used > bytes ? measure.used : bytes;
     void *ws = aligned_alloc(16, (size_t)((bytes + 15) & ~(uint64_t)15) + 16);
 
@@ -257,7 +258,7 @@ static void wrapper_case(recurrent_rule rule, int n, int d, int dv, int g_cols) 
 
     float *y2 = floats(nv), *S2 = floats(st);
     io.y = y2;
-    attn_recurrent_forward(rule, &io, S2, &(arena){ws, 0, 0, 1});
+    attn_recurrent_forward(rule, &io, S2, 0, &(arena){ws, 0, 0, 1});
     CHECK(!memcmp(y, y2, nv * sizeof *y) && !memcmp(S, S2, st * sizeof *S), "%s: attn_recurrent_forward differs from the scan", label);
 
     float *dy = floats(nv), *all = floats(2 * (2 * nd + nv + (size_t)n * g_cols + n));
@@ -268,9 +269,9 @@ static void wrapper_case(recurrent_rule rule, int n, int d, int dv, int g_cols) 
     size_t len[] = {nd, nd, nv, (size_t)n * g_cols, (size_t)n};
     for (int f = 0; f < 10; f++) *fields[f] = at, at += len[f % 5];
     mine.s0 = chunk1.s0 = 0;
-    attn_recurrent_backward_run(rule, &io, dy, &mine, &(arena){ws, 0, 0, 1});
-    float *work = floats(attn_recurrent_backward_floats(n, d, dv, 1));
-    attn_recurrent_backward(rule, &io, dy, 0, 1, &chunk1, work);
+    attn_recurrent_backward_run(rule, &io, dy, 0, 0, &mine, &(arena){ws, 0, 0, 1});
+    float *work = floats(attn_recurrent_backward_floats(n, d, dv, 1, 1));
+    attn_recurrent_backward(rule, &io, dy, 0, 1, 0, &chunk1, work);
     size_t half = (size_t)(at - all) / 2;
     if (!attn_recurrent_gated(rule)) memset(mine.g, 0, len[3] * sizeof(float)), memset(chunk1.g, 0, len[3] * sizeof(float));
     if (!attn_recurrent_delta(rule)) memset(mine.beta, 0, len[4] * sizeof(float)), memset(chunk1.beta, 0, len[4] * sizeof(float));
@@ -299,12 +300,22 @@ static double grad_case(recurrent_rule rule, int n, int d, int dv, int g_cols, i
     float *gq = floats(nd), *gk = floats(nd), *gv = floats(nv), *gg = floats((size_t)n * g_cols), *gb = floats((size_t)n);
     float *gs = floats(st);
     attn_recurrent_grads grads = {gq, gk, gv, gg, gb, gs};
-    int chunks[] = {1, 2, 3, n}, first = 1;
+    /* the last: from the checkpoints a scan kept (a kept forward pass's), at the scan's spacing */
+    int spacing = 1;
+    while (spacing * spacing < n) spacing++;
+    int chunks[] = {1, 2, 3, n, spacing}, first = 1;
     float *keep = floats(2 * nd + nv + (size_t)n * g_cols + n + st);
-    for (int c = 0; c < 4; c++) {
-        float *work = floats(attn_recurrent_backward_floats(n, d, dv, chunks[c]));
-        attn_recurrent_backward(rule, &io, dy, dF, chunks[c], &grads, work);
-        free(work);
+    for (int c = 0; c < 5; c++) {
+        float *kept = 0;
+        if (c == 4) {
+            float *S_kept = floats(st), *scan_scratch = floats((size_t)attn_recurrent_scan_scratch(d, dv));
+            kept = floats(attn_recurrent_checkpoint_floats(n, d, dv));
+            attn_recurrent_scan(rule, &io, 0, dv, S_kept, scan_scratch, kept);
+            free(S_kept), free(scan_scratch);
+        }
+        float *work = floats(attn_recurrent_backward_floats(n, d, dv, chunks[c], !kept));
+        attn_recurrent_backward(rule, &io, dy, dF, chunks[c], kept, &grads, work);
+        free(work), free(kept);
         float *all[] = {gq, gk, gv, gg, gb, gs};
         size_t len[] = {nd, nd, nv, (size_t)n * g_cols, (size_t)n, st};
         size_t at = 0;
@@ -314,8 +325,8 @@ static double grad_case(recurrent_rule rule, int n, int d, int dv, int g_cols, i
             if (first)
                 memcpy(keep + at, all[a], len[a] * sizeof(float));
             else
-                CHECK(!memcmp(keep + at, all[a], len[a] * sizeof(float)), "%s: chunk %d gives other bits than chunk 1 (array %d)",
-                      label, chunks[c], a);
+                CHECK(!memcmp(keep + at, all[a], len[a] * sizeof(float)), "%s: chunk %d%s gives other bits than chunk 1 (array %d)",
+                      label, chunks[c], c == 4 ? " from kept checkpoints" : "", a);
             at += len[a];
         }
         first = 0;
@@ -323,7 +334,7 @@ static double grad_case(recurrent_rule rule, int n, int d, int dv, int g_cols, i
     /* y from the backward's forward pass: the scan's bits */
     float *y2 = floats(nv), *S2 = floats(st), *scratch = floats((size_t)attn_recurrent_scan_scratch(d, dv));
     io.y = y2;
-    attn_recurrent_scan(rule, &io, 0, dv, S2, scratch);
+    attn_recurrent_scan(rule, &io, 0, dv, S2, scratch, 0);
     CHECK(!memcmp(y, y2, nv * sizeof *y), "%s: the backward's y differs from the scan's", label);
 
     problem p = {rule, n, d, dv, g_cols, io.scale, doubles(q, nd), doubles(k, nd), doubles(v, nv),
