@@ -21,7 +21,8 @@ export const USAGE = `attnlab benchmark: \`npm run bench\` (node bench/run.mjs a
   node bench/run.mjs --sizes 64,256     other sizes (development)
   node bench/run.mjs --skip native,onnxruntime-web,...   leave contenders out (development);
                                         also backward (the backward pass), tfjs-wasm-grad,
-                                        training (the training part), threads and throughput
+                                        training (the training part), recurrent, threads and
+                                        throughput
   node bench/run.mjs --training-only    measure only the training part and put it into the
                                         recorded results (results.json / results.md of --out)
   node bench/run.mjs --threads-only     the same for the threads part (bench/threads.mjs)
@@ -36,7 +37,9 @@ lab.attentionGrad against lab.attention (SIMD and relaxed builds, n = 1024 and 4
 when --quick), the tfjs-wasm gradient of softmax attention, and softmax's backward memory at
 n = 32768 (8192 when --quick). Then training: lab.model's training step against the same model
 trained with tfjs-wasm (reference shape dModel 96, 4 layers, seqLen 64, batch 16), every variant at
-that shape and at each task's defaults, and generation ms/token against position. Then threads
+that shape and at each task's defaults, and generation ms/token against position. Then the
+recurrent family against linear attention, forward and backward, interleaved (bench/recurrent.mjs,
+bench/recurrent.md). Then threads
 (bench/threads.mjs) and training tokens/s of every variant at seqLen 64 … 2048, one thread and all
 (bench/throughput.mjs), each thread count in a process of its own. See bench/README.md.`;
 

@@ -25,6 +25,7 @@ import { peaksAfter, peaksBefore, relaxedSupported } from './peak.mjs';
 import { callInputs, callOptions, D, DV, dimsFor, flops, H, HUGE_N, makeInputs, Plan, PREWARM_N, RANK, selectVariants, BENCH_OPTIONS } from './plan.mjs';
 import { plainJs } from './plain-js.mjs';
 import { log, Record } from './record.mjs';
+import { recurrentPhase } from './recurrent.mjs';
 import { writeReports } from './report.mjs';
 import { tfjsWasm } from './tfjs-wasm.mjs';
 import { threadsPhase } from './threads.mjs';
@@ -177,6 +178,7 @@ async function main() {
   results.paired = await pairedPhase({ builds, externals: externals.filter((c) => !c.error), registry, variants, sizes: cfg.sizes, quick: cfg.quick, peakCfg: before.simd128.best });
   results.backward = cfg.want('backward') ? await backwardPhase({ builds, registry, variants, quick: cfg.quick, want: cfg.want }) : null;
   results.training = cfg.want('training') ? await trainingPhase(trainingContext(builds, before, cfg, machine)) : null;
+  results.recurrent = cfg.want('recurrent') ? await recurrentPhase({ quick: cfg.quick, dir: cfg.out, log }) : null; // bench/recurrent.md
   for (const c of all) await c.dispose();
   results.threads = cfg.want('threads') ? await threadsPhase({ quick: cfg.quick, dir: cfg.out, log }) : null; // bench/threads.md
   results.throughput = cfg.want('throughput') ? await throughputPhase({ quick: cfg.quick, dir: cfg.out, log, machine }) : null; // bench/throughput.md

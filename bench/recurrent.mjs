@@ -1,0 +1,123 @@
+// The recurrent family (docs/contract.md, "The recurrent family") against linear attention, as
+// ratios from interleaved rounds of one process: SIMD build, one thread, d = dv = 64, n = 256,
+// 1024, 4096 and 16384 (256 and 1024 with --quick). Each round calls, once each and starting from
+// a different one:
+//   forward        attention(id, inputs) of linear (the main benchmark's: not causal), linear
+//                  causal (the same causal recurrence with elu+1 features and a normaliser) and
+//                  every recurrent variant (causal by construction)
+//   kept backward  result.backward(dOutput) of one kept forward pass (which kept the state's
+//                  checkpoints: the backward recomputes chunk by chunk, no scan of its own first)
+//   attentionGrad  attentionGrad(id, inputs, dOutput), which runs the forward pass too
+// so load from other processes hits them alike. Goals: plain-linear and gla within 1.5× of
+// linear's forward time; the kept backward within 4× of the forward. The delta rules' ratio to
+// linear is recorded, not held to a bound: they sweep the state twice a token (u needs S̃ᵀk
+// before the write), where the other rules sweep it once.
+//
+//   node --experimental-wasm-relaxed-simd bench/recurrent.mjs [--quick] [--out DIR]
+//
+// Writes recurrent.md and recurrent.json (recurrent-quick.* with --quick) into DIR (bench/).
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { recurrentRange } from '../src/js/reference.js';
+import { uniformArray } from '../src/js/prng.js';
+import { commitText, machineInfo, respawnWithFlags } from './cli.mjs';
+import { CONTENDED, roundRobin } from './measure.mjs';
+import { D, DV } from './plan.mjs';
+import { fmtMs, writeRecorded } from './record.mjs';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const BINDING = new URL('../dist/attnlab.js', import.meta.url).href;
+export const FORWARD_GOAL = 1.5; // plain-linear and gla / linear
+export const BACKWARD_GOAL = 4; // kept backward / forward
+const roundsFor = (n, quick) => (quick ? 5 : n >= 16384 ? 7 : 11);
+const x2 = (r) => (r == null ? '–' : `${r.toFixed(2)}×`);
+const cell = (s) => `${fmtMs(s.median_ms)} ±${(50 * (s.q3_ms - s.q1_ms) / s.median_ms).toFixed(0)}%${s.cpu_wall_ratio < CONTENDED ? ' †' : ''}`;
+
+/** The inputs of one variant at n: the main benchmark's uniform arrays, moved into the family's range. */
+function inputsFor(variant, n) {
+  const dims = { n, d: D, dv: DV };
+  const o = { ...dims };
+  for (const { name, shape, optional } of variant.inputs) {
+    if (optional) continue; // s0: the state starts at zero
+    o[name] = uniformArray(shape.reduce((p, s) => p * dims[s], 1), n, name);
+  }
+  if (variant.family === 'recurrent') recurrentRange(o);
+  return o;
+}
+
+export async function recurrentPhase({ quick = false, dir = HERE, log = console.log } = {}) {
+  const { init } = await import(BINDING);
+  const lab = await init({ simd: true, threads: 1, fresh: true });
+  const sizes = quick ? [256, 1024] : [256, 1024, 4096, 16384];
+  const family = lab.variants.filter((v) => v.family === 'recurrent');
+  const linear = lab.variants.find((v) => v.id === 'linear');
+  const delta = (v) => v.inputs.some((i) => i.name === 'beta'); // the delta rules read beta
+  const machine = machineInfo();
+  log(`\nrecurrent: SIMD build, one thread, d = dv = ${D}, n = ${sizes.join(', ')}; ${family.map((v) => v.id).join(', ')} against linear`);
+  const rows = [];
+  for (const n of sizes) {
+    const dOutput = uniformArray(n * DV, n, 'dOutput');
+    const linearInputs = inputsFor(linear, n);
+    const entries = [
+      { key: 'linear', fn: () => lab.attention('linear', linearInputs) },
+      { key: 'linear causal', fn: () => lab.attention('linear', linearInputs, { causal: true }) },
+    ];
+    for (const v of family) {
+      const inputs = inputsFor(v, n), kept = lab.attention(v.id, inputs, { keep: true });
+      entries.push({ key: `${v.id} forward`, fn: () => lab.attention(v.id, inputs) });
+      entries.push({ key: `${v.id} kept backward`, fn: () => kept.backward(dOutput) });
+      entries.push({ key: `${v.id} attentionGrad`, fn: () => lab.attentionGrad(v.id, inputs, dOutput) });
+    }
+    const rounds = roundsFor(n, quick);
+    const t = await roundRobin(entries, rounds);
+    const lin = t.linear.median_ms, linCausal = t['linear causal'].median_ms;
+    for (const v of family) {
+      const f = t[`${v.id} forward`], b = t[`${v.id} kept backward`], g = t[`${v.id} attentionGrad`];
+      rows.push({
+        n, variant: v.id, delta: delta(v), rounds, forward: f, kept_backward: b, attention_grad: g, linear: t.linear, linear_causal: t['linear causal'],
+        vs_linear: f.median_ms / lin, vs_linear_causal: f.median_ms / linCausal,
+        kept_backward_ratio: b.median_ms / f.median_ms, attention_grad_ratio: g.median_ms / f.median_ms,
+      });
+      log(`  n=${n} ${v.id}: forward ${fmtMs(f.median_ms)} ms (${x2(f.median_ms / lin)} linear, ${x2(f.median_ms / linCausal)} linear causal); kept backward ${x2(b.median_ms / f.median_ms)}, attentionGrad ${x2(g.median_ms / f.median_ms)} the forward`);
+    }
+  }
+  lab.dispose();
+  const goals = [];
+  for (const r of rows) {
+    if (!r.delta) goals.push({ goal: `${r.variant} forward / linear forward`, n: r.n, value: r.vs_linear, limit: FORWARD_GOAL, met: r.vs_linear <= FORWARD_GOAL });
+    goals.push({ goal: `${r.variant} kept backward / forward`, n: r.n, value: r.kept_backward_ratio, limit: BACKWARD_GOAL, met: r.kept_backward_ratio <= BACKWARD_GOAL });
+  }
+  const L = [];
+  L.push('# The recurrent family against linear attention', '');
+  L.push(`${machine.cpu} (${machine.cores} cores), Node ${machine.node}, ${machine.platform}; ${machine.date.slice(0, 10)}; commit ${commitText(machine)}. ` +
+    `SIMD build, one thread, d = dv = ${D}; inputs uniform in [−1, 1) (the main benchmark's), moved into the family's range (g = −softplus, β = sigmoid, unit keys for the delta rules: \`recurrentRange\` of src/js/reference.js); no s0. ` +
+    `Load average (1 min) at the start / end: ${machine.loadavg_start.toFixed(2)} / ${os.loadavg()[0].toFixed(2)}. Written by \`node bench/recurrent.mjs\`${quick ? ' --quick' : ''} (a part of \`npm run bench\`).`, '');
+  L.push('Every time is the median over interleaved rounds (each round calls every entry of its n once, starting from a different one, so load from other processes hits them alike) ± half the IQR; † marks less than 90 % CPU/wall. Ratios are of medians from the same rounds.', '');
+  L.push('## Goals', '', '| goal | n | measured | required | status |', '|---|---:|---:|---:|---|');
+  for (const g of goals) L.push(`| ${g.goal} | ${g.n} | ${x2(g.value)} | ≤ ${g.limit}× | ${g.met ? '✅ met' : '❌ not met'} |`);
+  L.push('', `${goals.filter((g) => g.met).length} met, ${goals.filter((g) => !g.met).length} not met.`, '');
+  L.push('## Forward', '', '*linear* is the main benchmark\'s (not causal: a state, then one read-out per row); *linear causal* is the same family\'s causal form, the closer kin of a scan.', '');
+  L.push('| n | variant | forward ms | / linear | / linear causal | linear ms | linear causal ms |', '|---:|---|---:|---:|---:|---:|---:|');
+  for (const r of rows) L.push(`| ${r.n} | ${r.variant} | ${cell(r.forward)} | ${x2(r.vs_linear)} | ${x2(r.vs_linear_causal)} | ${cell(r.linear)} | ${cell(r.linear_causal)} |`);
+  L.push('', '## Backward', '', '*kept backward* is `backward(dOutput)` of a kept forward pass (from its checkpoints); *attentionGrad* runs the forward pass first, so it includes one.', '');
+  L.push('| n | variant | kept backward ms | / forward | attentionGrad ms | / forward |', '|---:|---|---:|---:|---:|---:|');
+  for (const r of rows) L.push(`| ${r.n} | ${r.variant} | ${cell(r.kept_backward)} | ${x2(r.kept_backward_ratio)} | ${cell(r.attention_grad)} | ${x2(r.attention_grad_ratio)} |`);
+  L.push('', '## Why the delta rules take longer', '',
+    'A token of plain-linear or gla is one sweep over the rows of S: decay the row, add k_i·u, add q_i times the row to y. The delta rule needs u = β(v − S̃ᵀk) before it can write, and S̃ᵀk reads every row of the decayed state, so a token is two sweeps (the first decays and reads, the second writes and reads out): about twice the loads and stores of S, which is what bounds the scan (S, 16 KiB at d = dv = 64, stays in the L1 cache). gated-deltanet adds the d exponentials of its decay to that.', '');
+  const md = L.join('\n');
+  const results = { meta: { ...machine, loadavg_end: os.loadavg()[0], quick, sizes, d: D, dv: DV }, rows, goals };
+  writeRecorded(dir, 'recurrent', quick, md, results);
+  return results;
+}
+
+const isMain = process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1]);
+if (isMain) {
+  // the main benchmark's allocator settings (cli.mjs ALLOCATOR_ENV): a child process with them
+  const status = respawnWithFlags(fileURLToPath(import.meta.url), () => true);
+  if (status != null) process.exit(status);
+  const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, out: { type: 'string' } } });
+  recurrentPhase({ quick: values.quick, dir: values.out ? path.resolve(values.out) : HERE })
+    .catch((e) => { console.error(e?.stack ?? e); process.exit(1); });
+}
