@@ -251,7 +251,12 @@ function renderCompare() {
     }
     if (!set.y) buildCard(set, id, r, baseId);
     const { n, dv } = r.dims;
-    set.stat.textContent = id === baseId ? `baseline · ${fmtMs(r.timing.median)}` : `max |Δy| ${fmt(r.maxAbs)} · NMSE ${fmt(r.nmse)} · ${fmtMs(r.timing.median)}`;
+    // a variant causal by construction runs causal whatever the box says: Δy then also holds the
+    // baseline's look-ahead, so say so
+    const base = results[baseId], causal = !!r.options?.causal;
+    const mismatch = id !== baseId && base?.options && causal !== !!base.options.causal
+      ? ` · ${causal ? 'causal' : 'not causal'}, ${baseId} ${base.options.causal ? 'causal' : 'not causal'}` : '';
+    set.stat.textContent = id === baseId ? `baseline · ${fmtMs(r.timing.median)}` : `max |Δy| ${fmt(r.maxAbs)} · NMSE ${fmt(r.nmse)} · ${fmtMs(r.timing.median)}${mismatch}`;
     if (r.weights) {
       set.hostA.closest('figure').hidden = false;
       const own = shared?.ownA.has(id);

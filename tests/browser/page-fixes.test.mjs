@@ -435,6 +435,15 @@ describe('attnlab page: edge cases', () => {
     assert.equal(await page.isChecked('#causal'), true);
     assert.equal(await page.isDisabled('#causal'), true, 'causal by construction: the box cannot be unchecked');
     assert.match(await page.textContent('#weights-note'), /either sign/);
+    // compare: gla runs causal (by construction) against a baseline the unchecked box left not
+    // causal, and its card says so; linear, causal as the baseline, says nothing of it
+    const cmp = await newPage(t, { hash: '#v=gated-deltanet&n=16&d=8&dv=8&seed=3&cmp=gla,linear' });
+    await idle(cmp);
+    await cmp.waitForFunction(() => document.querySelectorAll('#compare-grid .compare-card').length >= 2, null, { timeout: 30000 });
+    const stat = (id) => cmp.$eval(`#compare-grid .compare-card[data-variant="${id}"]`, (c) => c.textContent);
+    assert.match(await stat('gla'), /causal, softmax not causal/, 'the gla card names the causal mismatch');
+    assert.doesNotMatch(await stat('linear'), /softmax not causal/, 'linear runs as the baseline does');
+    assertNoProblems(cmp);
     // back to softmax: the sequential map from 0 again, per-row colours available
     await chooseVariant(page, 'softmax');
     assert.equal(await page.$eval(canvas, (c) => Number(c.dataset.vmin)), 0, 'softmax\'s A starts at 0');
