@@ -152,9 +152,12 @@ uint64_t attn_recurrent_checkpoint_floats(int n, int d, int dv) {
     return (uint64_t)chunks_of(n, checkpoint_spacing(n)) * (uint64_t)d * (uint64_t)dv;
 }
 
-void attn_recurrent_scan(recurrent_rule rule, const attn_recurrent_io *io, int c0, int c1, float *S,
-                         float *scratch, float *checkpoints) {
-    int w = c1 - c0, d = io->d, dv = io->dv, spacing = checkpoint_spacing(io->n);
+/* The scan over columns [c0, c1), keeping those columns of the state before every spacing-th
+ * token in checkpoints when it is not NULL: the pool's forward pass (spacing ceil(sqrt(n))) and
+ * the backward's own forward pass (its chunk) are this one loop. */
+static void scan_columns(recurrent_rule rule, const attn_recurrent_io *io, int c0, int c1, float *S, float *scratch,
+                         float *checkpoints, int spacing) {
+    int w = c1 - c0, d = io->d, dv = io->dv;
     load_state(io, c0, w, S + c0);
     for (int t = 0; t < io->n; t++) {
         if (checkpoints && t % spacing == 0)
@@ -162,6 +165,11 @@ void attn_recurrent_scan(recurrent_rule rule, const attn_recurrent_io *io, int c
                 attn_copy(checkpoints + (size_t)(t / spacing) * d * dv + (size_t)i * dv + c0, S + (size_t)i * dv + c0, w);
         step(rule, io, t, c0, w, S + c0, S + c0, scratch, scratch + w, 0);
     }
+}
+
+void attn_recurrent_scan(recurrent_rule rule, const attn_recurrent_io *io, int c0, int c1, float *S,
+                         float *scratch, float *checkpoints) {
+    scan_columns(rule, io, c0, c1, S, scratch, checkpoints, checkpoint_spacing(io->n));
 }
 
 int64_t attn_recurrent_scan_scratch(int d, int w) { return (int64_t)w + d; }
@@ -351,13 +359,8 @@ void attn_recurrent_backward(recurrent_rule rule, const attn_recurrent_io *io, c
     float *dS = S + state, *r = dS + state, *u = r + (size_t)chunk * dv, *du = u + dv, *decay = du + dv;
     float *dg_rows = decay + d; /* one decay a token: the rows' terms, summed into g's gradient */
     const float *ckpt = kept ? kept : own;
-    if (!kept) { /* forward: y, the checkpoints, and the final state in S */
-        load_state(io, 0, dv, S);
-        for (int t = 0; t < n; t++) {
-            if (t % chunk == 0) attn_copy(own + (size_t)(t / chunk) * state, S, (int)state);
-            step(rule, io, t, 0, dv, S, S, u, decay, 0);
-        }
-    }
+    /* forward: y, the checkpoints, and the final state in S; scratch: u and du (dv + d <= 2 dv + d) */
+    if (!kept) scan_columns(rule, io, 0, dv, S, u, own, chunk);
     if (d_final)
         attn_copy(dS, d_final, (int)state);
     else
@@ -374,16 +377,16 @@ void attn_recurrent_backward(recurrent_rule rule, const attn_recurrent_io *io, c
             float beta = delta ? io->beta[t] : 1.0f;
             read_out_sweep(d, dv, io->scale, io->q + (size_t)t * d, k, dy + (size_t)t * dv, buf + (size_t)s * state,
                            dS, du, grads->q + (size_t)t * d);
+            const float *ut = io->v + (size_t)t * dv; /* u = v, but for the delta rules: */
             if (delta) { /* dbeta = du . r;  u = beta r */
                 grads->beta[t] = dot_lanes(du, rt, dv);
                 for (int j = 0; j < dv; j++) u[j] = beta * rt[j];
-            } else {
-                attn_copy(u, io->v + (size_t)t * dv, dv);
+                ut = u;
             }
             for (int j = 0; j < dv; j++) grads->v[(size_t)t * dv + j] = beta * du[j];
             if (gated) decays(io, t, decay);
             float *dg = !gated ? 0 : io->g_cols == 1 ? dg_rows : grads->g + (size_t)t * d;
-            write_sweep(d, dv, delta, beta, k, gated ? decay : 0, Sprev, u, du, dS, grads->k + (size_t)t * d, dg);
+            write_sweep(d, dv, delta, beta, k, gated ? decay : 0, Sprev, ut, du, dS, grads->k + (size_t)t * d, dg);
             if (gated && io->g_cols == 1) {
                 float total = 0.0f;
                 for (int i = 0; i < d; i++) total += dg_rows[i];
