@@ -28,10 +28,10 @@ const elements = (shape, dims) => shape.reduce((p, s) => p * dims[s], 1);
 
 /**
  * Inputs of one size, generated on first use (a skipped variant allocates nothing): array `name`
- * is uniformArray(count, n, name) from src/js/prng.js, which native.c reproduces.
+ * is uniformArray(count, n, name) from src/js/prng.js, which native.c reproduces. dims: the
+ * benchmark's at n unless given (bench/recurrent.mjs's widths).
  */
-export function makeInputs(n) {
-  const dims = dimsFor(n);
+export function makeInputs(n, dims = dimsFor(n)) {
   const cache = new Map();
   return {
     dims,

@@ -23,11 +23,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { recurrentRange } from '../src/js/reference.js';
-import { uniformArray } from '../src/js/prng.js';
 import { commitText, machineInfo, respawnWithFlags } from './cli.mjs';
 import { CONTENDED, roundRobin } from './measure.mjs';
-import { D, DV } from './plan.mjs';
+import { callInputs, D, dimsFor, DV, makeInputs } from './plan.mjs';
 import { fmtMs, writeRecorded } from './record.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -37,18 +35,6 @@ export const BACKWARD_GOAL = 4; // kept backward / forward
 const roundsFor = (n, quick) => (quick ? 5 : n >= 16384 ? 9 : 15);
 const x2 = (r) => (r == null ? '–' : `${r.toFixed(2)}×`);
 const cell = (s) => `${fmtMs(s.median_ms)} ±${(50 * (s.q3_ms - s.q1_ms) / s.median_ms).toFixed(0)}%${s.cpu_wall_ratio < CONTENDED ? ' †' : ''}`;
-
-/** The inputs of one variant at n: the main benchmark's uniform arrays, moved into the family's range. */
-function inputsFor(variant, n) {
-  const dims = { n, d: D, dv: DV };
-  const o = { ...dims };
-  for (const { name, shape, optional } of variant.inputs) {
-    if (optional) continue; // s0: the state starts at zero
-    o[name] = uniformArray(shape.reduce((p, s) => p * dims[s], 1), n, name);
-  }
-  if (variant.family === 'recurrent') recurrentRange(o);
-  return o;
-}
 
 export async function recurrentPhase({ quick = false, dir = HERE, log = console.log } = {}) {
   const { init } = await import(BINDING);
@@ -61,14 +47,15 @@ export async function recurrentPhase({ quick = false, dir = HERE, log = console.
   log(`\nrecurrent: SIMD build, one thread, d = dv = ${D}, n = ${sizes.join(', ')}; ${family.map((v) => v.id).join(', ')} against linear`);
   const rows = [];
   for (const n of sizes) {
-    const dOutput = uniformArray(n * DV, n, 'dOutput');
-    const linearInputs = inputsFor(linear, n);
+    const data = makeInputs(n); // the main benchmark's arrays; callInputs moves the family's into range
+    const dOutput = data.get('dOutput', ['n', 'dv']);
+    const linearInputs = callInputs(linear, lab.variants, data);
     const entries = [
       { key: 'linear', fn: () => lab.attention('linear', linearInputs) },
       { key: 'linear causal', fn: () => lab.attention('linear', linearInputs, { causal: true }) },
     ];
     for (const v of family) {
-      const inputs = inputsFor(v, n), kept = lab.attention(v.id, inputs, { keep: true });
+      const inputs = callInputs(v, lab.variants, data), kept = lab.attention(v.id, inputs, { keep: true });
       entries.push({ key: `${v.id} forward`, fn: () => lab.attention(v.id, inputs) });
       entries.push({ key: `${v.id} kept backward`, fn: () => kept.backward(dOutput) });
       entries.push({ key: `${v.id} attentionGrad`, fn: () => lab.attentionGrad(v.id, inputs, dOutput) });
@@ -89,13 +76,8 @@ export async function recurrentPhase({ quick = false, dir = HERE, log = console.
   // the scan against the chunked form, by width: where the state outgrows the L1 cache
   const widths = quick ? [16, 64, 128] : [16, 32, 64, 128, 256], widthN = 4096, byWidth = [];
   for (const w of widths) {
-    const dims = { n: widthN, d: w, dv: w };
-    const arrays = (v) => {
-      const o = { ...dims };
-      for (const { name, shape, optional } of v.inputs) if (!optional) o[name] = uniformArray(shape.reduce((p, s) => p * dims[s], 1), widthN + w, name);
-      if (v.family === 'recurrent') recurrentRange(o);
-      return o;
-    };
+    const data = makeInputs(widthN, { ...dimsFor(widthN), d: w, dv: w });
+    const arrays = (v) => callInputs(v, lab.variants, data);
     const scans = family.filter((v) => !delta(v));
     const entries = [{ key: 'linear causal', fn: ((x) => () => lab.attention('linear', x, { causal: true }))(arrays(linear)) }];
     for (const v of scans) entries.push({ key: v.id, fn: ((x) => () => lab.attention(v.id, x))(arrays(v)) });
