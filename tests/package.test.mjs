@@ -21,7 +21,8 @@ const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const EXPECTED_FILES = ['dist/attnlab.js', 'dist/attnlab.d.ts', 'dist/errors.js', 'dist/model.js', 'dist/registry.js', 'dist/heap.js', 'dist/options.js', 'dist/tasks.js', 'dist/train.js',
   'dist/reference.js', 'dist/reference-model.js', 'dist/prng.js', 'dist/attnlab-simd.wasm', 'dist/attnlab-scalar.wasm',
   'dist/attnlab-relaxed.wasm', 'dist/attnlab-simd-threads.wasm', 'dist/attnlab-scalar-threads.wasm',
-  'dist/attnlab-relaxed-threads.wasm', 'dist/pool.js', 'dist/pool-worker.js', 'dist/kjv.txt', 'dist/kjv-index.json', 'package.json'];
+  'dist/attnlab-relaxed-threads.wasm', 'dist/pool.js', 'dist/pool-worker.js', 'dist/kjv.txt', 'dist/kjv-index.json',
+  'dist/internal.js', 'dist/webgpu.js', 'dist/webgpu-kernels.js', 'dist/webgpu.d.ts', 'package.json'];
 
 let tmp;
 let tarball;
@@ -87,6 +88,7 @@ test('the tarball installs offline into an empty ES-module project', () => {
 const CHECK_SCRIPT = String.raw`
 import { init, features, version, AttnError, tasks } from 'attnlab';
 import { reference } from 'attnlab/reference';
+import { initWebGPU, AttnError as GpuError } from 'attnlab/webgpu';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { readFileSync } from 'node:fs';
@@ -154,6 +156,14 @@ report.resolve.main = fileURLToPath(import.meta.resolve('attnlab'));
   model.dispose();
   report.reference = reference('fixed', { n: 2, dv: 1, v: [1, 3] }, { pattern: 'first' }).output[1];
 }
+{ // the WebGPU subpath loads in Node and says why it cannot run there
+  try {
+    await initWebGPU();
+    report.webgpu = { resolved: true };
+  } catch (e) {
+    report.webgpu = { code: e.code, message: e.message, sameClass: GpuError === AttnError };
+  }
+}
 console.log(JSON.stringify(report));
 `;
 
@@ -189,6 +199,9 @@ test('from the installed package: init() and every variant, on every build; wasm
   }
   assert.ok(report.model.after < report.model.before / 2, `a model trained through the package: loss ${report.model.before} -> ${report.model.after}`);
   assert.equal(report.reference, 1, 'attnlab/reference from the package');
+  assert.equal(report.webgpu.code, 'UNSUPPORTED', `attnlab/webgpu in Node: ${JSON.stringify(report.webgpu)}`);
+  assert.match(report.webgpu.message, /no navigator\.gpu/, 'attnlab/webgpu in Node says why');
+  assert.ok(report.webgpu.sameClass, 'attnlab/webgpu throws the AttnError of attnlab');
   const installed = path.join(project, 'node_modules', 'attnlab');
   for (const [file, x] of Object.entries(report.resolve)) {
     if (file === 'main') {

@@ -150,5 +150,6 @@ describe('attnlab.d.ts from the packed package', () => {
       gradShape: 'SHAPE', disposed: 'DISPOSED', load: 'LOAD',
     }, 'AttnError codes');
     for (const code of Object.values(report.errors)) assert.ok(D.errorCodes.includes(code), `AttnErrorCode lacks ${code}`);
+    assert.deepEqual(report.webgpu, { code: 'UNSUPPORTED', sameClass: true }, 'initWebGPU() in Node: UNSUPPORTED, with attnlab\'s AttnError');
   });
 });

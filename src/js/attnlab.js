@@ -15,7 +15,8 @@
 // data (inputs, output, weights, workspace), grows memory when a call needs more than any call
 // before it, and copies the results out into fresh Float32Arrays.
 
-import { AttnError, STATUS_CODES, align, describe, typedLength } from './errors.js';
+import { AttnError, STATUS_CODES, align, describe, overflowError, typedLength } from './errors.js';
+import { CHECK_CALL } from './internal.js';
 import { parseMetadata, describeOptions, describeDims } from './registry.js';
 import { Heap, PAGE, MAX_MEMORY } from './heap.js';
 import { Options } from './options.js';
@@ -542,12 +543,7 @@ class Instance {
   // options and inputs travel with the result, so backward cannot be handed another variant's or
   // shape's forward pass; it throws DISPOSED once the instance is disposed.
   #attentionKept(variant, opt, dims, arrays) {
-    for (const flag of ['weights', 'state']) {
-      if (opt[flag]) {
-        throw new AttnError('UNSUPPORTED', `options "keep" and "${flag}" do not go together: a kept forward pass returns ` +
-          `output and lse for result.backward(); call attention() without keep for ${flag}`);
-      }
-    }
+    checkKeepAlone(opt);
     this.#alive(); // reading the inputs ran the caller's getters, which may have disposed of this instance
     this.#writeControl(dims, opt);
     const { wsBytes, keptFloats } = this.#plan(variant, dims, opt, WANT_KEPT);
@@ -588,6 +584,21 @@ class Instance {
       this.#exports.attn_plan_backward_kept(base + PLAN_OFFSET, base + INPUTS_OFFSET, at['input:dOutput'],
         at['input:output'], at['input:kept'] ?? 0, base + this.#gradsOffset, wsOffset, wsBytes, base + DETAIL_OFFSET));
     return { output: kept.y.data.slice(), grads: result.grads };
+  }
+
+  // attention()'s reading and checks of a call, without the run (src/js/internal.js): the variant,
+  // options and dims as read, the plan's verdict on them, and the arrays as finite float32 (the
+  // caller's own Float32Arrays, not copies: read them before control returns to the caller).
+  [CHECK_CALL](id, inputs, options) {
+    const { variant, opt, dims, arrays } = this.#read(id, inputs, options);
+    if (opt.keep) checkKeepAlone(opt);
+    this.#alive(); // reading the inputs ran the caller's getters, which may have disposed of this instance
+    this.#writeControl(dims, opt);
+    const flags = opt.keep ? WANT_KEPT : (opt.weights ? WANT_WEIGHTS : 0) | (opt.state ? WANT_STATE : 0);
+    const { stateWidth } = this.#plan(variant, dims, opt, flags);
+    checkFiniteInJs(arrays);
+    const float32 = (a) => (a.data instanceof Float32Array ? a.data : Float32Array.from(a.data));
+    return { variant, opt, dims, stateWidth, arrays: arrays.map((a) => ({ name: a.name, shape: a.shape, count: a.count, cols: a.cols, data: float32(a) })) };
   }
 
   // The keys of inputs, each a dimension or an array some variant reads: a name no variant reads
@@ -719,15 +730,7 @@ class Instance {
     const result = {};
     for (const o of outputs) {
       const bad = Number(e.attn_find_nonfinite(o.offset, o.count));
-      if (bad >= 0) {
-        const what = o.grad ? `the gradient of ${o.name}` : o.name;
-        throw new AttnError('VALUE', `${what}[${Math.floor(bad / o.cols)}][${bad % o.cols}] came out ` +
-          `${this.#heap.f32()[(o.offset >>> 2) + bad]}: ` + (variant.family === 'recurrent'
-            ? 'the recurrent state left float32\'s range; keep g <= 0 (a decay e^g above 1 grows the state every token), ' +
-              'beta in [0, 1] and keys of unit norm, or scale the inputs down'
-            : 'an intermediate (a logit, exp or normaliser) left float32\'s range; scale the inputs down' +
-              (opt.scale != null ? ` or use a smaller scale than ${opt.scale}` : '') + (opt.eps === 0 ? ' or use eps > 0' : '')));
-      }
+      if (bad >= 0) throw overflowError(variant, opt, o.grad ? `the gradient of ${o.name}` : o.name, bad, o.cols, this.#heap.f32()[(o.offset >>> 2) + bad]);
       const heap = this.#heap.f32();
       result[o.grad ? `grad:${o.name}` : o.name] = heap.slice(o.offset >>> 2, (o.offset >>> 2) + o.count);
     }
@@ -824,6 +827,16 @@ function readArrays(specs, inputs, dims, given, parts) {
     if (!(a.value instanceof Float32Array)) checkFloat32(a, (i) => a.value[i], true);
   }
   return arrays;
+}
+
+// keep goes alone: a kept forward pass returns what its backward needs, nothing else.
+function checkKeepAlone(opt) {
+  for (const flag of ['weights', 'state']) {
+    if (opt[flag]) {
+      throw new AttnError('UNSUPPORTED', `options "keep" and "${flag}" do not go together: a kept forward pass returns ` +
+        `output and lse for result.backward(); call attention() without keep for ${flag}`);
+    }
+  }
 }
 
 function lengthError(a, length) {

@@ -22,6 +22,19 @@ export function describe(x) {
 /** attn_status values, by number, as AttnError codes (attnlab.h's enum order). */
 export const STATUS_CODES = Object.freeze([null, 'SHAPE', 'VALUE', 'UNKNOWN', 'UNSUPPORTED', 'MEMORY']);
 
+/**
+ * The VALUE error of an output that came out NaN or infinite from finite inputs: what[row][col]
+ * (index of an array of `cols` columns) and the likely cause, for the family of the variant.
+ */
+export function overflowError(variant, opt, what, index, cols, value) {
+  return new AttnError('VALUE', `${what}[${Math.floor(index / cols)}][${index % cols}] came out ${value}: ` +
+    (variant.family === 'recurrent'
+      ? 'the recurrent state left float32\'s range; keep g <= 0 (a decay e^g above 1 grows the state every token), ' +
+        'beta in [0, 1] and keys of unit norm, or scale the inputs down'
+      : 'an intermediate (a logit, exp or normaliser) left float32\'s range; scale the inputs down' +
+        (opt.scale != null ? ` or use a smaller scale than ${opt.scale}` : '') + (opt.eps === 0 ? ' or use eps > 0' : '')));
+}
+
 /** x rounded up to a multiple of `to`. */
 export function align(x, to) {
   return Math.ceil(x / to) * to;

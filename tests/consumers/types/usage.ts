@@ -7,6 +7,8 @@
 
 import { init, features, version, AttnError, tasks, evaluateHeldOut } from 'attnlab';
 import { loadCorpus } from 'attnlab/corpus';
+import { initWebGPU, AttnError as WebGPUError } from 'attnlab/webgpu';
+import type { WebGPULab, WebGPUInitOptions, WebGPUAdapterInfo } from 'attnlab/webgpu';
 import type {
   AttnLab, AttnErrorCode, AttentionInputs, AttentionOptions, AttentionResult, BuildName, DimInfo, Features,
   FixedPattern, GradOptions, GradResult, InitOptions, InputSpec, KeptResult, KnownVariantId, Matrix, MixtureComponent, OptionInfo,
@@ -25,6 +27,27 @@ const OPTION_KEYS: Record<keyof AttentionOptions, true> = {
   causal: true, weights: true, state: true, keep: true, scale: true, eps: true, tiling: true, components: true, alpha: true,
   alphaLogits: true, pattern: true, window: true,
 };
+const WEBGPU_KEYS: Record<keyof WebGPULab, true> = {
+  adapter: true, variants: true, options: true, dims: true, ready: true, attention: true, warmup: true, dispose: true,
+};
+const ADAPTER_KEYS: Record<keyof WebGPUAdapterInfo, true> = { vendor: true, architecture: true, description: true };
+
+/** attnlab/webgpu as a program uses it: the GPU when there is one, else the reason (Node: UNSUPPORTED). */
+async function onGpu(): Promise<{ code: AttnErrorCode | 'none'; sameClass: boolean }> {
+  const options: WebGPUInitOptions = { powerPreference: 'high-performance' };
+  try {
+    const gpu: WebGPULab = await initWebGPU(options);
+    const r: AttentionResult = await gpu.attention('softmax', { n: 2, d: 1, dv: 1, q: [1, 2], k: [1, 2], v: [1, 2] }, { causal: true });
+    void r.output;
+    await gpu.warmup(['softmax'], { d: 64, dv: 64 });
+    gpu.dispose();
+    return { code: 'none', sameClass: WebGPUError === AttnError };
+  } catch (err: unknown) {
+    if (!(err instanceof WebGPUError)) throw err;
+    return { code: err.code, sameClass: WebGPUError === AttnError };
+  }
+}
+
 const DIM_KEYS: Record<keyof AttnLab['dims'], true> = { n: true, d: true, dv: true, h: true, L: true, a: true, b: true, rank: true };
 const INPUT_KEYS: Record<keyof AttentionInputs, true> = {
   n: true, d: true, dv: true, h: true, L: true, a: true, b: true, rank: true, q: true, k: true, v: true, x: true, w1: true,
@@ -303,8 +326,9 @@ export async function exercise(env: Env) {
       gradOptions: keys(GRAD_OPTION_KEYS), grads: keys(GRAD_KEYS), gradResult: keys(GRAD_RESULT_KEYS), keptResult: keys(KEPT_RESULT_KEYS),
       features: keys(FEATURE_KEYS), instance: keys(INSTANCE_KEYS), model: keys(MODEL_KEYS), task: keys(TASK_KEYS), trainOptions: keys(TRAIN_OPTION_KEYS), variants: keys(KNOWN_VARIANTS), patterns: keys(PATTERNS),
       tilings: keys(TILINGS), builds: keys(BUILDS), errorCodes: keys(ERROR_CODES), optionTypes: keys(INFO_TYPES),
-      families: keys(FAMILIES),
+      families: keys(FAMILIES), webgpu: keys(WEBGPU_KEYS), adapter: keys(ADAPTER_KEYS),
     },
+    webgpu: await onGpu(),
     metadata: {
       epsDefault, causalPatterns, lDefaultsTo, windowMin, componentsMax, appliesTo, dimDescription, mixable, shapeOfFirst,
       gradTakesWindow,
@@ -377,6 +401,10 @@ export async function wrongCalls(lab: AttnLab): Promise<void> {
   lab.dims.z;
   // @ts-expect-error features() has no such field
   features().threads;
+  // @ts-expect-error keep does not run on WebGPU
+  void (async () => (await initWebGPU()).attention('fixed', { n: 3, dv: 1, v }, { keep: true }));
+  // @ts-expect-error powerPreference is 'low-power' or 'high-performance'
+  void initWebGPU({ powerPreference: 'fast' });
   // @ts-expect-error recall's layout is 'sparse' or 'dense'
   tasks.recall({ layout: 'medium' });
 }

@@ -1,0 +1,7 @@
+// internal.js — what the package's own modules share and its users do not: the key of the
+// instance method that reads and checks a call without running it (webgpu.js runs its calls on
+// the GPU after the WebAssembly instance has checked them, so both reject a bad input alike).
+// Not in package.json's exports.
+
+/** instance[CHECK_CALL](id, inputs, options): attention()'s reading and checks, no run. */
+export const CHECK_CALL = Symbol('attnlab.checkCall');

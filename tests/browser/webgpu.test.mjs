@@ -1,0 +1,241 @@
+// attnlab/webgpu in Chromium on its software adapter (SwiftShader: --enable-unsafe-webgpu on
+// http://localhost), so no GPU is needed. Every softmax fixture within the accuracy bar, the same
+// bits twice, the WebAssembly instance's errors word for word, what is not on WebGPU yet, the
+// limits, a lost device, dispose, and a browser without WebGPU's flag. None of it skips: a
+// machine where Chromium finds no adapter fails here.
+//
+//   node --test tests/browser/webgpu.test.mjs
+
+import { test, before, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { startServer } from '../../scripts/serve.mjs';
+import { closeTo, caseName, inputChecksum, makeInputs } from '../helpers.mjs';
+import { reference } from '../../src/js/reference.js';
+import { REPO } from './harness.mjs';
+
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const BASE_ARGS = ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
+const fixture = JSON.parse(fs.readFileSync(path.join(REPO, 'tests', 'fixtures', 'softmax.json'), 'utf8'));
+
+let chromium, server, browser, page, nodeLab;
+
+// A page that has imported attnlab/webgpu, with window.gpu = await initWebGPU() (or the error).
+async function openPage(b) {
+  const p = await b.newPage();
+  p.problems = [];
+  p.on('pageerror', (e) => p.problems.push(`page error: ${e.message}`));
+  await p.goto(new URL('/tests/browser/fixtures/webgpu.html', server.url).href);
+  await p.evaluate(async () => {
+    const m = await import('/dist/webgpu.js');
+    window.webgpu = m;
+    const f32 = (x) => (Array.isArray(x) ? Float32Array.from(x) : x);
+    window.toInputs = (inputs) => Object.fromEntries(Object.entries(inputs).map(([k, v]) => [k, f32(v)]));
+    window.caught = async (f) => {
+      try {
+        await f();
+        return null;
+      } catch (e) {
+        return { name: e.name, code: e.code, message: e.message, isAttnError: e instanceof m.AttnError };
+      }
+    };
+    window.initError = await window.caught(async () => { window.gpu = await m.initWebGPU(); });
+  });
+  return p;
+}
+
+before(async () => {
+  assert.ok(fs.existsSync(CHROMIUM), `no Chromium at ${CHROMIUM}: npm test installs it (apt-get install chromium)`);
+  ({ chromium } = await import('playwright-core'));
+  const binding = await import(pathToFileURL(path.join(REPO, 'dist', 'attnlab.js')).href);
+  nodeLab = await binding.init({ threads: 1 });
+  server = await startServer({ port: 0, root: REPO, quiet: true });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: [...BASE_ARGS, '--enable-unsafe-webgpu'] });
+  page = await openPage(browser);
+  const initError = await page.evaluate(() => window.initError);
+  assert.equal(initError, null, `initWebGPU() on Chromium's software adapter failed: ${JSON.stringify(initError)}`);
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+/** gpu.attention in the page: { output, weights } as plain arrays, or { error }. */
+function onGpu(id, inputs, options) {
+  const plain = Object.fromEntries(Object.entries(inputs).map(([k, v]) => [k, ArrayBuffer.isView(v) ? Array.from(v) : v]));
+  return page.evaluate(async ([id, inputs, options]) => {
+    let result;
+    const error = await window.caught(async () => { result = await window.gpu.attention(id, window.toInputs(inputs), options); });
+    if (error) return { error };
+    return { output: Array.from(result.output), weights: result.weights ? Array.from(result.weights) : undefined, keys: Object.keys(result).sort() };
+  }, [id, plain, options]);
+}
+
+function nodeError(f) {
+  try {
+    f();
+  } catch (e) {
+    return { name: e.name, code: e.code, message: e.message, isAttnError: true };
+  }
+  return null;
+}
+
+test('the instance names its adapter and has what webgpu.d.ts declares', async () => {
+  const info = await page.evaluate(() => {
+    const gpu = window.gpu;
+    const proto = Object.getOwnPropertyNames(Object.getPrototypeOf(gpu)).filter((k) => k !== 'constructor');
+    return { keys: [...Object.keys(gpu), ...proto].sort(), adapter: gpu.adapter, ready: gpu.ready, ids: gpu.variants.map((v) => v.id) };
+  });
+  assert.deepEqual(info.keys, ['adapter', 'attention', 'dims', 'dispose', 'options', 'ready', 'variants', 'warmup']);
+  assert.equal(info.adapter.architecture, 'swiftshader', `the software adapter: ${JSON.stringify(info.adapter)}`);
+  assert.deepEqual(info.ids, nodeLab.variants.map((v) => v.id), 'the same registry as the WebAssembly instance');
+  assert.deepEqual(info.ready, ['softmax']);
+});
+
+describe('every softmax fixture on WebGPU, within the accuracy bar of the float64 reference', () => {
+  for (const c of fixture.cases) {
+    const name = caseName(c.id, c.dims, c.seed, c.options, c.magnitude !== 1 ? `magnitude=${c.magnitude}` : '') + ' [webgpu]';
+    test(name, async () => {
+      const inputs = makeInputs(c.id, c.dims, c.seed, { magnitude: c.magnitude, zeroRows: c.zeroRows });
+      const sum = inputChecksum(inputs);
+      assert.ok(Math.abs(sum - c.checksum) <= 1e-9 * Math.max(1, Math.abs(c.checksum)), `${name}: regenerated inputs differ from the fixture's`);
+      const ctx = { variant: c.id, build: 'webgpu', dims: c.dims, seed: c.seed, options: c.options, cols: c.dims.dv };
+      const plain = await onGpu(c.id, inputs, { ...c.options, weights: false });
+      assert.equal(plain.error, undefined, `${name}: ${JSON.stringify(plain.error)}`);
+      assert.deepEqual(plain.keys, ['output'], `${name}: only the output without weights`);
+      closeTo(plain.output, c.output, { ...ctx, what: 'output (weights: false)' });
+      if (!c.weights) return; // the fixture keeps the n×n matrix of its small cases only
+      const withWeights = await onGpu(c.id, inputs, { ...c.options, weights: true });
+      assert.equal(withWeights.error, undefined, `${name}: ${JSON.stringify(withWeights.error)}`);
+      closeTo(withWeights.output, c.output, { ...ctx, what: 'output (weights: true)' });
+      closeTo(withWeights.weights, c.weights, { ...ctx, what: 'weights', cols: c.dims.n });
+    });
+  }
+});
+
+test('past every tile and workgroup: n = 1,000, d = 64, dv = 100, causal and not, within the bar; the same bits twice', async () => {
+  const dims = { n: 1000, d: 64, dv: 100 };
+  const inputs = makeInputs('softmax', dims, 7);
+  for (const causal of [false, true]) {
+    const ref = reference('softmax', inputs, { causal });
+    const first = await onGpu('softmax', inputs, { causal });
+    assert.equal(first.error, undefined, JSON.stringify(first.error));
+    closeTo(first.output, ref.output, { variant: 'softmax', build: 'webgpu', dims, seed: 7, options: { causal }, cols: dims.dv });
+    const second = await onGpu('softmax', inputs, { causal });
+    const differ = first.output.findIndex((x, i) => !Object.is(x, second.output[i]));
+    assert.equal(differ, -1, `softmax ${JSON.stringify(dims)} causal=${causal}: a second call differs at ${differ}: ${first.output[differ]} then ${second.output[differ]}`);
+  }
+});
+
+test('a bad input rejects with the error lab.attention() throws for it, word for word', async () => {
+  const base = makeInputs('softmax', { n: 5, d: 3, dv: 2 }, 3);
+  const q = Array.from(base.q);
+  const cases = [
+    ['a short q', 'softmax', { ...base, q: q.slice(1) }, {}],
+    ['NaN in k', 'softmax', { ...base, k: Object.assign(Array.from(base.k), { 4: NaN }) }, {}],
+    ['an unknown variant', 'nope', base, {}],
+    ['an unknown input', 'softmax', { ...base, kk: [1] }, {}],
+    ['an unknown option', 'softmax', base, { temperature: 2 }],
+    ['an option of another variant', 'softmax', base, { eps: 0.1 }],
+    ['causal as a string', 'softmax', base, { causal: 'yes' }],
+    ['n = 0', 'softmax', { ...base, n: 0 }, {}],
+    ['v missing', 'softmax', { ...base, v: undefined }, {}],
+    ['keep with weights', 'softmax', base, { keep: true, weights: true }],
+    ['state on softmax', 'softmax', base, { state: true }],
+  ];
+  for (const [what, id, inputs, options] of cases) {
+    const expected = nodeError(() => nodeLab.attention(id, inputs, options));
+    assert.ok(expected, `${what}: lab.attention() accepted it`);
+    const got = await onGpu(id, Object.fromEntries(Object.entries(inputs).filter(([, v]) => v !== undefined)), options);
+    assert.deepEqual(got.error, expected, `${what}: WebGPU's error against WebAssembly's`);
+  }
+});
+
+test('what is not on WebGPU yet rejects with UNSUPPORTED naming the variant, as do keep and warmup of it', async () => {
+  const notReady = nodeLab.variants.filter((v) => v.id !== 'softmax');
+  assert.ok(notReady.length > 0);
+  for (const v of notReady) {
+    const error = await page.evaluate((id) => window.caught(() => window.gpu.attention(id, { n: 1, dv: 1, v: [1] })), v.id);
+    // the checks come first: a call with too few inputs is that variant's SHAPE error, so give it all
+    const dims = { n: 3, d: 2, dv: 2, h: 2, L: 3, a: 1, b: 3, rank: 1 };
+    const inputs = {};
+    for (const dim of v.dims) inputs[dim] = dims[dim];
+    for (const spec of v.inputs) if (!spec.optional) inputs[spec.name] = Array.from({ length: spec.shape.reduce((p, s) => p * dims[s], 1) }, (_, i) => ((i % 5) - 2) / 4);
+    const options = v.composite ? { components: ['softmax', 'random'], alpha: [0.5, 0.5] } : {};
+    if (v.family === 'recurrent') Object.assign(inputs, { beta: inputs.beta?.map(() => 0.5), g: inputs.g?.map(() => -0.5) });
+    assert.ok(error, `${v.id}: an incomplete call was accepted`);
+    const got = await onGpu(v.id, Object.fromEntries(Object.entries(inputs).filter(([, x]) => x !== undefined)), options);
+    assert.equal(got.error?.code, 'UNSUPPORTED', `${v.id}: ${JSON.stringify(got)}`);
+    assert.match(got.error.message, new RegExp(`^${v.id} does not run on WebGPU yet .*use the WebAssembly builds`), v.id);
+    const warm = await page.evaluate((id) => window.caught(() => window.gpu.warmup([id])), v.id);
+    assert.equal(warm?.code, 'UNSUPPORTED', `warmup(['${v.id}'])`);
+  }
+  const base = makeInputs('softmax', { n: 4, d: 2, dv: 2 }, 1);
+  const kept = await onGpu('softmax', base, { keep: true });
+  assert.equal(kept.error?.code, 'UNSUPPORTED');
+  assert.match(kept.error.message, /keep.*WebGPU/);
+  const unknown = await page.evaluate(() => window.caught(() => window.gpu.warmup(['nope'])));
+  assert.equal(unknown?.code, 'UNKNOWN');
+  assert.equal(await page.evaluate(() => window.caught(() => window.gpu.warmup())), null, 'warmup() of every ready variant');
+});
+
+test('weights larger than the adapter allows in one buffer reject with UNSUPPORTED, saying the sizes', async () => {
+  const limit = await page.evaluate(async () => {
+    const a = await navigator.gpu.requestAdapter();
+    return Math.min(a.limits.maxStorageBufferBindingSize, a.limits.maxBufferSize);
+  });
+  const n = Math.ceil(Math.sqrt(limit / 4)) + 1; // n*n floats just past the limit
+  const error = await page.evaluate((n) => window.caught(() => window.gpu.attention('softmax',
+    { n, d: 1, dv: 1, q: new Float32Array(n), k: new Float32Array(n), v: new Float32Array(n) }, { weights: true })), n);
+  assert.equal(error?.code, 'UNSUPPORTED', JSON.stringify(error));
+  assert.match(error.message, new RegExp(`softmax with n = ${n} needs a GPU buffer of [\\d.]+ MiB for weights, more than this adapter allows`));
+});
+
+test('a lost device rejects with BROKEN; a new initWebGPU() recovers; dispose gives DISPOSED', async (t) => {
+  const p = await browser.newPage();
+  t.after(() => p.close());
+  await p.goto(new URL('/tests/browser/fixtures/webgpu.html', server.url).href);
+  const r = await p.evaluate(async () => {
+    // keep a hand on the device the instance asks for, to destroy it as a driver reset would
+    const devices = [];
+    const request = GPUAdapter.prototype.requestDevice;
+    GPUAdapter.prototype.requestDevice = async function (...args) {
+      const d = await request.apply(this, args);
+      devices.push(d);
+      return d;
+    };
+    const { initWebGPU } = await import('/dist/webgpu.js');
+    const inputs = { n: 2, d: 1, dv: 1, q: [1, 2], k: [1, 2], v: [3, 4] };
+    const caught = async (f) => { try { await f(); return null; } catch (e) { return { code: e.code, message: e.message }; } };
+    const gpu = await initWebGPU();
+    const before = Array.from((await gpu.attention('softmax', inputs)).output);
+    devices[0].destroy();
+    await devices[0].lost;
+    const lost = await caught(() => gpu.attention('softmax', inputs));
+    const again = await initWebGPU();
+    const after = Array.from((await again.attention('softmax', inputs)).output);
+    again.dispose();
+    const disposed = await caught(() => again.attention('softmax', inputs));
+    return { before, lost, after, disposed };
+  });
+  assert.equal(r.lost?.code, 'BROKEN', JSON.stringify(r.lost));
+  assert.match(r.lost.message, /GPU device was lost.*initWebGPU\(\) again/);
+  assert.deepEqual(r.after, r.before, 'a new instance after the loss gives the same output');
+  assert.equal(r.disposed?.code, 'DISPOSED');
+});
+
+test('a browser without WebGPU\'s flag gets UNSUPPORTED from initWebGPU(), saying there is no adapter', async () => {
+  const plain = await chromium.launch({ executablePath: CHROMIUM, args: BASE_ARGS });
+  try {
+    const p = await openPage(plain);
+    const error = await p.evaluate(() => window.initError);
+    assert.equal(error?.code, 'UNSUPPORTED', JSON.stringify(error));
+    assert.ok(error.isAttnError);
+    assert.match(error.message, /^no WebGPU adapter: .*use init\(\) for the WebAssembly builds$/);
+  } finally {
+    await plain.close();
+  }
+});
