@@ -43,18 +43,33 @@ test('every family of the registry has a WebGPU entry, and no entry names a fami
 
 test('softmax\'s plan: one workgroup per 64 rows and per 64 output columns, a second pass only for weights, lse kept inside', () => {
   const variant = lab.variants.find((v) => v.id === 'softmax');
-  const plan = planCall({ variant, opt: { causal: true, weights: false }, dims: { n: 1000, d: 64, dv: 100 } });
+  const dims = { n: 1000, d: 64, dv: 100 };
+  const arrays = [['q', 64], ['k', 64], ['v', 100]].map(([name, cols]) => ({ name, count: 1000 * cols, cols, data: new Float32Array(1000 * cols) }));
+  const plan = planCall({ variant, opt: { causal: true, weights: false }, dims, arrays });
   assert.equal(plan.passes.length, 1);
   assert.deepEqual(plan.passes[0].workgroups, [16, 2, 1]);
-  assert.deepEqual(plan.outputs.map((o) => [o.name, o.count, !!o.internal]), [['output', 100000, false], ['lse', 1000, true]]);
-  const params = new DataView(plan.params);
-  assert.deepEqual([0, 4, 8, 12].map((at) => params.getUint32(at, true)), [1000, 64, 100, 1]);
-  assert.equal(params.getFloat32(16, true), Math.fround(1 / 8), 'scale defaults to 1/sqrt(d)');
-  const withWeights = planCall({ variant, opt: { causal: false, weights: true, scale: 0.5 }, dims: { n: 1000, d: 64, dv: 100 } });
+  const byName = new Map(plan.buffers.map((b) => [b.name, b]));
+  assert.equal(byName.get('src').count, 2 * 64000, 'q and k packed into one source buffer');
+  assert.deepEqual(plan.buffers.filter((b) => b.output).map((b) => [b.name, b.count]), [['output', 100000]], 'lse stays on the GPU');
+  const params = byName.get('params').uniform;
+  assert.deepEqual([...new Uint32Array(params, 0, 4)], [1000, 100, 1, 1]);
+  assert.deepEqual([...new Uint32Array(params, 16, 4)], [0, 64000, 0, 64], 'term 0: q at 0, k after it, width d');
+  assert.equal(new Float32Array(params, 16 + 16 * 8, 4)[1], Math.fround(1 / 8), 'scale defaults to 1/sqrt(d)');
+  const withWeights = planCall({ variant, opt: { causal: false, weights: true, scale: 0.5 }, dims, arrays });
   assert.deepEqual(withWeights.passes.map((p) => p.workgroups), [[16, 2, 1], [125, 125, 1]]);
-  assert.equal(new DataView(withWeights.params).getFloat32(16, true), 0.5);
   // pipelines are per shape class: d = 33 … 64 share one, d = 65 another
-  const key = (d) => planCall({ variant, opt: {}, dims: { n: 5, d, dv: 8 } }).passes[0].pipeline.key;
+  const key = (d) => planCall({ variant, opt: {}, dims: { n: 5, d, dv: 8 }, arrays: [['q', d], ['k', d], ['v', 8]].map(([name, cols]) => ({ name, count: 5 * cols, cols, data: new Float32Array(5 * cols) })) }).passes[0].pipeline.key;
   assert.equal(key(33), key(64));
   assert.notEqual(key(64), key(65));
+});
+
+test('dense\'s plan: the hidden layer computed on the GPU first, w2 sent as rows of keys (its first n columns, transposed)', () => {
+  const variant = lab.variants.find((v) => v.id === 'dense');
+  const dims = { n: 2, d: 1, dv: 1, h: 2, L: 3 };
+  const w2 = Float32Array.from([1, 2, 3, 4, 5, 6]); // [h = 2, L = 3]
+  const arrays = [['x', 2], ['w1', 2], ['b1', 2], ['w2', 6], ['b2', 3], ['v', 2]].map(([name, count]) => ({ name, count, cols: 1, data: name === 'w2' ? w2 : new Float32Array(count) }));
+  const plan = planCall({ variant, opt: {}, dims, arrays });
+  assert.deepEqual(plan.passes.map((p) => p.pipeline.entry), ['affine', 'forward']);
+  const src = plan.buffers.find((b) => b.name === 'src');
+  assert.deepEqual(src.writes.map((w) => [w.offset, [...w.data]]), [[4, [1, 4, 2, 5]], [8, [0, 0]]], 'w2ᵀ after the hidden layer (n·h = 4), then b2\'s first n');
 });

@@ -103,25 +103,31 @@ class WebGPUInstance {
     const call = this.#lab[CHECK_CALL](id, inputs, options);
     const plan = planCall(call);
     const device = this.#device;
+    const limit = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
+    for (const b of plan.buffers) {
+      if (b.count * 4 > limit) {
+        throw new AttnError('UNSUPPORTED', `${call.variant.id} with n = ${call.dims.n} needs a GPU buffer of ${mib(b.count * 4)} for ` +
+          `${b.what ?? b.name}, more than this adapter allows (${mib(limit)})` +
+          (b.name === 'weights' ? '; request weights only for smaller n' : '; use a smaller n or the WebAssembly builds'));
+      }
+    }
     // every input goes up now, before the first await: the caller's arrays are read in this turn
     const buffers = new Map(), owned = [];
     const make = (name, bytes, usage) => {
-      const size = Math.max(16, Math.ceil(bytes / 4) * 4);
-      const limit = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
-      if (size > limit) {
-        throw new AttnError('UNSUPPORTED', `${call.variant.id} with n = ${call.dims.n} needs a GPU buffer of ${mib(size)} for ${name}, ` +
-          `more than this adapter allows (${mib(limit)})` + (call.opt.weights ? '; request weights only for smaller n' : '; use a smaller n or the WebAssembly builds'));
-      }
-      const buffer = device.createBuffer({ size, usage });
+      const buffer = device.createBuffer({ size: Math.max(16, Math.ceil(bytes / 4) * 4), usage });
       owned.push(buffer);
       buffers.set(name, buffer);
       return buffer;
     };
     try {
-      for (const o of plan.outputs) make(o.name, o.count * 4, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC);
-      const params = make('params', plan.params.byteLength, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST);
-      device.queue.writeBuffer(params, 0, plan.params);
-      for (const a of call.arrays) device.queue.writeBuffer(make(a.name, a.count * 4, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST), 0, a.data);
+      for (const b of plan.buffers) {
+        if (b.uniform) {
+          device.queue.writeBuffer(make(b.name, b.uniform.byteLength, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST), 0, b.uniform);
+          continue;
+        }
+        const buffer = make(b.name, b.count * 4, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST);
+        for (const w of b.writes ?? []) device.queue.writeBuffer(buffer, w.offset * 4, w.data);
+      }
       const pipelines = await Promise.all(plan.passes.map((p) => this.#pipeline(p.pipeline)));
       this.#alive();
       const encoder = device.createCommandEncoder();
@@ -134,9 +140,8 @@ class WebGPUInstance {
         compute.dispatchWorkgroups(...pass.workgroups);
         compute.end();
       });
-      const shown = plan.outputs.filter((o) => !o.internal);
-      const readBytes = shown.reduce((s, o) => s + o.count * 4, 0);
-      const read = make('read-back', readBytes, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
+      const shown = plan.buffers.filter((b) => b.output);
+      const read = make('read-back', shown.reduce((s, o) => s + o.count * 4, 0), GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
       let at = 0;
       for (const o of shown) {
         encoder.copyBufferToBuffer(buffers.get(o.name), 0, read, at, o.count * 4);
@@ -179,10 +184,9 @@ class WebGPUInstance {
     for (const id of list) {
       const variant = this.variants.find((v) => v.id === id);
       if (!variant) throw new AttnError('UNKNOWN', `unknown variant ${describe(id)}; expected one of ${this.variants.map((v) => v.id).join(', ')}`);
-      if (!onWebGPU(variant)) planCall({ variant, opt: {}, dims: { n: 1, ...dims } }); // throws its UNSUPPORTED
       for (const causal of [false, true]) {
         for (const weights of [false, true]) {
-          const plan = planCall({ variant, opt: { causal, weights }, dims: { n: 1, ...dims } });
+          const plan = planCall(stubCall(this.variants, variant, { causal, weights }, dims));
           for (const p of plan.passes) keys.set(p.pipeline.key, p.pipeline);
         }
       }
@@ -214,6 +218,25 @@ class WebGPUInstance {
     if (this.#disposed) throw new AttnError('DISPOSED', 'this WebGPU instance was disposed; call initWebGPU() again for a new one');
     if (this.#lost) throw new AttnError('BROKEN', this.#lost);
   }
+}
+
+// A call of one row at these widths, for warmup's plans: every array the variant (a mixture: the
+// first two of its components) reads, zeros, every other dimension 1.
+function stubCall(variants, variant, opt, { d, dv }) {
+  const byId = new Map(variants.map((v) => [v.id, v]));
+  const components = variant.composite ? variants.filter((v) => v.mixable).slice(0, 2).map((v) => v.id) : null;
+  const parts = components ? components.map((id) => byId.get(id)) : [variant];
+  const dims = { n: 1, d, dv, h: d, L: 1, a: 1, b: 1, rank: d }; // query sides as wide as d
+  const arrays = new Map();
+  for (const part of [...parts, variant]) {
+    for (const spec of part.inputs) {
+      if (spec.optional || arrays.has(spec.name)) continue;
+      const count = spec.shape.reduce((p, s) => p * dims[s], 1);
+      arrays.set(spec.name, { name: spec.name, count, cols: dims[spec.shape[spec.shape.length - 1]], data: new Float32Array(count) });
+    }
+  }
+  const fullOpt = components ? { ...opt, components, alpha: components.map(() => 1 / components.length) } : opt;
+  return { variant, opt: fullOpt, dims, arrays: [...arrays.values()] };
 }
 
 function mib(bytes) {

@@ -18,7 +18,9 @@ import { REPO } from './harness.mjs';
 
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const BASE_ARGS = ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
-const fixture = JSON.parse(fs.readFileSync(path.join(REPO, 'tests', 'fixtures', 'softmax.json'), 'utf8'));
+// the softmax-type variants: on WebGPU in this version (the test below holds gpu.ready to this list)
+const READY = ['softmax', 'dense', 'dense1', 'random', 'factorized-dense', 'factorized-random', 'mixture'];
+const fixtures = READY.map((id) => JSON.parse(fs.readFileSync(path.join(REPO, 'tests', 'fixtures', `${id}.json`), 'utf8')));
 
 let chromium, server, browser, page, nodeLab;
 
@@ -92,14 +94,16 @@ test('the instance names its adapter and has what webgpu.d.ts declares', async (
   assert.deepEqual(info.keys, ['adapter', 'attention', 'dims', 'dispose', 'options', 'ready', 'variants', 'warmup']);
   assert.equal(info.adapter.architecture, 'swiftshader', `the software adapter: ${JSON.stringify(info.adapter)}`);
   assert.deepEqual(info.ids, nodeLab.variants.map((v) => v.id), 'the same registry as the WebAssembly instance');
-  assert.deepEqual(info.ready, ['softmax']);
+  assert.deepEqual(info.ready, READY);
 });
 
-describe('every softmax fixture on WebGPU, within the accuracy bar of the float64 reference', () => {
+for (const fixture of fixtures) {
+describe(`every ${fixture.variant} fixture on WebGPU, within the accuracy bar of the float64 reference`, () => {
   for (const c of fixture.cases) {
-    const name = caseName(c.id, c.dims, c.seed, c.options, c.magnitude !== 1 ? `magnitude=${c.magnitude}` : '') + ' [webgpu]';
+    const name = caseName(c.id, c.dims, c.seed, c.options, c.magnitude !== 1 ? `magnitude=${c.magnitude}` : '') +
+      `${c.zeroRows ? ' zero-rows' : ''} [webgpu]`;
     test(name, async () => {
-      const inputs = makeInputs(c.id, c.dims, c.seed, { magnitude: c.magnitude, zeroRows: c.zeroRows });
+      const inputs = makeInputs(c.id, c.dims, c.seed, { magnitude: c.magnitude, components: c.options.components, zeroRows: c.zeroRows });
       const sum = inputChecksum(inputs);
       assert.ok(Math.abs(sum - c.checksum) <= 1e-9 * Math.max(1, Math.abs(c.checksum)), `${name}: regenerated inputs differ from the fixture's`);
       const ctx = { variant: c.id, build: 'webgpu', dims: c.dims, seed: c.seed, options: c.options, cols: c.dims.dv };
@@ -115,6 +119,7 @@ describe('every softmax fixture on WebGPU, within the accuracy bar of the float6
     });
   }
 });
+}
 
 test('past every tile and workgroup: n = 1,000, d = 64, dv = 100, causal and not, within the bar; the same bits twice', async () => {
   const dims = { n: 1000, d: 64, dv: 100 };
@@ -155,7 +160,7 @@ test('a bad input rejects with the error lab.attention() throws for it, word for
 });
 
 test('what is not on WebGPU yet rejects with UNSUPPORTED naming the variant, as do keep and warmup of it', async () => {
-  const notReady = nodeLab.variants.filter((v) => v.id !== 'softmax');
+  const notReady = nodeLab.variants.filter((v) => !READY.includes(v.id));
   assert.ok(notReady.length > 0);
   for (const v of notReady) {
     const error = await page.evaluate((id) => window.caught(() => window.gpu.attention(id, { n: 1, dv: 1, v: [1] })), v.id);
