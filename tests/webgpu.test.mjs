@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { binding } from './helpers.mjs';
 import { initWebGPU, AttnError } from '../dist/webgpu.js';
-import { FAMILY_PLANS, planCall } from '../dist/webgpu-kernels.js';
+import { FAMILY_PLANS, PATTERNS, planCall } from '../dist/webgpu-kernels.js';
 
 const { init, AttnError: WasmError } = await binding();
 const lab = await init({ threads: 1 });
@@ -39,6 +39,10 @@ test('initWebGPU() checks its options before looking for a GPU', async () => {
 test('every family of the registry has a WebGPU entry, and no entry names a family the registry lacks', () => {
   const families = [...new Set(lab.variants.map((v) => v.family))].sort();
   assert.deepEqual(Object.keys(FAMILY_PLANS).sort(), families);
+});
+
+test('the fixed kernel numbers the patterns as the registry lists them', () => {
+  assert.deepEqual(PATTERNS, lab.options.pattern.values);
 });
 
 test('softmax\'s plan: one workgroup per 64 rows and per 64 output columns, a second pass only for weights, lse kept inside', () => {

@@ -330,6 +330,279 @@ function planSoftmaxType(call) {
   return { buffers, passes };
 }
 
+// ---- the linear family's kernel forms (linear: φ = elu+1, F = d; taylor: φ(x) = [1, x / max(‖x‖, 1e-12)], F = d + 1) ----
+// y_i = φ(q_i)ᵀS / (φ(q_i)·z + eps), S = Σ_j φ(k_j)v_jᵀ [F, dv], z = Σ_j φ(k_j); causal: the sums
+// over j <= i. Rows go in chunks of C: the features of every row (one pass), each chunk's sums of
+// S and z (one invocation per element and chunk, rows in order), their prefix over chunks (one
+// invocation per element, chunks in order; the total is the state), then the read-out: row i
+// against the prefix before its chunk and, causal, its chunk's rows j <= i one by one. z rides as
+// column dv of S. With weights, A_ij = φ(q_i)·φ(k_j) / (φ(q_i)·z + eps), the denominator the
+// read-out kept.
+
+const CHUNK = 64;
+
+const KERNEL_PARAMS_WGSL = /* wgsl */ `
+struct Params { n: u32, d: u32, dv: u32, F: u32, causal: u32, taylor: u32, nb: u32, eps: f32 }
+@group(0) @binding(0) var<uniform> P: Params;
+const C: u32 = ${CHUNK}u;
+`;
+
+const KERNEL_FEATURES_WGSL = /* wgsl */ `${KERNEL_PARAMS_WGSL}
+@group(0) @binding(1) var<storage, read> Q: array<f32>;
+@group(0) @binding(2) var<storage, read> K: array<f32>;
+@group(0) @binding(3) var<storage, read_write> PHI: array<f32>;
+
+fn feature(x: f32) -> f32 {
+  if (x > 0.0) { return x + 1.0; }
+  return exp(x);
+}
+
+// Entry f of row r of [q; k].
+fn input(r: u32, f: u32) -> f32 {
+  if (r < P.n) { return Q[r * P.d + f]; }
+  return K[(r - P.n) * P.d + f];
+}
+
+@compute @workgroup_size(64)
+fn features(@builtin(global_invocation_id) g: vec3u) {
+  let r = g.x + g.y * ${FLAT}u;  // rows of q, then rows of k
+  if (r >= 2u * P.n) { return; }
+  if (P.taylor == 0u) {
+    for (var f = 0u; f < P.d; f++) { PHI[r * P.F + f] = feature(input(r, f)); }
+    return;
+  }
+  var norm2 = 0.0;
+  for (var f = 0u; f < P.d; f++) { norm2 = fma(input(r, f), input(r, f), norm2); }
+  let norm = max(sqrt(norm2), 1e-12);
+  PHI[r * P.F] = 1.0;
+  for (var f = 0u; f < P.d; f++) { PHI[r * P.F + 1u + f] = input(r, f) / norm; }
+}
+`;
+
+const KERNEL_CHUNKS_WGSL = /* wgsl */ `${KERNEL_PARAMS_WGSL}
+@group(0) @binding(1) var<storage, read> PHI: array<f32>;
+@group(0) @binding(2) var<storage, read> V: array<f32>;
+@group(0) @binding(3) var<storage, read_write> CS: array<f32>;
+
+@compute @workgroup_size(64)
+fn chunks(@builtin(global_invocation_id) g: vec3u) {
+  let e = g.x + g.y * ${FLAT}u;
+  let E = P.F * (P.dv + 1u);
+  if (e >= P.nb * E) { return; }
+  let b = e / E;
+  let f = (e % E) / (P.dv + 1u);
+  let c = (e % E) % (P.dv + 1u);
+  var s = 0.0;
+  for (var j = b * C; j < min(P.n, b * C + C); j++) {
+    var x = 1.0;
+    if (c < P.dv) { x = V[j * P.dv + c]; }
+    s = fma(PHI[(P.n + j) * P.F + f], x, s);
+  }
+  CS[e] = s;
+}
+`;
+
+const KERNEL_PREFIX_WGSL = /* wgsl */ `${KERNEL_PARAMS_WGSL}
+@group(0) @binding(1) var<storage, read> CS: array<f32>;
+@group(0) @binding(2) var<storage, read_write> PS: array<f32>;
+@group(0) @binding(3) var<storage, read_write> STATE: array<f32>;
+@group(0) @binding(4) var<storage, read_write> NORM: array<f32>;
+
+@compute @workgroup_size(64)
+fn prefix(@builtin(global_invocation_id) g: vec3u) {
+  let e = g.x + g.y * ${FLAT}u;
+  let E = P.F * (P.dv + 1u);
+  if (e >= E) { return; }
+  var run = 0.0;
+  for (var b = 0u; b < P.nb; b++) {
+    PS[b * E + e] = run;
+    run = run + CS[b * E + e];
+  }
+  PS[P.nb * E + e] = run;
+  let f = e / (P.dv + 1u);
+  let c = e % (P.dv + 1u);
+  if (c < P.dv) { STATE[f * P.dv + c] = run; } else { NORM[f] = run; }
+}
+`;
+
+function kernelReadoutWgsl(DVB) {
+  return /* wgsl */ `${KERNEL_PARAMS_WGSL}
+const DVB: u32 = ${DVB}u;
+@group(0) @binding(1) var<storage, read> PHI: array<f32>;
+@group(0) @binding(2) var<storage, read> PS: array<f32>;
+@group(0) @binding(3) var<storage, read> V: array<f32>;
+@group(0) @binding(4) var<storage, read_write> Y: array<f32>;
+@group(0) @binding(5) var<storage, read_write> DEN: array<f32>;
+
+@compute @workgroup_size(64)
+fn readout(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u32) {
+  let i = wg.x * 64u + li;
+  if (i >= P.n) { return; }
+  let c0 = wg.y * DVB;
+  let cols = min(DVB, P.dv - c0);
+  let E = P.F * (P.dv + 1u);
+  var b = P.nb;  // not causal: the totals
+  if (P.causal != 0u) { b = i / C; }
+  var acc: array<f32, DVB>;
+  var den = 0.0;
+  for (var f = 0u; f < P.F; f++) {
+    let p = PHI[i * P.F + f];
+    let row = b * E + f * (P.dv + 1u);
+    for (var c = 0u; c < cols; c++) { acc[c] = fma(p, PS[row + c0 + c], acc[c]); }
+    den = fma(p, PS[row + P.dv], den);
+  }
+  if (P.causal != 0u) {
+    for (var j = b * C; j <= i; j++) {
+      var s = 0.0;
+      for (var f = 0u; f < P.F; f++) { s = fma(PHI[i * P.F + f], PHI[(P.n + j) * P.F + f], s); }
+      den = den + s;
+      for (var c = 0u; c < cols; c++) { acc[c] = fma(s, V[j * P.dv + c0 + c], acc[c]); }
+    }
+  }
+  den = den + P.eps;
+  for (var c = 0u; c < cols; c++) { Y[i * P.dv + c0 + c] = acc[c] / den; }
+  if (wg.y == 0u) { DEN[i] = den; }
+}
+`;
+}
+
+const KERNEL_WEIGHTS_WGSL = /* wgsl */ `${KERNEL_PARAMS_WGSL}
+@group(0) @binding(1) var<storage, read> PHI: array<f32>;
+@group(0) @binding(2) var<storage, read> DEN: array<f32>;
+@group(0) @binding(3) var<storage, read_write> A: array<f32>;
+
+@compute @workgroup_size(8, 8)
+fn weights(@builtin(global_invocation_id) g: vec3u) {
+  let j = g.x;
+  let i = g.y;
+  if (i >= P.n || j >= P.n) { return; }
+  var a = 0.0;
+  if (P.causal == 0u || j <= i) {
+    var s = 0.0;
+    for (var f = 0u; f < P.F; f++) { s = fma(PHI[i * P.F + f], PHI[(P.n + j) * P.F + f], s); }
+    a = s / DEN[i];
+  }
+  A[i * P.n + j] = a;
+}
+`;
+
+// The kernel forms by variant: whether φ is taylor's (else elu+1) and its width F.
+const KERNEL_FORMS = { linear: { taylor: false, extra: 0 }, taylor: { taylor: true, extra: 1 } };
+
+function planLinear(call) {
+  const { variant, opt, dims } = call;
+  const form = KERNEL_FORMS[variant.id];
+  if (!form) notYet(variant, 'efficient attention\'s column softmax comes after the kernel forms');
+  const { n, d, dv } = dims;
+  if (d > MAX_WIDTH) throw new AttnError('UNSUPPORTED', `${variant.id} on WebGPU takes d up to ${MAX_WIDTH}, got d = ${d}; use the WebAssembly builds (init())`);
+  const F = d + form.extra, nb = Math.ceil(n / CHUNK), E = F * (dv + 1);
+  const DVB = Math.min(COLUMN_BLOCK, shapeClass(dv));
+  const params = new ArrayBuffer(32);
+  new Uint32Array(params, 0, 7).set([n, d, dv, F, opt.causal ? 1 : 0, form.taylor ? 1 : 0, nb]);
+  new Float32Array(params, 28, 1)[0] = opt.eps;
+  const input = (name) => {
+    const a = call.arrays.find((x) => x.name === name);
+    return { name: `input:${name}`, count: a.count, writes: [{ offset: 0, data: a.data }], what: name };
+  };
+  const buffers = [
+    { name: 'params', uniform: params }, input('q'), input('k'), input('v'),
+    { name: 'phi', count: 2 * n * F, what: 'the features of q and k' },
+    { name: 'chunks', count: nb * E, what: 'the chunks\' sums' },
+    { name: 'prefix', count: (nb + 1) * E, what: 'the chunks\' prefix sums' },
+    { name: 'output', count: n * dv, output: true, cols: dv },
+    { name: 'den', count: n, cols: 1 },
+    { name: 'state', count: F * dv, output: opt.state, cols: dv },
+    { name: 'normalizer', count: F, output: opt.state, cols: F },
+  ];
+  const pass = (name, code, bindings, workgroups) => ({ pipeline: { key: `linear.${name}`, code: () => code, entry: name }, bindings, workgroups });
+  const passes = [
+    pass('features', KERNEL_FEATURES_WGSL, ['params', 'input:q', 'input:k', 'phi'], flatWorkgroups(2 * n)),
+    pass('chunks', KERNEL_CHUNKS_WGSL, ['params', 'phi', 'input:v', 'chunks'], flatWorkgroups(nb * E)),
+    pass('prefix', KERNEL_PREFIX_WGSL, ['params', 'chunks', 'prefix', 'state', 'normalizer'], flatWorkgroups(E)),
+    { pipeline: { key: `linear.readout.${DVB}`, code: () => kernelReadoutWgsl(DVB), entry: 'readout' },
+      bindings: ['params', 'phi', 'prefix', 'input:v', 'output', 'den'], workgroups: [Math.ceil(n / 64), Math.ceil(dv / DVB), 1] },
+  ];
+  if (opt.weights) {
+    buffers.push({ name: 'weights', count: n * n, output: true, cols: n });
+    passes.push(pass('weights', KERNEL_WEIGHTS_WGSL, ['params', 'phi', 'den', 'weights'], [Math.ceil(n / 8), Math.ceil(n / 8), 1]));
+  }
+  return { buffers, passes };
+}
+
+// ---- fixed patterns: row i averages v over its pattern's span [j0, j1] ----
+
+/** attnlab.h's ATTN_PATTERN_LIST, in order (tests/webgpu.test.mjs holds it to lab.options.pattern.values). */
+export const PATTERNS = ['current', 'previous', 'next', 'left', 'right', 'first', 'last'];
+
+const FIXED_WGSL = /* wgsl */ `
+struct Params { n: u32, dv: u32, pattern: u32, window: u32 }
+@group(0) @binding(0) var<uniform> P: Params;
+
+// The span of row i, as the pattern list says (rows without a span of their own attend to themselves).
+fn span(i: u32) -> vec2u {
+  let last = P.n - 1u;
+  switch (P.pattern) {
+    case 1u: { if (i == 0u) { return vec2u(0u, 0u); } return vec2u(i - 1u, i - 1u); }
+    case 2u: { if (i == last) { return vec2u(i, i); } return vec2u(i + 1u, i + 1u); }
+    case 3u: { if (i == 0u) { return vec2u(0u, 0u); } return vec2u(i - min(i, P.window), i - 1u); }
+    case 4u: { if (i == last) { return vec2u(i, i); } return vec2u(i + 1u, min(last, i + P.window)); }
+    case 5u: { return vec2u(0u, 0u); }
+    case 6u: { return vec2u(last, last); }
+    default: { return vec2u(i, i); }
+  }
+}
+`;
+
+const FIXED_OUTPUT_WGSL = /* wgsl */ `${FIXED_WGSL}
+@group(0) @binding(1) var<storage, read> V: array<f32>;
+@group(0) @binding(2) var<storage, read_write> Y: array<f32>;
+
+@compute @workgroup_size(64)
+fn fixed_output(@builtin(global_invocation_id) g: vec3u) {
+  let e = g.x + g.y * ${FLAT}u;
+  if (e >= P.n * P.dv) { return; }
+  let i = e / P.dv;
+  let c = e % P.dv;
+  let s = span(i);
+  var sum = 0.0;
+  for (var j = s.x; j <= s.y; j++) { sum = sum + V[j * P.dv + c]; }
+  Y[e] = sum / f32(s.y - s.x + 1u);
+}
+`;
+
+const FIXED_WEIGHTS_WGSL = /* wgsl */ `${FIXED_WGSL}
+@group(0) @binding(1) var<storage, read_write> A: array<f32>;
+
+@compute @workgroup_size(8, 8)
+fn weights(@builtin(global_invocation_id) g: vec3u) {
+  let j = g.x;
+  let i = g.y;
+  if (i >= P.n || j >= P.n) { return; }
+  let s = span(i);
+  var a = 0.0;
+  if (j >= s.x && j <= s.y) { a = 1.0 / f32(s.y - s.x + 1u); }
+  A[i * P.n + j] = a;
+}
+`;
+
+function planFixed(call) {
+  const { opt, dims } = call;
+  const { n, dv } = dims;
+  const v = call.arrays.find((a) => a.name === 'v');
+  const params = new Uint32Array([n, dv, PATTERNS.indexOf(opt.pattern), opt.window]).buffer;
+  const buffers = [
+    { name: 'params', uniform: params },
+    { name: 'input:v', count: v.count, writes: [{ offset: 0, data: v.data }], what: 'v' },
+    { name: 'output', count: n * dv, output: true, cols: dv },
+  ];
+  const passes = [{ pipeline: { key: 'fixed.output', code: () => FIXED_OUTPUT_WGSL, entry: 'fixed_output' }, bindings: ['params', 'input:v', 'output'], workgroups: flatWorkgroups(n * dv) }];
+  if (opt.weights) {
+    buffers.push({ name: 'weights', count: n * n, output: true, cols: n });
+    passes.push({ pipeline: { key: 'fixed.weights', code: () => FIXED_WEIGHTS_WGSL, entry: 'weights' }, bindings: ['params', 'weights'], workgroups: [Math.ceil(n / 8), Math.ceil(n / 8), 1] });
+  }
+  return { buffers, passes };
+}
+
 function notYet(variant, what) {
   throw new AttnError('UNSUPPORTED', `${variant.id} does not run on WebGPU yet (${what}); use the WebAssembly builds (init()) for it`);
 }
@@ -338,14 +611,17 @@ function notYet(variant, what) {
 export const FAMILY_PLANS = {
   softmax: planSoftmaxType,
   synthesizer: planSoftmaxType,
-  linear: (call) => notYet(call.variant, 'the linear family comes after the softmax-type families'),
-  fixed: (call) => notYet(call.variant, 'the fixed patterns come after the softmax-type families'),
+  linear: planLinear,
+  fixed: planFixed,
   recurrent: (call) => notYet(call.variant, 'the recurrent family comes after the linear family'),
 };
 
-/** Whether a variant runs on WebGPU in this version: a softmax-type one whose logits are here (a mixture's components all are). */
+/** Whether a variant runs on WebGPU in this version. */
 export function onWebGPU(variant) {
-  return FAMILY_PLANS[variant.family] === planSoftmaxType && (variant.composite || LOGIT_SOURCES.includes(variant.id));
+  const plan = FAMILY_PLANS[variant.family];
+  if (plan === planSoftmaxType) return variant.composite || LOGIT_SOURCES.includes(variant.id); // a mixture's components all are
+  if (plan === planLinear) return Object.hasOwn(KERNEL_FORMS, variant.id);
+  return plan === planFixed;
 }
 
 /**

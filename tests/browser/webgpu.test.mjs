@@ -14,12 +14,12 @@ import { pathToFileURL } from 'node:url';
 import { startServer } from '../../scripts/serve.mjs';
 import { closeTo, caseName, inputChecksum, makeInputs } from '../helpers.mjs';
 import { reference } from '../../src/js/reference.js';
-import { REPO } from './harness.mjs';
+import { REPO, assertClose } from './harness.mjs';
 
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const BASE_ARGS = ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
-// the softmax-type variants: on WebGPU in this version (the test below holds gpu.ready to this list)
-const READY = ['softmax', 'dense', 'dense1', 'random', 'factorized-dense', 'factorized-random', 'mixture'];
+// on WebGPU in this version (the test below holds gpu.ready to this list)
+const READY = ['softmax', 'dense', 'dense1', 'random', 'factorized-dense', 'factorized-random', 'mixture', 'linear', 'taylor', 'fixed'];
 const fixtures = READY.map((id) => JSON.parse(fs.readFileSync(path.join(REPO, 'tests', 'fixtures', `${id}.json`), 'utf8')));
 
 let chromium, server, browser, page, nodeLab;
@@ -72,7 +72,8 @@ function onGpu(id, inputs, options) {
     let result;
     const error = await window.caught(async () => { result = await window.gpu.attention(id, window.toInputs(inputs), options); });
     if (error) return { error };
-    return { output: Array.from(result.output), weights: result.weights ? Array.from(result.weights) : undefined, keys: Object.keys(result).sort() };
+    const plain = Object.fromEntries(Object.entries(result).map(([name, a]) => [name, Array.from(a)]));
+    return { ...plain, keys: Object.keys(result).sort() };
   }, [id, plain, options]);
 }
 
@@ -132,6 +133,19 @@ test('past every tile and workgroup: n = 1,000, d = 64, dv = 100, causal and not
     const second = await onGpu('softmax', inputs, { causal });
     const differ = first.output.findIndex((x, i) => !Object.is(x, second.output[i]));
     assert.equal(differ, -1, `softmax ${JSON.stringify(dims)} causal=${causal}: a second call differs at ${differ}: ${first.output[differ]} then ${second.output[differ]}`);
+  }
+});
+
+test('state: true gives what the WebAssembly builds give: the state and normalizer of every kernel form, causal and not', async () => {
+  for (const id of READY.filter((x) => nodeLab.variants.find((v) => v.id === x).keepsState)) {
+    for (const [dims, causal] of [[{ n: 70, d: 5, dv: 3 }, false], [{ n: 130, d: 8, dv: 66 }, true]]) {
+      const inputs = makeInputs(id, dims, 11);
+      const wasm = nodeLab.attention(id, inputs, { causal, state: true });
+      const gpu = await onGpu(id, inputs, { causal, state: true });
+      assert.equal(gpu.error, undefined, `${id} ${JSON.stringify(dims)}: ${JSON.stringify(gpu.error)}`);
+      assert.deepEqual(gpu.keys, ['normalizer', 'output', 'state'], `${id}: the result's arrays`);
+      for (const name of ['output', 'state', 'normalizer']) assertClose(gpu[name], Array.from(wasm[name]), `${id} ${JSON.stringify(dims)} causal=${causal} ${name}`);
+    }
   }
 });
 
