@@ -603,6 +603,121 @@ function planFixed(call) {
   return { buffers, passes };
 }
 
+// ---- the recurrent family: a scan over tokens, one invocation per column of the state ----
+// Column j of S, u and y depends on column j alone in every rule, so each invocation holds one
+// column of S (d floats) and runs the tokens in order, as the C scan does: the decay (gated
+// rules), u = β(v − S̃ᵀk) (delta rules; else u = v), the write S += k·u, y = scale·Sᵀq. The
+// effective matrix, with weights: row i carries x = q_i back through the transposed transitions,
+// W_ij = scale·β_j·(k_j·x), one invocation per row.
+
+const RECURRENT_PARAMS_WGSL = /* wgsl */ `
+struct Params { n: u32, d: u32, dv: u32, gated: u32, delta: u32, has_s0: u32, scale: f32, pad: u32 }
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read> Q: array<f32>;
+@group(0) @binding(2) var<storage, read> K: array<f32>;
+@group(0) @binding(3) var<storage, read> G: array<f32>;
+@group(0) @binding(4) var<storage, read> BETA: array<f32>;
+`;
+
+function recurrentScanWgsl(D) {
+  return /* wgsl */ `${RECURRENT_PARAMS_WGSL}
+@group(0) @binding(5) var<storage, read> V: array<f32>;
+@group(0) @binding(6) var<storage, read> S0: array<f32>;
+@group(0) @binding(7) var<storage, read_write> Y: array<f32>;
+@group(0) @binding(8) var<storage, read_write> STATE: array<f32>;
+
+@compute @workgroup_size(64)
+fn scan(@builtin(global_invocation_id) g: vec3u) {
+  let j = g.x;
+  if (j >= P.dv) { return; }
+  var S: array<f32, ${D}>;
+  if (P.has_s0 != 0u) { for (var i = 0u; i < P.d; i++) { S[i] = S0[i * P.dv + j]; } }
+  for (var t = 0u; t < P.n; t++) {
+    let row = t * P.d;
+    if (P.gated != 0u) { for (var i = 0u; i < P.d; i++) { S[i] = S[i] * exp(G[row + i]); } }
+    var u = V[t * P.dv + j];
+    if (P.delta != 0u) {
+      var read = 0.0;
+      for (var i = 0u; i < P.d; i++) { read = fma(S[i], K[row + i], read); }
+      u = BETA[t] * (u - read);
+    }
+    var y = 0.0;
+    for (var i = 0u; i < P.d; i++) {
+      S[i] = fma(K[row + i], u, S[i]);
+      y = fma(Q[row + i], S[i], y);
+    }
+    Y[t * P.dv + j] = y * P.scale;
+  }
+  for (var i = 0u; i < P.d; i++) { STATE[i * P.dv + j] = S[i]; }
+}
+`;
+}
+
+function recurrentWeightsWgsl(D) {
+  return /* wgsl */ `${RECURRENT_PARAMS_WGSL}
+@group(0) @binding(5) var<storage, read_write> A: array<f32>;
+
+@compute @workgroup_size(64)
+fn weights(@builtin(global_invocation_id) g: vec3u) {
+  let i = g.x;
+  if (i >= P.n) { return; }
+  var x: array<f32, ${D}>;
+  for (var c = 0u; c < P.d; c++) { x[c] = Q[i * P.d + c]; }
+  for (var j = i + 1u; j < P.n; j++) { A[i * P.n + j] = 0.0; }
+  for (var j = i + 1u; j > 0u; j--) {
+    let t = j - 1u;
+    let row = t * P.d;
+    var kx = 0.0;
+    for (var c = 0u; c < P.d; c++) { kx = fma(K[row + c], x[c], kx); }
+    var beta = 1.0;
+    if (P.delta != 0u) { beta = BETA[t]; }
+    A[i * P.n + t] = P.scale * beta * kx;
+    if (P.delta != 0u) { for (var c = 0u; c < P.d; c++) { x[c] = fma(-beta * kx, K[row + c], x[c]); } }
+    if (P.gated != 0u) { for (var c = 0u; c < P.d; c++) { x[c] = x[c] * exp(G[row + c]); } }
+  }
+}
+`;
+}
+
+// The rules by variant: whether they decay (read g) and whether they write by the delta rule (read beta).
+const RECURRENT_RULES = {
+  'plain-linear': { gated: false, delta: false }, gla: { gated: true, delta: false },
+  deltanet: { gated: false, delta: true }, 'gated-deltanet': { gated: true, delta: true },
+};
+
+function planRecurrent(call) {
+  const { variant, opt, dims } = call;
+  const rule = RECURRENT_RULES[variant.id];
+  if (!rule) notYet(variant, 'its update rule has no WebGPU kernel');
+  const { n, d, dv } = dims;
+  if (d > MAX_WIDTH) throw new AttnError('UNSUPPORTED', `${variant.id} on WebGPU takes d up to ${MAX_WIDTH}, got d = ${d}; use the WebAssembly builds (init())`);
+  const D = shapeClass(d);
+  const params = new ArrayBuffer(32);
+  const given = new Map(call.arrays.map((a) => [a.name, a]));
+  new Uint32Array(params, 0, 6).set([n, d, dv, rule.gated ? 1 : 0, rule.delta ? 1 : 0, given.has('s0') ? 1 : 0]);
+  new Float32Array(params, 24, 1)[0] = opt.scale ?? 1 / Math.sqrt(d);
+  // an array the rule does not read is bound as a small buffer of zeros
+  const input = (name) => {
+    const a = given.get(name);
+    return a ? { name: `input:${name}`, count: a.count, writes: [{ offset: 0, data: a.data }], what: name } : { name: `input:${name}`, count: 4 };
+  };
+  const reads = ['params', 'input:q', 'input:k', 'input:g', 'input:beta'];
+  const buffers = [
+    { name: 'params', uniform: params }, ...['q', 'k', 'g', 'beta', 'v', 's0'].map(input),
+    { name: 'output', count: n * dv, output: true, cols: dv },
+    { name: 'state', count: d * dv, output: opt.state, cols: dv },
+  ];
+  const passes = [{
+    pipeline: { key: `recurrent.scan.${D}`, code: () => recurrentScanWgsl(D), entry: 'scan' },
+    bindings: [...reads, 'input:v', 'input:s0', 'output', 'state'], workgroups: [Math.ceil(dv / 64), 1, 1],
+  }];
+  if (opt.weights) {
+    buffers.push({ name: 'weights', count: n * n, output: true, cols: n });
+    passes.push({ pipeline: { key: `recurrent.weights.${D}`, code: () => recurrentWeightsWgsl(D), entry: 'weights' }, bindings: [...reads, 'weights'], workgroups: [Math.ceil(n / 64), 1, 1] });
+  }
+  return { buffers, passes };
+}
+
 function notYet(variant, what) {
   throw new AttnError('UNSUPPORTED', `${variant.id} does not run on WebGPU yet (${what}); use the WebAssembly builds (init()) for it`);
 }
@@ -613,7 +728,7 @@ export const FAMILY_PLANS = {
   synthesizer: planSoftmaxType,
   linear: planLinear,
   fixed: planFixed,
-  recurrent: (call) => notYet(call.variant, 'the recurrent family comes after the linear family'),
+  recurrent: planRecurrent,
 };
 
 /** Whether a variant runs on WebGPU in this version. */
@@ -621,6 +736,7 @@ export function onWebGPU(variant) {
   const plan = FAMILY_PLANS[variant.family];
   if (plan === planSoftmaxType) return variant.composite || LOGIT_SOURCES.includes(variant.id); // a mixture's components all are
   if (plan === planLinear) return Object.hasOwn(KERNEL_FORMS, variant.id);
+  if (plan === planRecurrent) return Object.hasOwn(RECURRENT_RULES, variant.id);
   return plan === planFixed;
 }
 

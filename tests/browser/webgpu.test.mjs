@@ -19,7 +19,8 @@ import { REPO, assertClose } from './harness.mjs';
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const BASE_ARGS = ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
 // on WebGPU in this version (the test below holds gpu.ready to this list)
-const READY = ['softmax', 'dense', 'dense1', 'random', 'factorized-dense', 'factorized-random', 'mixture', 'linear', 'taylor', 'fixed'];
+const READY = ['softmax', 'dense', 'dense1', 'random', 'factorized-dense', 'factorized-random', 'mixture', 'linear', 'taylor', 'fixed',
+  'plain-linear', 'gla', 'deltanet', 'gated-deltanet'];
 const fixtures = READY.map((id) => JSON.parse(fs.readFileSync(path.join(REPO, 'tests', 'fixtures', `${id}.json`), 'utf8')));
 
 let chromium, server, browser, page, nodeLab;
@@ -102,9 +103,9 @@ for (const fixture of fixtures) {
 describe(`every ${fixture.variant} fixture on WebGPU, within the accuracy bar of the float64 reference`, () => {
   for (const c of fixture.cases) {
     const name = caseName(c.id, c.dims, c.seed, c.options, c.magnitude !== 1 ? `magnitude=${c.magnitude}` : '') +
-      `${c.zeroRows ? ' zero-rows' : ''} [webgpu]`;
+      `${c.zeroRows ? ' zero-rows' : ''}${c.optional ? ' with-optional' : ''} [webgpu]`;
     test(name, async () => {
-      const inputs = makeInputs(c.id, c.dims, c.seed, { magnitude: c.magnitude, components: c.options.components, zeroRows: c.zeroRows });
+      const inputs = makeInputs(c.id, c.dims, c.seed, { magnitude: c.magnitude, components: c.options.components, zeroRows: c.zeroRows, optional: c.optional });
       const sum = inputChecksum(inputs);
       assert.ok(Math.abs(sum - c.checksum) <= 1e-9 * Math.max(1, Math.abs(c.checksum)), `${name}: regenerated inputs differ from the fixture's`);
       const ctx = { variant: c.id, build: 'webgpu', dims: c.dims, seed: c.seed, options: c.options, cols: c.dims.dv };
@@ -136,15 +137,18 @@ test('past every tile and workgroup: n = 1,000, d = 64, dv = 100, causal and not
   }
 });
 
-test('state: true gives what the WebAssembly builds give: the state and normalizer of every kernel form, causal and not', async () => {
+test('state: true gives what the WebAssembly builds give: the state (and normalizer) of every variant that keeps one, causal and not', async () => {
   for (const id of READY.filter((x) => nodeLab.variants.find((v) => v.id === x).keepsState)) {
+    const info = nodeLab.variants.find((v) => v.id === id);
+    const names = info.keepsNormalizer ? ['normalizer', 'output', 'state'] : ['output', 'state'];
     for (const [dims, causal] of [[{ n: 70, d: 5, dv: 3 }, false], [{ n: 130, d: 8, dv: 66 }, true]]) {
-      const inputs = makeInputs(id, dims, 11);
+      if (info.causalOnly && !causal) continue;
+      const inputs = makeInputs(id, dims, 11, { optional: true }); // the recurrent family's s0 too
       const wasm = nodeLab.attention(id, inputs, { causal, state: true });
       const gpu = await onGpu(id, inputs, { causal, state: true });
       assert.equal(gpu.error, undefined, `${id} ${JSON.stringify(dims)}: ${JSON.stringify(gpu.error)}`);
-      assert.deepEqual(gpu.keys, ['normalizer', 'output', 'state'], `${id}: the result's arrays`);
-      for (const name of ['output', 'state', 'normalizer']) assertClose(gpu[name], Array.from(wasm[name]), `${id} ${JSON.stringify(dims)} causal=${causal} ${name}`);
+      assert.deepEqual(gpu.keys, names, `${id}: the result's arrays`);
+      for (const name of names) assertClose(gpu[name], Array.from(wasm[name]), `${id} ${JSON.stringify(dims)} causal=${causal} ${name}`);
     }
   }
 });
@@ -171,6 +175,16 @@ test('a bad input rejects with the error lab.attention() throws for it, word for
     const got = await onGpu(id, Object.fromEntries(Object.entries(inputs).filter(([, v]) => v !== undefined)), options);
     assert.deepEqual(got.error, expected, `${what}: WebGPU's error against WebAssembly's`);
   }
+});
+
+test('a recurrent state that leaves float32\'s range rejects with VALUE, as in WebAssembly, never returns NaN or infinity', async () => {
+  const inputs = makeInputs('gla', { n: 12, d: 4, dv: 3 }, 5);
+  inputs.g = new Float32Array(inputs.g.length).fill(40); // e^40 a token: past float32 within three tokens
+  const expected = nodeError(() => nodeLab.attention('gla', inputs));
+  assert.equal(expected?.code, 'VALUE');
+  const got = await onGpu('gla', inputs, {});
+  assert.equal(got.error?.code, 'VALUE', JSON.stringify(got));
+  assert.match(got.error.message, /^output\[\d+\]\[\d+\] came out (NaN|-?Infinity): the recurrent state left float32's range; keep g <= 0/);
 });
 
 test('what is not on WebGPU yet rejects with UNSUPPORTED naming the variant, as do keep and warmup of it', async () => {
