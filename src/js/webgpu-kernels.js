@@ -492,7 +492,7 @@ const KERNEL_FORMS = { linear: { taylor: false, extra: 0 }, taylor: { taylor: tr
 function planLinear(call) {
   const { variant, opt, dims } = call;
   const form = KERNEL_FORMS[variant.id];
-  if (!form) notYet(variant, 'efficient attention\'s column softmax comes after the kernel forms');
+  if (!form) return planEfficient(call);
   const { n, d, dv } = dims;
   if (d > MAX_WIDTH) throw new AttnError('UNSUPPORTED', `${variant.id} on WebGPU takes d up to ${MAX_WIDTH}, got d = ${d}; use the WebAssembly builds (init())`);
   const F = d + form.extra, nb = Math.ceil(n / CHUNK), E = F * (dv + 1);
@@ -525,6 +525,190 @@ function planLinear(call) {
   if (opt.weights) {
     buffers.push({ name: 'weights', count: n * n, output: true, cols: n });
     passes.push(pass('weights', KERNEL_WEIGHTS_WGSL, ['params', 'phi', 'den', 'weights'], [Math.ceil(n / 8), Math.ceil(n / 8), 1]));
+  }
+  return { buffers, passes };
+}
+
+// ---- efficient attention: a softmax of q over its features, of k over positions ----
+// y_i = Σ_c ρ_q(q_i)_c · (Σ_j e^{k_jc} v_j) / (Σ_j e^{k_jc}), over j <= i when causal. Rows go in
+// chunks of C: each chunk's per-feature maximum m and its sums of e^{k_jc − m}·v_j and e^{k_jc − m}
+// (z rides as column dv), their prefix over chunks with a running maximum (the sums rescaled when
+// it grows; the total is the state ρ_k(k)ᵀv, and M + log Z the normalizer), then the read-out:
+// row i against the prefix before its chunk and, causal, its chunk's rows j <= i, the running
+// maximum taken over them first. With weights, A_ij = Σ_c ρ_q(q_i)_c e^{k_jc − logZ_ic}, where
+// logZ_ic is the log of the column's softmax denominator row i saw (the read-out keeps it).
+
+const EFFICIENT_PARAMS_WGSL = /* wgsl */ `
+struct Params { n: u32, d: u32, dv: u32, causal: u32, nb: u32 }
+@group(0) @binding(0) var<uniform> P: Params;
+const C: u32 = ${CHUNK}u;
+`;
+
+const EFFICIENT_CHUNKS_WGSL = /* wgsl */ `${EFFICIENT_PARAMS_WGSL}
+@group(0) @binding(1) var<storage, read> K: array<f32>;
+@group(0) @binding(2) var<storage, read> V: array<f32>;
+@group(0) @binding(3) var<storage, read_write> CM: array<f32>;
+@group(0) @binding(4) var<storage, read_write> CU: array<f32>;
+
+@compute @workgroup_size(64)
+fn chunks(@builtin(global_invocation_id) g: vec3u) {
+  let e = g.x + g.y * ${FLAT}u;
+  let E = P.d * (P.dv + 1u);
+  if (e >= P.nb * E) { return; }
+  let b = e / E;
+  let c = (e % E) / (P.dv + 1u);
+  let col = (e % E) % (P.dv + 1u);
+  let end = min(P.n, b * C + C);
+  var m = -3.0e38;
+  for (var j = b * C; j < end; j++) { m = max(m, K[j * P.d + c]); }
+  var s = 0.0;
+  for (var j = b * C; j < end; j++) {
+    var x = 1.0;
+    if (col < P.dv) { x = V[j * P.dv + col]; }
+    s = fma(exp(K[j * P.d + c] - m), x, s);
+  }
+  CU[e] = s;
+  if (col == P.dv) { CM[b * P.d + c] = m; }
+}
+`;
+
+const EFFICIENT_PREFIX_WGSL = /* wgsl */ `${EFFICIENT_PARAMS_WGSL}
+@group(0) @binding(1) var<storage, read> CM: array<f32>;
+@group(0) @binding(2) var<storage, read> CU: array<f32>;
+@group(0) @binding(3) var<storage, read_write> PM: array<f32>;
+@group(0) @binding(4) var<storage, read_write> PX: array<f32>;
+@group(0) @binding(5) var<storage, read_write> STATE: array<f32>;
+@group(0) @binding(6) var<storage, read_write> NORM: array<f32>;
+
+@compute @workgroup_size(64)
+fn prefix(@builtin(global_invocation_id) g: vec3u) {
+  let e = g.x + g.y * ${FLAT}u;
+  let E = P.d * (P.dv + 1u);
+  if (e >= E) { return; }
+  let c = e / (P.dv + 1u);
+  let col = e % (P.dv + 1u);
+  var m = -3.0e38;
+  var x = 0.0;  // the sum, at the running maximum m
+  var z = 0.0;  // the column's own denominator, likewise (the state divides by it)
+  for (var b = 0u; b <= P.nb; b++) {
+    PX[b * E + e] = x;
+    if (col == P.dv) { PM[b * P.d + c] = m; }
+    if (b == P.nb) { break; }
+    let mb = CM[b * P.d + c];
+    let top = max(m, mb);
+    x = x * exp(m - top) + CU[b * E + e] * exp(mb - top);
+    z = z * exp(m - top) + CU[b * E + c * (P.dv + 1u) + P.dv] * exp(mb - top);
+    m = top;
+  }
+  if (col < P.dv) { STATE[c * P.dv + col] = x / z; } else { NORM[c] = m + log(z); }
+}
+`;
+
+function efficientReadoutWgsl(DVB) {
+  return /* wgsl */ `${EFFICIENT_PARAMS_WGSL}
+const DVB: u32 = ${DVB}u;
+@group(0) @binding(1) var<storage, read> Q: array<f32>;
+@group(0) @binding(2) var<storage, read> K: array<f32>;
+@group(0) @binding(3) var<storage, read> V: array<f32>;
+@group(0) @binding(4) var<storage, read> PM: array<f32>;
+@group(0) @binding(5) var<storage, read> PX: array<f32>;
+@group(0) @binding(6) var<storage, read_write> Y: array<f32>;
+@group(0) @binding(7) var<storage, read_write> LOGZ: array<f32>;
+
+@compute @workgroup_size(64)
+fn readout(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u32) {
+  let i = wg.x * 64u + li;
+  if (i >= P.n) { return; }
+  let c0 = wg.y * DVB;
+  let cols = min(DVB, P.dv - c0);
+  let E = P.d * (P.dv + 1u);
+  // ρ_q(q_i): the softmax of the row over its features
+  var qmax = -3.0e38;
+  for (var c = 0u; c < P.d; c++) { qmax = max(qmax, Q[i * P.d + c]); }
+  var qsum = 0.0;
+  for (var c = 0u; c < P.d; c++) { qsum = qsum + exp(Q[i * P.d + c] - qmax); }
+  var b = P.nb;  // not causal: the totals
+  var first = 0u;
+  if (P.causal != 0u) { b = i / C; first = b * C; }
+  var acc: array<f32, DVB>;
+  for (var c = 0u; c < P.d; c++) {
+    let pm = PM[b * P.d + c];
+    var m = pm;
+    if (P.causal != 0u) { for (var j = first; j <= i; j++) { m = max(m, K[j * P.d + c]); } }
+    let keep = exp(pm - m);
+    var num: array<f32, DVB>;
+    for (var e = 0u; e < cols; e++) { num[e] = PX[b * E + c * (P.dv + 1u) + c0 + e] * keep; }
+    var den = PX[b * E + c * (P.dv + 1u) + P.dv] * keep;
+    if (P.causal != 0u) {
+      for (var j = first; j <= i; j++) {
+        let w = exp(K[j * P.d + c] - m);
+        den = den + w;
+        for (var e = 0u; e < cols; e++) { num[e] = fma(w, V[j * P.dv + c0 + e], num[e]); }
+      }
+    }
+    let rho = exp(Q[i * P.d + c] - qmax) / qsum;
+    for (var e = 0u; e < cols; e++) { acc[e] = fma(rho, num[e] / den, acc[e]); }
+    if (wg.y == 0u) { LOGZ[i * P.d + c] = m + log(den); }
+  }
+  for (var e = 0u; e < cols; e++) { Y[i * P.dv + c0 + e] = acc[e]; }
+}
+`;
+}
+
+const EFFICIENT_WEIGHTS_WGSL = /* wgsl */ `${EFFICIENT_PARAMS_WGSL}
+@group(0) @binding(1) var<storage, read> Q: array<f32>;
+@group(0) @binding(2) var<storage, read> K: array<f32>;
+@group(0) @binding(3) var<storage, read> LOGZ: array<f32>;
+@group(0) @binding(4) var<storage, read_write> A: array<f32>;
+
+@compute @workgroup_size(8, 8)
+fn weights(@builtin(global_invocation_id) g: vec3u) {
+  let j = g.x;
+  let i = g.y;
+  if (i >= P.n || j >= P.n) { return; }
+  var a = 0.0;
+  if (P.causal == 0u || j <= i) {
+    var qmax = -3.0e38;
+    for (var c = 0u; c < P.d; c++) { qmax = max(qmax, Q[i * P.d + c]); }
+    var qsum = 0.0;
+    for (var c = 0u; c < P.d; c++) { qsum = qsum + exp(Q[i * P.d + c] - qmax); }
+    for (var c = 0u; c < P.d; c++) { a = fma(exp(Q[i * P.d + c] - qmax) / qsum, exp(K[j * P.d + c] - LOGZ[i * P.d + c]), a); }
+  }
+  A[i * P.n + j] = a;
+}
+`;
+
+function planEfficient(call) {
+  const { opt, dims } = call;
+  const { n, d, dv } = dims;
+  const nb = Math.ceil(n / CHUNK), E = d * (dv + 1);
+  const DVB = Math.min(COLUMN_BLOCK, shapeClass(dv));
+  const params = new Uint32Array([n, d, dv, opt.causal ? 1 : 0, nb, 0, 0, 0]).buffer;
+  const input = (name) => {
+    const a = call.arrays.find((x) => x.name === name);
+    return { name: `input:${name}`, count: a.count, writes: [{ offset: 0, data: a.data }], what: name };
+  };
+  const buffers = [
+    { name: 'params', uniform: params }, input('q'), input('k'), input('v'),
+    { name: 'cm', count: nb * d, what: 'the chunks\' maxima' },
+    { name: 'cu', count: nb * E, what: 'the chunks\' sums' },
+    { name: 'pm', count: (nb + 1) * d, what: 'the prefix maxima' },
+    { name: 'px', count: (nb + 1) * E, what: 'the chunks\' prefix sums' },
+    { name: 'output', count: n * dv, output: true, cols: dv },
+    { name: 'logz', count: n * d, what: 'the rows\' log denominators' },
+    { name: 'state', count: d * dv, output: opt.state, cols: dv },
+    { name: 'normalizer', count: d, output: opt.state, cols: d },
+  ];
+  const pass = (name, code, bindings, workgroups) => ({ pipeline: { key: `efficient.${name}`, code: () => code, entry: name }, bindings, workgroups });
+  const passes = [
+    pass('chunks', EFFICIENT_CHUNKS_WGSL, ['params', 'input:k', 'input:v', 'cm', 'cu'], flatWorkgroups(nb * E)),
+    pass('prefix', EFFICIENT_PREFIX_WGSL, ['params', 'cm', 'cu', 'pm', 'px', 'state', 'normalizer'], flatWorkgroups(E)),
+    { pipeline: { key: `efficient.readout.${DVB}`, code: () => efficientReadoutWgsl(DVB), entry: 'readout' },
+      bindings: ['params', 'input:q', 'input:k', 'input:v', 'pm', 'px', 'output', 'logz'], workgroups: [Math.ceil(n / 64), Math.ceil(dv / DVB), 1] },
+  ];
+  if (opt.weights) {
+    buffers.push({ name: 'weights', count: n * n, output: true, cols: n });
+    passes.push(pass('weights', EFFICIENT_WEIGHTS_WGSL, ['params', 'input:q', 'input:k', 'logz', 'weights'], [Math.ceil(n / 8), Math.ceil(n / 8), 1]));
   }
   return { buffers, passes };
 }
@@ -735,7 +919,7 @@ export const FAMILY_PLANS = {
 export function onWebGPU(variant) {
   const plan = FAMILY_PLANS[variant.family];
   if (plan === planSoftmaxType) return variant.composite || LOGIT_SOURCES.includes(variant.id); // a mixture's components all are
-  if (plan === planLinear) return Object.hasOwn(KERNEL_FORMS, variant.id);
+  if (plan === planLinear) return true; // its kernel forms, and efficient
   if (plan === planRecurrent) return Object.hasOwn(RECURRENT_RULES, variant.id);
   return plan === planFixed;
 }
