@@ -24,7 +24,7 @@ import { store, setLab, loadHash, writeHash, renderAll, subscribe, onEditsDroppe
 import { clearTooltip } from './tooltip.js';
 import { WorkerClient } from './worker-client.js';
 import { initTheme } from './theme.js';
-import { initControls } from './controls.js';
+import { initControls, checkWebGPU } from './controls.js';
 import { initOptionsForm } from './options-form.js';
 import { initMatrixEditor } from './matrix.js';
 import { initRunLoop, scheduleRun } from './run.js';
@@ -125,6 +125,7 @@ async function boot() {
   writeHash();
   hook.ready = true;
   scheduleRun(0);
+  checkWebGPU(); // after the first run is asked for: the Build menu offers WebGPU once it answers
 }
 
 boot();

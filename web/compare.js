@@ -3,7 +3,7 @@
 // It computes in a worker of its own, so the main run never waits behind it; a comparison made
 // stale by a change is stopped (cancelCompare terminates that worker).
 
-import { $, el, elapsedIndicator } from './dom.js';
+import { $, el, elapsedIndicator, adapterName, BUILD_LABEL } from './dom.js';
 import { fmt, paren, describeWeight, describeOutput } from './explain.js';
 import { flopCount, gflops } from '../dist/reference.js';
 import { WEIGHTS_MAX_N, requirements, resolveDims } from './gen.js';
@@ -114,6 +114,50 @@ async function compareAll(worker, isCurrent) {
   }
   store.compare = { baseId, ids, results };
   renderCompare();
+  await compareBuilds(worker, isCurrent);
+}
+
+/**
+ * Where WebGPU runs: the chosen variant on WebGPU and on the WebAssembly build side by side (the
+ * Build menu's, or auto's when that is WebGPU), with max |Δy| between them.
+ */
+async function compareBuilds(worker, isCurrent) {
+  const line = $('#compare-builds');
+  if (!store.webgpu?.available) {
+    line.hidden = true;
+    return;
+  }
+  const id = store.state.variant;
+  const wasm = store.state.build === 'webgpu' ? 'auto' : store.state.build;
+  const runs = {};
+  for (const build of ['webgpu', wasm]) {
+    let req;
+    try {
+      req = requestFor(id);
+    } catch {
+      line.hidden = true;
+      return;
+    }
+    const { inputs, transfer } = cloneInputs(req.inputs);
+    try {
+      runs[build] = await worker.call('run', { variant: id, inputs, options: req.options, weights: false, build, timing: { budgetMs: 25, minSamples: 3, maxSamples: 10 } }, transfer);
+    } catch (err) {
+      if (err.code === 'CANCELLED' || !isCurrent()) return;
+      runs[build] = { error: err };
+    }
+    if (!isCurrent()) return;
+  }
+  const g = runs.webgpu, w = runs[wasm];
+  line.hidden = false;
+  if (g.error || w.error) {
+    line.textContent = `WebGPU against WebAssembly: ${(g.error ?? w.error).code}: ${(g.error ?? w.error).message}`;
+    return;
+  }
+  let mx = 0;
+  for (let t = 0; t < g.output.length; t++) mx = Math.max(mx, Math.abs(g.output[t] - w.output[t]));
+  line.dataset.maxAbs = String(mx);
+  line.textContent = `${store.byId[id].label} on WebGPU (${adapterName(g.adapter) || 'adapter'}) against the ${BUILD_LABEL[w.build] ?? w.build} build: ` +
+    `max |Δy| ${fmt(mx)} · ${fmtMs(g.timing.median)} against ${fmtMs(w.timing.median)} a call`;
 }
 
 function renderTable() {

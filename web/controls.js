@@ -1,7 +1,9 @@
 // The set-up panel: variant picker and its description, preset, sizes, seed, build and causal.
 // The option fields of the variant are built by options-form.js.
 
-import { $, el, BUILD_LABEL } from './dom.js';
+import { $, el, BUILD_LABEL, adapterName } from './dom.js';
+import { WorkerClient } from './worker-client.js';
+import { offerScalingWebGPU } from './scaling.js';
 import { PRESETS, requirements, resolveDims } from './gen.js';
 import { EXTRA_DIMS } from './state.js';
 import { store, info, effectiveOpts, dimsState, commit, subscribe } from './store.js';
@@ -138,6 +140,7 @@ function buildBuildSelect() {
   if (feats.relaxedSimd) sel.append(el('option', { value: 'relaxed', text: BUILD_LABEL.relaxed }));
   if (feats.simd !== false) sel.append(el('option', { value: 'simd', text: BUILD_LABEL.simd }));
   sel.append(el('option', { value: 'scalar', text: BUILD_LABEL.scalar }));
+  sel.append(el('option', { value: 'webgpu', text: 'WebGPU (checking…)', disabled: true }));
   sel.addEventListener('change', () => {
     store.state.build = sel.value;
     commit({});
@@ -146,8 +149,41 @@ function buildBuildSelect() {
 
 function renderBuildSelect() {
   const bs = $('#build-select');
-  if (![...bs.options].some((o) => o.value === store.state.build)) store.state.build = 'auto';
+  // a link may name WebGPU before its check has answered: keep it until the check says no
+  if (![...bs.options].some((o) => o.value === store.state.build && (!o.disabled || o.value === 'webgpu'))) store.state.build = 'auto';
   bs.value = store.state.build;
+}
+
+/**
+ * Asks a worker of its own whether WebGPU runs here (initWebGPU() there; the worker then ends),
+ * and offers it in the Build menu with its adapter, or says why not under the menu.
+ */
+export async function checkWebGPU() {
+  const probe = new WorkerClient();
+  let res;
+  try {
+    res = await probe.call('webgpu');
+  } catch (err) {
+    res = { available: false, why: err.message };
+  } finally {
+    probe.terminate();
+  }
+  store.webgpu = res;
+  const option = $('#build-select option[value="webgpu"]');
+  const note = $('#build-note');
+  option.disabled = !res.available;
+  option.textContent = res.available ? `WebGPU (${adapterName(res.adapter) || 'adapter'})` : 'WebGPU (not available here; see below)';
+  $('#build-select').title = res.available ? '' : `WebGPU: ${res.why}`;
+  // the library's reason, without its advice to programmers (init()): the page falls back by itself
+  const why = String(res.why ?? '').replace(/; use init\(\) for the WebAssembly builds$/, '');
+  note.textContent = res.available ? '' : `Build: WebGPU is not offered here. ${why.charAt(0).toUpperCase()}${why.slice(1)}. The WebAssembly builds run as usual.`;
+  note.hidden = res.available;
+  note.dataset.webgpu = res.available ? 'available' : 'unavailable';
+  if (res.available) offerScalingWebGPU(option.textContent);
+  if (!res.available && store.state.build === 'webgpu') {
+    store.state.build = 'auto';
+    commit({});
+  } else renderBuildSelect();
 }
 
 /** Builds the controls from `lab` and keeps them in step with the store. */

@@ -67,7 +67,17 @@ export function fmtCell(x) {
   return a >= 1e4 || a < 1e-3 ? x.toExponential(2) : String(Number(x.toPrecision(4)));
 }
 
-export const BUILD_LABEL = { relaxed: 'relaxed SIMD', simd: 'SIMD', scalar: 'scalar' };
+export const BUILD_LABEL = { relaxed: 'relaxed SIMD', simd: 'SIMD', scalar: 'scalar', webgpu: 'WebGPU' };
+
+/** The adapter a WebGPU run named, for labels: "google swiftshader"; '' when the browser keeps it private. */
+export function adapterName(adapter) {
+  return adapter ? [adapter.vendor, adapter.architecture].filter(Boolean).join(' ') || adapter.description || '' : '';
+}
+
+/** Chromium's software adapter: correct, but its speed says nothing about GPUs. */
+export function softwareAdapter(adapter) {
+  return /swiftshader|software|cpu/i.test(`${adapter?.architecture ?? ''} ${adapter?.description ?? ''}`);
+}
 
 /**
  * Shows "label… 1.2 s" in `box` once a computation has taken `afterMs`, updated as it goes;

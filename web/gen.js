@@ -21,6 +21,8 @@ export const DEFAULT_PRESET = 'random';
 /** Largest n the interactive page runs (the scaling chart goes further). */
 export const MAX_N = 4096;
 export const MAX_WIDTH = 256;
+/** The scaling run's largest n on the WebAssembly builds; WebGPU is timed past it (web/worker.js, web/scaling.js). */
+export const WASM_MAX_N = 16384;
 /** The effective attention matrix is requested for display only up to this n. */
 export const WEIGHTS_MAX_N = 256;
 /** Largest value the page accepts for each dimension (page limits, not the library's). */

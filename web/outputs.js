@@ -1,7 +1,7 @@
 // The outputs panel: timing, the heatmaps of A and y (with tooltips), the intermediates a linear
 // variant keeps instead of A, row statistics of A and the numbers table. Renders store.last.
 
-import { $, el, download, fmtCell, BUILD_LABEL } from './dom.js';
+import { $, el, download, fmtCell, BUILD_LABEL, adapterName, softwareAdapter } from './dom.js';
 import { fmt, describeWeight, describeOutput } from './explain.js';
 import { flopCount, gflops } from '../dist/reference.js';
 import { WEIGHTS_MAX_N } from './gen.js';
@@ -66,17 +66,27 @@ function renderTiming(r) {
   box.dataset.build = r.build;
   // the header's badge names the build that ran (the Build menu can choose another than auto's)
   const badge = $('#build-badge');
-  badge.textContent = `${BUILD_LABEL[r.build] ?? r.build} build`;
+  const gpu = r.build === 'webgpu';
+  const label = gpu ? `WebGPU on ${adapterName(r.adapter) || 'an unnamed adapter'}` : `${BUILD_LABEL[r.build] ?? r.build} build`;
+  badge.textContent = label;
   badge.dataset.build = r.build;
   // tests (and anyone reading the DOM) wait on this, not on the text's unit (µs or ms)
   box.dataset.median = String(t.median);
   box.append(
-    el('span', { class: `badge build-${r.build}`, text: `${BUILD_LABEL[r.build] ?? r.build} build` }),
+    el('span', { class: `badge build-${r.build}`, text: label }),
     el('span', {}, el('span', { class: 'muted', text: 'median ' }), el('strong', { text: fmtMs(t.median) })),
     el('span', { class: 'muted', text: `${spreadText(t)}${t.samples} sample${t.samples > 1 ? 's' : ''}${t.batch > 1 ? ` × ${t.batch} calls` : ''}${t.samples > 1 ? '' : ' (a slow call is timed once)'}` }),
     el('span', {}, el('strong', { text: `${fmt(gflops(f.flops, t.median), 3)} GFLOP/s` }), el('span', { class: 'muted', text: ` (${f.formula} = ${f.flops.toLocaleString()} flop)` })),
     el('span', { class: 'muted small-text', text: 'timed without weights; A is requested once, for display' }),
   );
+  if (gpu) {
+    // a first call that compiled shaders is shown as that, not as a call's time
+    box.append(el('span', { class: 'muted small-text', dataset: { compile: String(t.compileMs) },
+      text: `each call uploads its inputs and reads the output back` +
+        (t.gpuMs != null ? ` (the kernels' own time on the GPU: ${fmtMs(t.gpuMs)}, from timestamp queries)` : '') +
+        (t.compileMs != null ? `; the first call compiled its shaders (compiling shaders: ${fmtMs(t.compileMs)}, not a sample)` : '; its shaders were compiled by an earlier call') +
+        (softwareAdapter(r.adapter) ? '; this is a software adapter (on the CPU): its speed says nothing about GPUs' : '') }));
+  }
 }
 
 /** "spread min – max (IQR q1 – q3), " for two samples or more; nothing for one. */

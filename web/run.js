@@ -139,7 +139,7 @@ async function runMain() {
   if (seq !== loop.seq) return 0;
   store.last = {
     seq, id: v.id, info: v, req, inputs: req.inputs, options: req.options, dims: req.dims, output: res.output, weights: res.weights ?? null,
-    timing: res.timing, build: res.build, simd: res.simd, intermediates: res.intermediates ?? [],
+    timing: res.timing, build: res.build, simd: res.simd, adapter: res.adapter ?? null, intermediates: res.intermediates ?? [],
   };
   store.lastError = null;
   clearInlineErrors();

@@ -4,7 +4,7 @@
 import { $, el, BUILD_LABEL } from './dom.js';
 import { fmt } from './explain.js';
 import { flopCount, gflops } from '../dist/reference.js';
-import { MAX_WIDTH } from './gen.js';
+import { MAX_WIDTH, WASM_MAX_N } from './gen.js';
 import { showTooltip, hideTooltip } from './tooltip.js';
 import { drawChart, crossings, slopeOf, PALETTE, fmtMs, fmtN } from './chart.js';
 import { store, effectiveOpts, on } from './store.js';
@@ -44,6 +44,7 @@ function buildScalingControls() {
     bbox.append(el('label', { class: 'check', for: id }, cb, ` ${BUILD_LABEL[b]}`));
   }
   $('#scale-run').addEventListener('click', startScaling);
+  // WebGPU joins the builds once its check answers (controls.js, offerScalingWebGPU)
   for (const k of ['d', 'dv']) $(`#scale-${k}`).addEventListener('input', checkParams);
   $('#scale-cancel').addEventListener('click', cancelScaling);
   const chart = $('#scale-chart');
@@ -161,6 +162,15 @@ function cancelScaling() {
   setRunning(false);
   $('#scale-status').textContent = `Cancelled after ${scaling.points.length} point${scaling.points.length === 1 ? '' : 's'}; the worker was stopped.`;
   drawScaling();
+}
+
+/** The WebGPU build as a choice of the scaling run (not checked: a run on it is asked for, not assumed). */
+export function offerScalingWebGPU(label) {
+  if ($('#sb-webgpu')) return;
+  const cb = el('input', { type: 'checkbox', id: 'sb-webgpu', checked: false, dataset: { build: 'webgpu' } });
+  $('#scale-builds').append(el('label', { class: 'check', for: 'sb-webgpu', title: label }, cb, ` ${BUILD_LABEL.webgpu}`));
+  // the GPU goes further: sizes past the WebAssembly builds' largest are run on WebGPU alone
+  $('#scale-max').append(el('option', { value: String(WASM_MAX_N * 4), text: `${WASM_MAX_N * 4} (WebGPU past ${WASM_MAX_N})` }));
 }
 
 function scalingSeries() {

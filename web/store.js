@@ -112,7 +112,7 @@ export function writeHash({ push = false } = {}) {
   else history.replaceState(null, '', `#${h}`);
 }
 
-const BUILDS = ['auto', 'relaxed', 'simd', 'scalar'];
+const BUILDS = ['auto', 'relaxed', 'simd', 'scalar', 'webgpu'];
 
 /** Why `val` cannot be option `name` of variant `id` (lab.options says what it takes), or null. */
 function optionProblem(id, name, val) {

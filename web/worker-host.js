@@ -27,6 +27,24 @@ export async function initBuild(build, options = {}) {
   return mod.init({ ...INIT_OPTIONS[build], ...options, locateFile: (file) => new URL(`../dist/${file}`, import.meta.url).href });
 }
 
+/**
+ * The WebGPU build: attnlab/webgpu's instance behind the face of a WebAssembly one (build,
+ * variants, attention), its calls returning Promises; `gpu` is the instance itself (warmup).
+ */
+export async function initWebGPUBuild() {
+  let mod;
+  try {
+    mod = await import(new URL('../dist/webgpu.js', import.meta.url).href);
+  } catch (err) {
+    throw Object.assign(new Error(`could not load attnlab/webgpu (dist/webgpu.js): ${err.message}`), { code: 'LOAD' });
+  }
+  const gpu = await mod.initWebGPU();
+  return {
+    build: 'webgpu', simd: false, threads: 1, gpu, adapter: gpu.adapter, variants: gpu.variants, options: gpu.options, dims: gpu.dims,
+    attention: (id, inputs, options) => gpu.attention(id, inputs, options),
+  };
+}
+
 /** An error as the reply carries it (AttnError's code: SHAPE, VALUE, UNKNOWN, UNSUPPORTED, MEMORY, LOAD). */
 export function errorOf(err) {
   return { code: err?.code ?? 'ERROR', name: err?.name ?? 'Error', message: String(err?.message ?? err) };

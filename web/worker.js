@@ -6,12 +6,15 @@
 //         -> { output, weights?, timing, build, simd, intermediates? }   (Float32Arrays transferred)
 //   scale { plan: { variants:[{id, opts}], builds, ns, d, dv, seed, preset, causal } }
 //         -> a { id, type: 'progress', point } per size, then { id, ok: true, done: true }
+//   webgpu {}                             -> { available, adapter?, why? }  (initWebGPU() in this worker)
 // error: { code, message } (code from AttnError: SHAPE, VALUE, UNKNOWN, UNSUPPORTED, MEMORY, LOAD).
-// Builds are 'auto' | 'relaxed' | 'simd' | 'scalar'; one instance per build, kept.
+// Builds are 'auto' | 'relaxed' | 'simd' | 'scalar' | 'webgpu'; one instance per build, kept.
+// 'webgpu' is attnlab/webgpu's instance (its calls return Promises; its timing awaits each call
+// and reports the shaders' compilation apart, README "WebGPU").
 
-import { buildRequest } from './gen.js';
+import { buildRequest, WASM_MAX_N } from './gen.js';
 import { intermediates } from '../dist/reference.js';
-import { loadBinding, initBuild, errorOf, serve } from './worker-host.js';
+import { loadBinding, initBuild, initWebGPUBuild, errorOf, serve } from './worker-host.js';
 
 const SLOW_MS = 2000; // a scaling point slower than this stops its series (the next n costs ≥ 2×)
 const MAX_INPUT_VALUES = 48 * 1024 * 1024; // inputs above ~192 MB are skipped in the scaling run
@@ -20,7 +23,7 @@ const labs = new Map(); // build -> its instance (a promise), kept for the next 
 
 function getLab(build = 'auto') {
   if (!labs.has(build)) {
-    const p = initBuild(build).catch((err) => {
+    const p = (build === 'webgpu' ? initWebGPUBuild() : initBuild(build)).catch((err) => {
       labs.delete(build);
       throw err;
     });
@@ -62,21 +65,54 @@ function timeCalls(lab, id, inputs, options, { budgetMs = 80, minSamples = 3, ma
   return { ...stats(samples), batch, calls: 1 + samples.length * batch, warm: true };
 }
 
+/**
+ * timeCalls for the WebGPU instance, whose calls return Promises: a first call, which is not a
+ * sample (when it compiled pipelines, its time is reported as compileMs: compiling shaders),
+ * then samples of one awaited call each (upload, kernels and read-back: what a caller waits for).
+ */
+async function timeGpuCalls(gpu, id, inputs, options, { budgetMs = 80, minSamples = 3, maxSamples = 25 } = {}) {
+  const compiledBefore = gpu.pipelinesCompiled;
+  let t = performance.now();
+  await gpu.attention(id, inputs, options);
+  const firstMs = performance.now() - t;
+  const compileMs = gpu.pipelinesCompiled > compiledBefore ? firstMs : null;
+  const samples = [], kernels = [];
+  const start = performance.now();
+  while (samples.length < maxSamples && (samples.length < minSamples || performance.now() - start < budgetMs)) {
+    t = performance.now();
+    await gpu.attention(id, inputs, options);
+    samples.push(performance.now() - t);
+    if (gpu.gpuTime != null) kernels.push(gpu.gpuTime);
+    if (samples[0] * minSamples > 4 * budgetMs) break;
+  }
+  // the kernels' own time, where timestamp-query tells it (the median of the samples')
+  const gpuMs = kernels.length === samples.length ? stats(kernels).median : null;
+  return { ...stats(samples), batch: 1, calls: 1 + samples.length, warm: true, compileMs, gpuMs };
+}
+
 async function run(msg) {
   const lab = await getLab(msg.build ?? 'auto');
+  const compiledBefore = lab.gpu?.pipelinesCompiled;
+  const started = performance.now();
   const info = lab.variants.find((v) => v.id === msg.variant);
   const opts = { ...msg.options };
   delete opts.weights;
   // linear variants also hand back the state and normaliser they compute instead of A
   const wantState = !!msg.extras && (info?.options ?? []).includes('state');
-  const first = lab.attention(msg.variant, msg.inputs, { ...opts, weights: !!msg.weights, ...(wantState ? { state: true } : {}) });
-  const reply = { output: first.output, build: lab.build, simd: lab.simd };
+  const first = await lab.attention(msg.variant, msg.inputs, { ...opts, weights: !!msg.weights, ...(wantState ? { state: true } : {}) });
+  // WebGPU: a call that compiled pipelines waited for the shader compiler (reported as that)
+  const firstCompiledMs = lab.gpu && lab.gpu.pipelinesCompiled > compiledBefore ? performance.now() - started : null;
+  const reply = { output: first.output, build: lab.build, simd: lab.simd, adapter: lab.adapter ?? null };
   const transfer = [first.output.buffer];
   if (first.weights) {
     reply.weights = first.weights;
     transfer.push(first.weights.buffer);
   }
-  if (msg.timing) reply.timing = timeCalls(lab, msg.variant, msg.inputs, { ...opts, weights: false }, msg.timing);
+  if (msg.timing) {
+    reply.timing = lab.gpu ? await timeGpuCalls(lab.gpu, msg.variant, msg.inputs, { ...opts, weights: false }, msg.timing)
+      : timeCalls(lab, msg.variant, msg.inputs, { ...opts, weights: false }, msg.timing);
+    if (firstCompiledMs != null) reply.timing.compileMs = firstCompiledMs + (reply.timing.compileMs ?? 0);
+  }
   if (wantState) {
     reply.intermediates = intermediates(msg.variant, first, { n: msg.inputs.n, d: msg.inputs.d, dv: msg.inputs.dv });
     for (const m of reply.intermediates) transfer.push(m.data.buffer);
@@ -102,6 +138,10 @@ async function scale(msg, post) {
           post({ type: 'progress', point: { ...point, skipped: stopped.get(key) } });
           continue;
         }
+        if (build !== 'webgpu' && n > WASM_MAX_N) {
+          post({ type: 'progress', point: { ...point, skipped: `n > ${WASM_MAX_N} is timed on WebGPU only` } });
+          continue;
+        }
         try {
           if (!req && !reqError) {
             const dimsState = { n, d: plan.d, dv: plan.dv };
@@ -116,7 +156,9 @@ async function scale(msg, post) {
             continue;
           }
           const lab = await getLab(build);
-          const timing = timeCalls(lab, v.id, req.inputs, { ...req.options, weights: false }, { budgetMs: 150, minSamples: 3, maxSamples: 15 });
+          const budget = { budgetMs: 150, minSamples: 3, maxSamples: 15 };
+          const timing = lab.gpu ? await timeGpuCalls(lab.gpu, v.id, req.inputs, { ...req.options, weights: false }, budget)
+            : timeCalls(lab, v.id, req.inputs, { ...req.options, weights: false }, budget);
           point.timing = timing;
           point.actualBuild = lab.build;
           point.dims = req.dims;
@@ -164,5 +206,15 @@ async function hello(msg) {
   };
 }
 
+// Whether the WebGPU build runs here: its instance made once (the Build menu offers it, or says why not).
+async function webgpu() {
+  try {
+    const lab = await getLab('webgpu');
+    return { reply: { available: true, adapter: lab.adapter }, transfer: [] };
+  } catch (err) {
+    return { reply: { available: false, why: errorOf(err).message }, transfer: [] };
+  }
+}
+
 // Requests are handled one at a time, in order (worker-host.js).
-serve({ hello, run, scale });
+serve({ hello, run, scale, webgpu });

@@ -170,11 +170,7 @@ function weightsWgsl(kinds) {
 @group(0) @binding(2) var<storage, read> LSE: array<f32>;
 @group(0) @binding(3) var<storage, read_write> A: array<f32>;
 ${logitWgsl(kinds)}
-@compute @workgroup_size(8, 8)
-fn weights(@builtin(global_invocation_id) g: vec3u) {
-  let j = g.x;
-  let i = g.y;
-  if (i >= P.n || j >= P.n) { return; }
+${WEIGHTS_ENTRY}
   var a = 0.0;
   if (P.causal == 0u || j <= i) { a = exp(logit(i, j) - LSE[i]); }
   A[i * P.n + j] = a;
@@ -210,6 +206,40 @@ function flatWorkgroups(count) {
   const groups = Math.ceil(count / 64);
   return [Math.min(groups, 65535), Math.ceil(groups / 65535), 1];
 }
+
+// What every plan shares: an input uploaded as it is, a pass, and the n×n weights with their pass.
+function uploaded(call, name) {
+  const a = call.arrays.find((x) => x.name === name);
+  return { name: `input:${name}`, count: a.count, writes: [{ offset: 0, data: a.data }], what: name };
+}
+
+function pass(key, code, entry, bindings, workgroups) {
+  return { pipeline: { key, code: typeof code === 'function' ? code : () => code, entry }, bindings, workgroups };
+}
+
+// weights: A [n, n], one invocation per entry in 8×8 workgroups, its rows i = gid.y (below: WEIGHTS_ENTRY)
+function addWeights(plan, n, key, code, bindings) {
+  plan.buffers.push({ name: 'weights', count: n * n, output: true, cols: n });
+  plan.passes.push(pass(key, code, 'weights', [...bindings, 'weights'], [Math.ceil(n / 8), Math.ceil(n / 8), 1]));
+  return plan;
+}
+
+// The start of a weights kernel: entry (i, j) of A, nothing past n.
+const WEIGHTS_ENTRY = /* wgsl */ `
+@compute @workgroup_size(8, 8)
+fn weights(@builtin(global_invocation_id) g: vec3u) {
+  let j = g.x;
+  let i = g.y;
+  if (i >= P.n || j >= P.n) { return; }`;
+
+// The start of a read-out kernel: row i (one invocation) and its block of DVB output columns.
+const ROW_BLOCK_ENTRY = /* wgsl */ `
+@compute @workgroup_size(64)
+fn readout(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u32) {
+  let i = wg.x * 64u + li;
+  if (i >= P.n) { return; }
+  let c0 = wg.y * DVB;
+  let cols = min(DVB, P.dv - c0);`;
 
 // The first `rows` rows of the transpose of m [inner, cols]: out[j, f] = m[f, j] (keys as rows).
 function transposeRows(m, inner, cols, rows) {
@@ -309,25 +339,15 @@ function planSoftmaxType(call) {
     { name: 'src', count: pack.floats, writes: pack.writes, what: 'the logits\' arrays' },
     ...pack.prepasses.map((p, k) => ({ name: `affine${k}`, uniform: p.uniform })),
     ...call.arrays.filter((a) => a.name === 'v' || pack.prepasses.some((p) => p.bindings.includes(`input:${a.name}`)))
-      .map((a) => ({ name: `input:${a.name}`, count: a.count, writes: [{ offset: 0, data: a.data }], what: a.name })),
+      .map((a) => uploaded(call, a.name)),
     { name: 'output', count: n * dv, output: true, cols: dv },
     { name: 'lse', count: n, output: opt.keep, cols: 1 },
   ];
   const passes = pack.prepasses.map((p, k) => ({ pipeline: p.pipeline, bindings: [`affine${k}`, ...p.bindings], workgroups: p.workgroups }));
-  passes.push({
-    pipeline: { key: `stream.${shape}.${tiled ? `tiled.${W}` : 'direct'}.${DVB}.${T}`, code: () => streamingWgsl(kinds, tiled, W, DVB, T), entry: 'forward' },
-    bindings: ['params', 'src', 'input:v', 'output', 'lse'],
-    workgroups: [Math.ceil(n / WORKGROUP), Math.ceil(dv / DVB), 1],
-  });
-  if (opt.weights) {
-    buffers.push({ name: 'weights', count: n * n, output: true, cols: n });
-    passes.push({
-      pipeline: { key: `weights.${shape}`, code: () => weightsWgsl(kinds), entry: 'weights' },
-      bindings: ['params', 'src', 'lse', 'weights'],
-      workgroups: [Math.ceil(n / 8), Math.ceil(n / 8), 1],
-    });
-  }
-  return { buffers, passes };
+  passes.push(pass(`stream.${shape}.${tiled ? `tiled.${W}` : 'direct'}.${DVB}.${T}`, () => streamingWgsl(kinds, tiled, W, DVB, T), 'forward',
+    ['params', 'src', 'input:v', 'output', 'lse'], [Math.ceil(n / WORKGROUP), Math.ceil(dv / DVB), 1]));
+  const plan = { buffers, passes };
+  return opt.weights ? addWeights(plan, n, `weights.${shape}`, () => weightsWgsl(kinds), ['params', 'src', 'lse']) : plan;
 }
 
 // ---- the linear family's kernel forms (linear: φ = elu+1, F = d; taylor: φ(x) = [1, x / max(‖x‖, 1e-12)], F = d + 1) ----
@@ -434,12 +454,7 @@ const DVB: u32 = ${DVB}u;
 @group(0) @binding(4) var<storage, read_write> Y: array<f32>;
 @group(0) @binding(5) var<storage, read_write> DEN: array<f32>;
 
-@compute @workgroup_size(64)
-fn readout(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u32) {
-  let i = wg.x * 64u + li;
-  if (i >= P.n) { return; }
-  let c0 = wg.y * DVB;
-  let cols = min(DVB, P.dv - c0);
+${ROW_BLOCK_ENTRY}
   let E = P.F * (P.dv + 1u);
   var b = P.nb;  // not causal: the totals
   if (P.causal != 0u) { b = i / C; }
@@ -471,11 +486,7 @@ const KERNEL_WEIGHTS_WGSL = /* wgsl */ `${KERNEL_PARAMS_WGSL}
 @group(0) @binding(2) var<storage, read> DEN: array<f32>;
 @group(0) @binding(3) var<storage, read_write> A: array<f32>;
 
-@compute @workgroup_size(8, 8)
-fn weights(@builtin(global_invocation_id) g: vec3u) {
-  let j = g.x;
-  let i = g.y;
-  if (i >= P.n || j >= P.n) { return; }
+${WEIGHTS_ENTRY}
   var a = 0.0;
   if (P.causal == 0u || j <= i) {
     var s = 0.0;
@@ -500,12 +511,8 @@ function planLinear(call) {
   const params = new ArrayBuffer(32);
   new Uint32Array(params, 0, 7).set([n, d, dv, F, opt.causal ? 1 : 0, form.taylor ? 1 : 0, nb]);
   new Float32Array(params, 28, 1)[0] = opt.eps;
-  const input = (name) => {
-    const a = call.arrays.find((x) => x.name === name);
-    return { name: `input:${name}`, count: a.count, writes: [{ offset: 0, data: a.data }], what: name };
-  };
   const buffers = [
-    { name: 'params', uniform: params }, input('q'), input('k'), input('v'),
+    { name: 'params', uniform: params }, uploaded(call, 'q'), uploaded(call, 'k'), uploaded(call, 'v'),
     { name: 'phi', count: 2 * n * F, what: 'the features of q and k' },
     { name: 'chunks', count: nb * E, what: 'the chunks\' sums' },
     { name: 'prefix', count: (nb + 1) * E, what: 'the chunks\' prefix sums' },
@@ -514,19 +521,14 @@ function planLinear(call) {
     { name: 'state', count: F * dv, output: opt.state, cols: dv },
     { name: 'normalizer', count: F, output: opt.state, cols: F },
   ];
-  const pass = (name, code, bindings, workgroups) => ({ pipeline: { key: `linear.${name}`, code: () => code, entry: name }, bindings, workgroups });
   const passes = [
-    pass('features', KERNEL_FEATURES_WGSL, ['params', 'input:q', 'input:k', 'phi'], flatWorkgroups(2 * n)),
-    pass('chunks', KERNEL_CHUNKS_WGSL, ['params', 'phi', 'input:v', 'chunks'], flatWorkgroups(nb * E)),
-    pass('prefix', KERNEL_PREFIX_WGSL, ['params', 'chunks', 'prefix', 'state', 'normalizer'], flatWorkgroups(E)),
-    { pipeline: { key: `linear.readout.${DVB}`, code: () => kernelReadoutWgsl(DVB), entry: 'readout' },
-      bindings: ['params', 'phi', 'prefix', 'input:v', 'output', 'den'], workgroups: [Math.ceil(n / 64), Math.ceil(dv / DVB), 1] },
+    pass('linear.features', KERNEL_FEATURES_WGSL, 'features', ['params', 'input:q', 'input:k', 'phi'], flatWorkgroups(2 * n)),
+    pass('linear.chunks', KERNEL_CHUNKS_WGSL, 'chunks', ['params', 'phi', 'input:v', 'chunks'], flatWorkgroups(nb * E)),
+    pass('linear.prefix', KERNEL_PREFIX_WGSL, 'prefix', ['params', 'chunks', 'prefix', 'state', 'normalizer'], flatWorkgroups(E)),
+    pass(`linear.readout.${DVB}`, () => kernelReadoutWgsl(DVB), 'readout', ['params', 'phi', 'prefix', 'input:v', 'output', 'den'], [Math.ceil(n / 64), Math.ceil(dv / DVB), 1]),
   ];
-  if (opt.weights) {
-    buffers.push({ name: 'weights', count: n * n, output: true, cols: n });
-    passes.push(pass('weights', KERNEL_WEIGHTS_WGSL, ['params', 'phi', 'den', 'weights'], [Math.ceil(n / 8), Math.ceil(n / 8), 1]));
-  }
-  return { buffers, passes };
+  const plan = { buffers, passes };
+  return opt.weights ? addWeights(plan, n, 'linear.weights', KERNEL_WEIGHTS_WGSL, ['params', 'phi', 'den']) : plan;
 }
 
 // ---- efficient attention: a softmax of q over its features, of k over positions ----
@@ -615,12 +617,7 @@ const DVB: u32 = ${DVB}u;
 @group(0) @binding(6) var<storage, read_write> Y: array<f32>;
 @group(0) @binding(7) var<storage, read_write> LOGZ: array<f32>;
 
-@compute @workgroup_size(64)
-fn readout(@builtin(workgroup_id) wg: vec3u, @builtin(local_invocation_index) li: u32) {
-  let i = wg.x * 64u + li;
-  if (i >= P.n) { return; }
-  let c0 = wg.y * DVB;
-  let cols = min(DVB, P.dv - c0);
+${ROW_BLOCK_ENTRY}
   let E = P.d * (P.dv + 1u);
   // ρ_q(q_i): the softmax of the row over its features
   var qmax = -3.0e38;
@@ -661,11 +658,7 @@ const EFFICIENT_WEIGHTS_WGSL = /* wgsl */ `${EFFICIENT_PARAMS_WGSL}
 @group(0) @binding(3) var<storage, read> LOGZ: array<f32>;
 @group(0) @binding(4) var<storage, read_write> A: array<f32>;
 
-@compute @workgroup_size(8, 8)
-fn weights(@builtin(global_invocation_id) g: vec3u) {
-  let j = g.x;
-  let i = g.y;
-  if (i >= P.n || j >= P.n) { return; }
+${WEIGHTS_ENTRY}
   var a = 0.0;
   if (P.causal == 0u || j <= i) {
     var qmax = -3.0e38;
@@ -684,12 +677,8 @@ function planEfficient(call) {
   const nb = Math.ceil(n / CHUNK), E = d * (dv + 1);
   const DVB = Math.min(COLUMN_BLOCK, shapeClass(dv));
   const params = new Uint32Array([n, d, dv, opt.causal ? 1 : 0, nb, 0, 0, 0]).buffer;
-  const input = (name) => {
-    const a = call.arrays.find((x) => x.name === name);
-    return { name: `input:${name}`, count: a.count, writes: [{ offset: 0, data: a.data }], what: name };
-  };
   const buffers = [
-    { name: 'params', uniform: params }, input('q'), input('k'), input('v'),
+    { name: 'params', uniform: params }, uploaded(call, 'q'), uploaded(call, 'k'), uploaded(call, 'v'),
     { name: 'cm', count: nb * d, what: 'the chunks\' maxima' },
     { name: 'cu', count: nb * E, what: 'the chunks\' sums' },
     { name: 'pm', count: (nb + 1) * d, what: 'the prefix maxima' },
@@ -699,18 +688,14 @@ function planEfficient(call) {
     { name: 'state', count: d * dv, output: opt.state, cols: dv },
     { name: 'normalizer', count: d, output: opt.state, cols: d },
   ];
-  const pass = (name, code, bindings, workgroups) => ({ pipeline: { key: `efficient.${name}`, code: () => code, entry: name }, bindings, workgroups });
   const passes = [
-    pass('chunks', EFFICIENT_CHUNKS_WGSL, ['params', 'input:k', 'input:v', 'cm', 'cu'], flatWorkgroups(nb * E)),
-    pass('prefix', EFFICIENT_PREFIX_WGSL, ['params', 'cm', 'cu', 'pm', 'px', 'state', 'normalizer'], flatWorkgroups(E)),
-    { pipeline: { key: `efficient.readout.${DVB}`, code: () => efficientReadoutWgsl(DVB), entry: 'readout' },
-      bindings: ['params', 'input:q', 'input:k', 'input:v', 'pm', 'px', 'output', 'logz'], workgroups: [Math.ceil(n / 64), Math.ceil(dv / DVB), 1] },
+    pass('efficient.chunks', EFFICIENT_CHUNKS_WGSL, 'chunks', ['params', 'input:k', 'input:v', 'cm', 'cu'], flatWorkgroups(nb * E)),
+    pass('efficient.prefix', EFFICIENT_PREFIX_WGSL, 'prefix', ['params', 'cm', 'cu', 'pm', 'px', 'state', 'normalizer'], flatWorkgroups(E)),
+    pass(`efficient.readout.${DVB}`, () => efficientReadoutWgsl(DVB), 'readout', ['params', 'input:q', 'input:k', 'input:v', 'pm', 'px', 'output', 'logz'],
+      [Math.ceil(n / 64), Math.ceil(dv / DVB), 1]),
   ];
-  if (opt.weights) {
-    buffers.push({ name: 'weights', count: n * n, output: true, cols: n });
-    passes.push(pass('weights', EFFICIENT_WEIGHTS_WGSL, ['params', 'input:q', 'input:k', 'logz', 'weights'], [Math.ceil(n / 8), Math.ceil(n / 8), 1]));
-  }
-  return { buffers, passes };
+  const plan = { buffers, passes };
+  return opt.weights ? addWeights(plan, n, 'efficient.weights', EFFICIENT_WEIGHTS_WGSL, ['params', 'input:q', 'input:k', 'logz']) : plan;
 }
 
 // ---- fixed patterns: row i averages v over its pattern's span [j0, j1] ----
@@ -757,11 +742,7 @@ fn fixed_output(@builtin(global_invocation_id) g: vec3u) {
 const FIXED_WEIGHTS_WGSL = /* wgsl */ `${FIXED_WGSL}
 @group(0) @binding(1) var<storage, read_write> A: array<f32>;
 
-@compute @workgroup_size(8, 8)
-fn weights(@builtin(global_invocation_id) g: vec3u) {
-  let j = g.x;
-  let i = g.y;
-  if (i >= P.n || j >= P.n) { return; }
+${WEIGHTS_ENTRY}
   let s = span(i);
   var a = 0.0;
   if (j >= s.x && j <= s.y) { a = 1.0 / f32(s.y - s.x + 1u); }
@@ -772,19 +753,12 @@ fn weights(@builtin(global_invocation_id) g: vec3u) {
 function planFixed(call) {
   const { opt, dims } = call;
   const { n, dv } = dims;
-  const v = call.arrays.find((a) => a.name === 'v');
   const params = new Uint32Array([n, dv, PATTERNS.indexOf(opt.pattern), opt.window]).buffer;
-  const buffers = [
-    { name: 'params', uniform: params },
-    { name: 'input:v', count: v.count, writes: [{ offset: 0, data: v.data }], what: 'v' },
-    { name: 'output', count: n * dv, output: true, cols: dv },
-  ];
-  const passes = [{ pipeline: { key: 'fixed.output', code: () => FIXED_OUTPUT_WGSL, entry: 'fixed_output' }, bindings: ['params', 'input:v', 'output'], workgroups: flatWorkgroups(n * dv) }];
-  if (opt.weights) {
-    buffers.push({ name: 'weights', count: n * n, output: true, cols: n });
-    passes.push({ pipeline: { key: 'fixed.weights', code: () => FIXED_WEIGHTS_WGSL, entry: 'weights' }, bindings: ['params', 'weights'], workgroups: [Math.ceil(n / 8), Math.ceil(n / 8), 1] });
-  }
-  return { buffers, passes };
+  const plan = {
+    buffers: [{ name: 'params', uniform: params }, uploaded(call, 'v'), { name: 'output', count: n * dv, output: true, cols: dv }],
+    passes: [pass('fixed.output', FIXED_OUTPUT_WGSL, 'fixed_output', ['params', 'input:v', 'output'], flatWorkgroups(n * dv))],
+  };
+  return opt.weights ? addWeights(plan, n, 'fixed.weights', FIXED_WEIGHTS_WGSL, ['params']) : plan;
 }
 
 // ---- the recurrent family: a scan over tokens, one invocation per column of the state ----
@@ -880,24 +854,18 @@ function planRecurrent(call) {
   const given = new Map(call.arrays.map((a) => [a.name, a]));
   new Uint32Array(params, 0, 6).set([n, d, dv, rule.gated ? 1 : 0, rule.delta ? 1 : 0, given.has('s0') ? 1 : 0]);
   new Float32Array(params, 24, 1)[0] = opt.scale ?? 1 / Math.sqrt(d);
-  // an array the rule does not read is bound as a small buffer of zeros
-  const input = (name) => {
-    const a = given.get(name);
-    return a ? { name: `input:${name}`, count: a.count, writes: [{ offset: 0, data: a.data }], what: name } : { name: `input:${name}`, count: 4 };
-  };
+  // an array the rule does not read (and s0 left out) is bound as a small buffer of zeros
+  const input = (name) => (given.has(name) ? uploaded(call, name) : { name: `input:${name}`, count: 4 });
   const reads = ['params', 'input:q', 'input:k', 'input:g', 'input:beta'];
   const buffers = [
     { name: 'params', uniform: params }, ...['q', 'k', 'g', 'beta', 'v', 's0'].map(input),
     { name: 'output', count: n * dv, output: true, cols: dv },
     { name: 'state', count: d * dv, output: opt.state, cols: dv },
   ];
-  const passes = [{
-    pipeline: { key: `recurrent.scan.${D}`, code: () => recurrentScanWgsl(D), entry: 'scan' },
-    bindings: [...reads, 'input:v', 'input:s0', 'output', 'state'], workgroups: [Math.ceil(dv / 64), 1, 1],
-  }];
-  if (opt.weights) {
+  const passes = [pass(`recurrent.scan.${D}`, () => recurrentScanWgsl(D), 'scan', [...reads, 'input:v', 'input:s0', 'output', 'state'], [Math.ceil(dv / 64), 1, 1])];
+  if (opt.weights) { // a row of W an invocation (it carries q_i back through the transitions)
     buffers.push({ name: 'weights', count: n * n, output: true, cols: n });
-    passes.push({ pipeline: { key: `recurrent.weights.${D}`, code: () => recurrentWeightsWgsl(D), entry: 'weights' }, bindings: [...reads, 'weights'], workgroups: [Math.ceil(n / 64), 1, 1] });
+    passes.push(pass(`recurrent.weights.${D}`, () => recurrentWeightsWgsl(D), 'weights', [...reads, 'weights'], [Math.ceil(n / 64), 1, 1]));
   }
   return { buffers, passes };
 }

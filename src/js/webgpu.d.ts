@@ -28,6 +28,10 @@ export interface WebGPULab {
   readonly dims: Readonly<Record<'n' | 'd' | 'dv' | 'h' | 'L' | 'a' | 'b' | 'rank', DimInfo>>;
   /** The ids that run on WebGPU in this version; a call to another rejects with UNSUPPORTED. */
   readonly ready: readonly string[];
+  /** How many pipelines this instance has compiled: a call that raises it waited for the shader compiler. */
+  readonly pipelinesCompiled: number;
+  /** The GPU's own time of the last call's kernels in ms (timestamp-query), or null where the adapter cannot tell it. */
+  readonly gpuTime: number | null;
   /**
    * lab.attention()'s result, computed on the GPU. A bad input rejects with the AttnError
    * lab.attention() throws for it, before any GPU work; keep is UNSUPPORTED for now (the GPU's

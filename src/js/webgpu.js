@@ -19,6 +19,7 @@ export { AttnError };
 
 // The limits a call may need beyond WebGPU's defaults: asked for at the adapter's own values.
 const LIMITS = ['maxStorageBufferBindingSize', 'maxBufferSize'];
+const POOL_BYTES = 256 * 2 ** 20; // idle buffers kept for the next calls, at most
 const POWER = ['low-power', 'high-performance'];
 
 /**
@@ -38,7 +39,7 @@ export async function initWebGPU(options = {}) {
   }
   const gpu = globalThis.navigator?.gpu;
   if (!gpu) {
-    throw new AttnError('UNSUPPORTED', typeof globalThis.window === 'undefined' && typeof globalThis.document === 'undefined'
+    throw new AttnError('UNSUPPORTED', globalThis.process?.versions?.node
       ? 'WebGPU is not available here: this runtime has no navigator.gpu (Node has no WebGPU); use init() for the WebAssembly builds'
       : 'WebGPU is not available in this browser (no navigator.gpu): it needs a browser with WebGPU and a secure context ' +
         '(https or http://localhost); use init() for the WebAssembly builds');
@@ -55,9 +56,11 @@ export async function initWebGPU(options = {}) {
   }
   const requiredLimits = {};
   for (const name of LIMITS) requiredLimits[name] = adapter.limits[name];
+  // the GPU's own time of a call's kernels, where the adapter can tell it
+  const requiredFeatures = adapter.features.has('timestamp-query') ? ['timestamp-query'] : [];
   let device;
   try {
-    device = await adapter.requestDevice({ requiredLimits });
+    device = await adapter.requestDevice({ requiredLimits, requiredFeatures });
   } catch (err) {
     throw new AttnError('UNSUPPORTED', `the WebGPU adapter gave no device (${err?.message ?? err}); use init() for the WebAssembly builds`);
   }
@@ -71,9 +74,51 @@ export async function initWebGPU(options = {}) {
   return new WebGPUInstance(adapter, device, lab);
 }
 
+// Buffers in power-of-two sizes from 256 bytes, reused across calls (creating and destroying a
+// buffer per array per call costs more than a small call's kernels); at most POOL_BYTES idle, the
+// rest destroyed. A buffer comes back only from a call that ended normally.
+class BufferPool {
+  #device;
+  #idle = new Map(); // `${usage}:${size}` -> idle buffers
+  #idleBytes = 0;
+
+  constructor(device) {
+    this.#device = device;
+  }
+
+  take(bytes, usage, limit) {
+    let size = 256;
+    while (size < bytes) size *= 2;
+    if (size > limit) size = Math.ceil(bytes / 4) * 4; // past the limit's power of two: exact
+    const list = this.#idle.get(`${usage}:${size}`);
+    if (list?.length) {
+      this.#idleBytes -= size;
+      return list.pop();
+    }
+    return this.#device.createBuffer({ size, usage });
+  }
+
+  give(buffer) {
+    if (this.#idleBytes + buffer.size > POOL_BYTES) return buffer.destroy();
+    const key = `${buffer.usage}:${buffer.size}`;
+    if (!this.#idle.has(key)) this.#idle.set(key, []);
+    this.#idle.get(key).push(buffer);
+    this.#idleBytes += buffer.size;
+  }
+
+  clear() {
+    for (const list of this.#idle.values()) for (const b of list) b.destroy();
+    this.#idle.clear();
+    this.#idleBytes = 0;
+  }
+}
+
 class WebGPUInstance {
   #device;
   #lab;
+  #pool;
+  #timestamps = null; // a query set of two, where the device has timestamp-query
+  #gpuMs = null;
   #pipelines = new Map(); // pipeline key -> Promise<GPUComputePipeline>
   #lost = null; // why the device is gone (BROKEN)
   #disposed = false;
@@ -81,6 +126,8 @@ class WebGPUInstance {
   constructor(adapter, device, lab) {
     this.#device = device;
     this.#lab = lab;
+    this.#pool = new BufferPool(device);
+    if (device.features.has('timestamp-query')) this.#timestamps = device.createQuerySet({ type: 'timestamp', count: 2 });
     const info = adapter.info ?? {};
     /** What the browser says of its GPU (fields it keeps private are empty strings). */
     this.adapter = Object.freeze({ vendor: info.vendor ?? '', architecture: info.architecture ?? '', description: info.description ?? '' });
@@ -92,6 +139,16 @@ class WebGPUInstance {
     device.lost.then((why) => {
       if (!this.#disposed) this.#lost = `the GPU device was lost (${why.reason ?? 'unknown'}: ${why.message}); call initWebGPU() again for a new instance`;
     });
+  }
+
+  /** How many pipelines this instance has compiled: a call that raises it waited for the shader compiler. */
+  get pipelinesCompiled() {
+    return this.#pipelines.size;
+  }
+
+  /** The GPU's own time of the last call's kernels in ms (timestamp-query), or null where the adapter cannot tell it. */
+  get gpuTime() {
+    return this.#gpuMs;
   }
 
   /**
@@ -113,8 +170,9 @@ class WebGPUInstance {
     }
     // every input goes up now, before the first await: the caller's arrays are read in this turn
     const buffers = new Map(), owned = [];
+    let done = false; // the call ended normally: its buffers go back to the pool
     const make = (name, bytes, usage) => {
-      const buffer = device.createBuffer({ size: Math.max(16, Math.ceil(bytes / 4) * 4), usage });
+      const buffer = this.#pool.take(bytes, usage, limit);
       owned.push(buffer);
       buffers.set(name, buffer);
       return buffer;
@@ -131,21 +189,33 @@ class WebGPUInstance {
       const pipelines = await Promise.all(plan.passes.map((p) => this.#pipeline(p.pipeline)));
       this.#alive();
       const encoder = device.createCommandEncoder();
+      const last = plan.passes.length - 1, querySet = this.#timestamps;
       plan.passes.forEach((pass, i) => {
         const layout = pipelines[i].getBindGroupLayout(0);
-        const group = device.createBindGroup({ layout, entries: pass.bindings.map((name, binding) => ({ binding, resource: { buffer: buffers.get(name) } })) });
-        const compute = encoder.beginComputePass();
+        // bound by range: a pooled buffer may be larger than its array
+        const entries = pass.bindings.map((name, binding) => ({ binding, resource: { buffer: buffers.get(name), size: boundBytes(plan, name) } }));
+        const group = device.createBindGroup({ layout, entries });
+        const stamps = querySet && (i === 0 || i === last)
+          ? { timestampWrites: { querySet, ...(i === 0 ? { beginningOfPassWriteIndex: 0 } : {}), ...(i === last ? { endOfPassWriteIndex: 1 } : {}) } } : {};
+        const compute = encoder.beginComputePass(stamps);
         compute.setPipeline(pipelines[i]);
         compute.setBindGroup(0, group);
         compute.dispatchWorkgroups(...pass.workgroups);
         compute.end();
       });
       const shown = plan.buffers.filter((b) => b.output);
-      const read = make('read-back', shown.reduce((s, o) => s + o.count * 4, 0), GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
+      const outBytes = shown.reduce((s, o) => s + o.count * 4, 0);
+      const stampsAt = Math.ceil(outBytes / 8) * 8, readBytes = querySet ? stampsAt + 16 : outBytes; // two u64 after the outputs
+      const read = make('read-back', readBytes, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
       let at = 0;
       for (const o of shown) {
         encoder.copyBufferToBuffer(buffers.get(o.name), 0, read, at, o.count * 4);
         at += o.count * 4;
+      }
+      if (querySet) {
+        const stamps = make('timestamps', 16, GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC);
+        encoder.resolveQuerySet(querySet, 0, 2, stamps, 0);
+        encoder.copyBufferToBuffer(stamps, 0, read, stampsAt, 16);
       }
       device.queue.submit([encoder.finish()]);
       try {
@@ -154,8 +224,13 @@ class WebGPUInstance {
         this.#alive();
         throw new AttnError('BROKEN', `the GPU did not finish the call (${err?.message ?? err})`);
       }
-      const all = new Float32Array(read.getMappedRange().slice(0));
+      const mapped = read.getMappedRange().slice(0, readBytes);
       read.unmap();
+      const all = new Float32Array(mapped, 0, outBytes / 4);
+      if (querySet) {
+        const [begin, end] = new BigUint64Array(mapped, stampsAt, 2);
+        this.#gpuMs = end >= begin ? Number(end - begin) / 1e6 : null;
+      }
       const result = {};
       at = 0;
       for (const o of shown) {
@@ -166,9 +241,13 @@ class WebGPUInstance {
         }
         result[o.name] = values.slice();
       }
+      done = true;
       return result;
     } finally {
-      for (const b of owned) b.destroy();
+      for (const b of owned) {
+        if (done && !this.#disposed && !this.#lost) this.#pool.give(b);
+        else b.destroy();
+      }
     }
   }
 
@@ -199,6 +278,7 @@ class WebGPUInstance {
     if (this.#disposed) return;
     this.#disposed = true;
     this.#pipelines.clear();
+    this.#pool.clear();
     this.#device.destroy();
     this.#lab.dispose();
   }
@@ -218,6 +298,12 @@ class WebGPUInstance {
     if (this.#disposed) throw new AttnError('DISPOSED', 'this WebGPU instance was disposed; call initWebGPU() again for a new one');
     if (this.#lost) throw new AttnError('BROKEN', this.#lost);
   }
+}
+
+// The bytes a pass binds of a buffer: the plan's array (a uniform's own size), not the pooled buffer's.
+function boundBytes(plan, name) {
+  const b = plan.buffers.find((x) => x.name === name);
+  return b.uniform ? b.uniform.byteLength : Math.max(4, b.count) * 4;
 }
 
 // A call of one row at these widths, for warmup's plans: every array the variant (a mixture: the

@@ -14,7 +14,7 @@ import { pathToFileURL } from 'node:url';
 import { startServer } from '../../scripts/serve.mjs';
 import { closeTo, caseName, inputChecksum, makeInputs } from '../helpers.mjs';
 import { reference } from '../../src/js/reference.js';
-import { REPO, assertClose } from './harness.mjs';
+import { REPO, assertClose, idle, snapshot, withTestHook, toF32Inputs } from './harness.mjs';
 
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const BASE_ARGS = ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
@@ -92,8 +92,13 @@ test('the instance names its adapter and has what webgpu.d.ts declares', async (
     const proto = Object.getOwnPropertyNames(Object.getPrototypeOf(gpu)).filter((k) => k !== 'constructor');
     return { keys: [...Object.keys(gpu), ...proto].sort(), adapter: gpu.adapter, ready: gpu.ready, ids: gpu.variants.map((v) => v.id) };
   });
-  assert.deepEqual(info.keys, ['adapter', 'attention', 'dims', 'dispose', 'options', 'ready', 'variants', 'warmup']);
+  assert.deepEqual(info.keys, ['adapter', 'attention', 'dims', 'dispose', 'gpuTime', 'options', 'pipelinesCompiled', 'ready', 'variants', 'warmup']);
   assert.equal(info.adapter.architecture, 'swiftshader', `the software adapter: ${JSON.stringify(info.adapter)}`);
+  const gpuTime = await page.evaluate(async () => {
+    await window.gpu.attention('softmax', { n: 70, d: 8, dv: 8, q: new Float32Array(560), k: new Float32Array(560), v: new Float32Array(560) });
+    return window.gpu.gpuTime;
+  });
+  assert.ok(typeof gpuTime === 'number' && gpuTime >= 0, `gpuTime after a call on an adapter with timestamp-query: ${gpuTime}`);
   assert.deepEqual(info.ids, nodeLab.variants.map((v) => v.id), 'the same registry as the WebAssembly instance');
   assert.deepEqual([...info.ready].sort(), [...info.ids].sort(), 'every variant of the registry runs on WebGPU');
   assert.deepEqual([...READY].sort(), [...info.ids].sort(), 'a fixture file for every variant');
@@ -251,6 +256,73 @@ test('a browser without WebGPU\'s flag gets UNSUPPORTED from initWebGPU(), sayin
     assert.equal(error?.code, 'UNSUPPORTED', JSON.stringify(error));
     assert.ok(error.isAttnError);
     assert.match(error.message, /^no WebGPU adapter: .*use init\(\) for the WebAssembly builds$/);
+  } finally {
+    await plain.close();
+  }
+});
+
+// The page on WebGPU: its Build menu, the same outputs, the timing's adapter and compilation.
+async function openApp(b) {
+  const context = await b.newContext({ viewport: { width: 1280, height: 900 } });
+  await withTestHook(context);
+  const p = await context.newPage();
+  p.problems = [];
+  p.on('pageerror', (e) => p.problems.push(`page error: ${e.message}`));
+  p.on('console', (m) => { if (m.type() === 'error') p.problems.push(`console.error: ${m.text()}`); });
+  await p.goto(server.url);
+  await p.waitForFunction(() => window.__attnlab?.ready, null, { timeout: 30000 });
+  await idle(p);
+  // the check of WebGPU answers after the first run
+  await p.waitForFunction(() => document.querySelector('#build-note')?.dataset.webgpu, null, { timeout: 30000 });
+  return { p, close: () => context.close() };
+}
+
+test('the page offers WebGPU in its Build menu, names the adapter, and shows the outputs WebAssembly gives', async (t) => {
+  const { p, close } = await openApp(browser);
+  t.after(close);
+  const option = await p.$eval('#build-select option[value="webgpu"]', (o) => ({ disabled: o.disabled, text: o.textContent }));
+  assert.deepEqual(option, { disabled: false, text: 'WebGPU (google swiftshader)' });
+  assert.equal(await p.$eval('#build-note', (e) => e.hidden), true, 'no note when WebGPU runs');
+  assert.equal(await p.$eval('#sb-webgpu', (e) => e.checked), false, 'the scaling panel offers WebGPU, unchecked');
+  for (const id of ['softmax', 'gla']) {
+    await p.selectOption('#variant', id);
+    await idle(p);
+    await p.selectOption('#build-select', 'webgpu');
+    await idle(p);
+    const snap = await snapshot(p);
+    assert.equal(snap.variant, id);
+    const ref = nodeLab.attention(id, toF32Inputs(snap.inputs), { ...snap.options, weights: !!snap.weights });
+    assertClose(snap.output, Array.from(ref.output), `${id} on the page's WebGPU build: y`);
+    if (snap.weights) assertClose(snap.weights, Array.from(ref.weights), `${id} on the page's WebGPU build: A`);
+    const timing = await p.$eval('#timing', (e) => ({ build: e.dataset.build, text: e.textContent, compile: e.querySelector('[data-compile]')?.dataset.compile }));
+    assert.equal(timing.build, 'webgpu');
+    assert.match(timing.text, /WebGPU on google swiftshader/);
+    // the run with weights compiles its own pipelines first; the timed calls (no weights) then
+    // compile theirs in their first call, which is shown as compiling shaders, not as a sample
+    assert.match(timing.text, /the first call compiled its shaders \(compiling shaders: .*, not a sample\); this is a software adapter/);
+    assert.ok(Number(timing.compile) > 0, `the compilation's time: ${timing.compile}`);
+    assert.equal(await p.$eval('#build-badge', (e) => e.textContent), 'WebGPU on google swiftshader');
+    const builds = await p.$eval('#compare-builds', (e) => ({ hidden: e.hidden, text: e.textContent, maxAbs: Number(e.dataset.maxAbs) }));
+    assert.equal(builds.hidden, false, 'compare puts WebGPU beside WebAssembly');
+    assert.match(builds.text, /on WebGPU \(google swiftshader\) against the .* build: max \|Δy\| /);
+    assert.ok(builds.maxAbs < 1e-4, `${id}: max |Δy| between WebGPU and WebAssembly ${builds.maxAbs}`);
+    await p.selectOption('#build-select', 'auto');
+    await idle(p);
+  }
+  assert.deepEqual(p.problems, []);
+});
+
+test('a page without WebGPU\'s flag keeps the WebGPU choice disabled and says why under the Build menu', async () => {
+  const plain = await chromium.launch({ executablePath: CHROMIUM, args: BASE_ARGS });
+  try {
+    const { p } = await openApp(plain);
+    const option = await p.$eval('#build-select option[value="webgpu"]', (o) => ({ disabled: o.disabled, text: o.textContent }));
+    assert.deepEqual(option, { disabled: true, text: 'WebGPU (not available here; see below)' });
+    const note = await p.$eval('#build-note', (e) => ({ hidden: e.hidden, text: e.textContent }));
+    assert.equal(note.hidden, false);
+    assert.match(note.text, /^Build: WebGPU is not offered here\. No WebGPU adapter: /);
+    assert.equal(await p.$('#sb-webgpu'), null, 'no WebGPU in the scaling panel');
+    assert.deepEqual(p.problems, []);
   } finally {
     await plain.close();
   }

@@ -28,7 +28,7 @@ const OPTION_KEYS: Record<keyof AttentionOptions, true> = {
   alphaLogits: true, pattern: true, window: true,
 };
 const WEBGPU_KEYS: Record<keyof WebGPULab, true> = {
-  adapter: true, variants: true, options: true, dims: true, ready: true, attention: true, warmup: true, dispose: true,
+  adapter: true, variants: true, options: true, dims: true, ready: true, gpuTime: true, pipelinesCompiled: true, attention: true, warmup: true, dispose: true,
 };
 const ADAPTER_KEYS: Record<keyof WebGPUAdapterInfo, true> = { vendor: true, architecture: true, description: true };
 
