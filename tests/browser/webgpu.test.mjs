@@ -158,6 +158,20 @@ test('state: true gives what the WebAssembly builds give: the state (and normali
   }
 });
 
+test('every variant gives the same bits twice on the same adapter, shape and inputs (its largest fixture, output and weights)', async () => {
+  for (const fixture of fixtures) {
+    const c = fixture.cases.reduce((big, x) => (x.dims.n > big.dims.n ? x : big));
+    const inputs = makeInputs(c.id, c.dims, c.seed, { magnitude: c.magnitude, components: c.options.components, zeroRows: c.zeroRows, optional: c.optional });
+    const options = { ...c.options, weights: c.dims.n <= 600 };
+    const [first, second] = [await onGpu(c.id, inputs, options), await onGpu(c.id, inputs, options)];
+    assert.equal(first.error, undefined, `${c.id}: ${JSON.stringify(first.error)}`);
+    for (const name of first.keys) {
+      const at = first[name].findIndex((x, i) => !Object.is(x, second[name][i]));
+      assert.equal(at, -1, `${caseName(c.id, c.dims, c.seed, c.options)} [webgpu]: ${name}[${at}] is ${first[name][at]}, then ${second[name][at]}`);
+    }
+  }
+});
+
 test('a bad input rejects with the error lab.attention() throws for it, word for word', async () => {
   const base = makeInputs('softmax', { n: 5, d: 3, dv: 2 }, 3);
   const q = Array.from(base.q);
@@ -190,6 +204,66 @@ test('a recurrent state that leaves float32\'s range rejects with VALUE, as in W
   const got = await onGpu('gla', inputs, {});
   assert.equal(got.error?.code, 'VALUE', JSON.stringify(got));
   assert.match(got.error.message, /^output\[\d+\]\[\d+\] came out (NaN|-?Infinity): the recurrent state left float32's range; keep g <= 0/);
+});
+
+test('hostile inputs (getters, proxies, faked lengths, detached buffers, other array types) meet the same fate on WebGPU as in WebAssembly', async () => {
+  const results = await page.evaluate(async () => {
+    const { init } = await import('/dist/attnlab.js');
+    const lab = await init({ threads: 1 });
+    const base = () => ({ n: 2, d: 1, dv: 1, q: [1, 2], k: [1, 2], v: [3, 4] });
+    const detached = () => {
+      const q = new Float32Array(2);
+      structuredClone(q.buffer, { transfer: [q.buffer] });
+      return q;
+    };
+    const fakedLength = () => {
+      const q = new Float32Array(1);
+      Object.defineProperty(q, 'length', { value: 2 });
+      return q;
+    };
+    const cases = {
+      'a getter that throws': [() => ({ ...base(), get v() { throw new Error('no v for you'); } })],
+      'a typed array with a faked length': [() => ({ ...base(), q: fakedLength() })],
+      'a detached buffer': [() => ({ ...base(), q: detached() })],
+      'a Float64Array past float32': [() => ({ ...base(), q: new Float64Array([1e39, 0]) })],
+      'a BigInt64Array': [() => ({ ...base(), q: new BigInt64Array(2) })],
+      'a DataView': [() => ({ ...base(), q: new DataView(new ArrayBuffer(8)) })],
+      'a string among the numbers': [() => ({ ...base(), k: [1, '2'] })],
+      'inputs as an array': [() => []],
+      'options as a string': [base, 'causal'],
+      'a causal option that is a getter throwing': [base, () => ({ get causal() { throw new Error('no causal'); } })],
+      'a proxy of the inputs (accepted)': [() => new Proxy(base(), {})],
+      'null options (the defaults)': [base, () => null],
+      'a Float64Array within float32 (accepted)': [() => ({ ...base(), q: new Float64Array([0.5, 0.25]) })],
+    };
+    const out = {};
+    for (const [what, [inputs, options = () => ({})]] of Object.entries(cases)) {
+      const opts = typeof options === 'function' ? options : () => options;
+      let wasm, gpu;
+      try {
+        wasm = { output: Array.from(lab.attention('softmax', inputs(), opts()).output) };
+      } catch (e) {
+        wasm = { name: e.name, code: e.code, message: e.message };
+      }
+      try {
+        gpu = { output: Array.from((await window.gpu.attention('softmax', inputs(), opts())).output) };
+      } catch (e) {
+        gpu = { name: e.name, code: e.code, message: e.message };
+      }
+      out[what] = { wasm, gpu };
+    }
+    lab.dispose();
+    return out;
+  });
+  for (const [what, { wasm, gpu }] of Object.entries(results)) {
+    if (wasm.output) {
+      assert.ok(gpu.output, `${what}: WebAssembly accepted it, WebGPU threw ${JSON.stringify(gpu)}`);
+      assertClose(gpu.output, wasm.output, what);
+    } else {
+      assert.deepEqual(gpu, wasm, `${what}: WebGPU's error against WebAssembly's`);
+    }
+  }
+  assert.ok(results['a proxy of the inputs (accepted)'].gpu.output, 'a proxy is accepted');
 });
 
 test('keep rejects with UNSUPPORTED (the GPU\'s backward pass comes later); warmup() compiles every variant and rejects an unknown id', async () => {
