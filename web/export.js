@@ -12,7 +12,7 @@ function exportJson() {
   const inputs = {};
   for (const [k, v] of Object.entries(r.inputs)) inputs[k] = v instanceof Float32Array ? arr(v) : v;
   const data = {
-    attnlab: store.lab.version, build: r.build, variant: r.id, options: r.options, seed: store.state.seed, preset: store.state.preset, link: location.href,
+    attnlab: store.lab.version, build: r.build, ...(r.adapter ? { adapter: r.adapter } : {}), variant: r.id, options: r.options, seed: store.state.seed, preset: store.state.preset, link: location.href,
     inputs, output: arr(r.output), weights: arr(r.weights), timing: r.timing,
   };
   download(`attnlab-${r.id}-n${r.dims.n}.json`, new Blob([JSON.stringify(data)], { type: 'application/json' }));
@@ -20,7 +20,10 @@ function exportJson() {
 
 /** A standalone script that reproduces result r with the package. */
 export function codeSnippet(r) {
-  const lines = ["import { init } from 'attnlab';", '', 'const lab = await init();'];
+  // the build that ran: WebGPU's snippet calls attnlab/webgpu (its calls return Promises)
+  const gpu = r.build === 'webgpu';
+  const lines = gpu ? ["import { initWebGPU } from 'attnlab/webgpu';", '', 'const lab = await initWebGPU();']
+    : ["import { init } from 'attnlab';", '', 'const lab = await init();'];
   const dimNames = Object.keys(r.inputs).filter((k) => !(r.inputs[k] instanceof Float32Array));
   lines.push(`const ${dimNames.map((k) => `${k} = ${r.inputs[k]}`).join(', ')};`);
   const arrays = Object.keys(r.inputs).filter((k) => r.inputs[k] instanceof Float32Array);
@@ -33,7 +36,7 @@ export function codeSnippet(r) {
   }
   const opts = { ...r.options };
   if (r.weights) opts.weights = true;
-  lines.push(`const { output${r.weights ? ', weights' : ''} } = lab.attention(${JSON.stringify(r.id)}, { ${[...dimNames, ...arrays].join(', ')} }, ${JSON.stringify(opts)});`);
+  lines.push(`const { output${r.weights ? ', weights' : ''} } = ${gpu ? 'await ' : ''}lab.attention(${JSON.stringify(r.id)}, { ${[...dimNames, ...arrays].join(', ')} }, ${JSON.stringify(opts)});`);
   lines.push(`console.log(output); // y: ${r.dims.n}×${r.dims.dv}, row-major`);
   return lines.join('\n');
 }

@@ -380,6 +380,8 @@ test('the page offers WebGPU in its Build menu, names the adapter, and shows the
     assert.equal(builds.hidden, false, 'compare puts WebGPU beside WebAssembly');
     assert.match(builds.text, /on WebGPU \(google swiftshader\) against the .* build: max \|Δy\| /);
     assert.ok(builds.maxAbs < 1e-4, `${id}: max |Δy| between WebGPU and WebAssembly ${builds.maxAbs}`);
+    const code = await p.evaluate(async () => (await import('/web/export.js')).codeSnippet((await import('/web/store.js')).store.last));
+    assert.match(code ?? '', /^import \{ initWebGPU \} from 'attnlab\/webgpu';[\s\S]*= await lab\.attention\(/, `${id}: Copy as code on WebGPU`);
     await p.selectOption('#build-select', 'auto');
     await idle(p);
   }
