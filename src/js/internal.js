@@ -5,3 +5,10 @@
 
 /** instance[CHECK_CALL](id, inputs, options): attention()'s reading and checks, no run. */
 export const CHECK_CALL = Symbol('attnlab.checkCall');
+
+/**
+ * webgpuInstance[RESIDENT]: tensors that stay on the GPU between calls (what gradients and
+ * training on the GPU build on): upload, attention with tensors in place of arrays and tensors
+ * out, read, release (src/js/webgpu.js, "Resident tensors").
+ */
+export const RESIDENT = Symbol('attnlab.resident');

@@ -248,6 +248,27 @@ function transposeRows(m, inner, cols, rows) {
   return out;
 }
 
+/**
+ * A tensor that stays on the GPU (webgpu.js's resident tensors): { tensor: true, buffer, count }.
+ * Where a plan's write holds one, the runner copies it on the GPU instead of uploading.
+ */
+export function isTensor(x) {
+  return x?.tensor === true;
+}
+
+// The first `count` values of an array or of a tensor (a tensor's as a view: the runner copies that many).
+function head(data, count) {
+  return isTensor(data) ? { ...data, count } : data.subarray(0, count);
+}
+
+// A source that rearranges an array on the CPU cannot take a tensor (yet): say which.
+function onCpu(data, variant, name) {
+  if (isTensor(data)) {
+    throw new AttnError('UNSUPPORTED', `${variant.id} reads ${name} transposed, which is done on the CPU: pass ${name} as an array, not a resident tensor`);
+  }
+  return data;
+}
+
 // Builds SRC and the prepasses of a call: put() appends an array, affine() a computed one.
 class SourcePack {
   constructor(call) {
@@ -263,7 +284,7 @@ class SourcePack {
   put(data) {
     const at = this.floats;
     this.writes.push({ offset: at, data });
-    this.floats += data.length;
+    this.floats += isTensor(data) ? data.count : data.length;
     return at;
   }
 
@@ -285,17 +306,17 @@ const SOURCES = {
   softmax: (pack, { d }, opt) => ({ kind: 'dot', at: [pack.put(pack.array('q')), pack.put(pack.array('k')), 0, d], scale: opt.scale ?? 1 / Math.sqrt(d) }),
   dense: (pack, { n, d, h, L }) => {
     const hidden = pack.affine('x', 'w1', 'b1', d, h, true);
-    const keys = pack.put(transposeRows(pack.array('w2'), h, L, n));
-    return { kind: 'dot', at: [hidden, keys, pack.put(pack.array('b2').subarray(0, n)), h], bias: true };
+    const keys = pack.put(transposeRows(onCpu(pack.array('w2'), pack.call.variant, 'w2'), h, L, n));
+    return { kind: 'dot', at: [hidden, keys, pack.put(head(pack.array('b2'), n)), h], bias: true };
   },
-  dense1: (pack, { n, d, L }) => ({ kind: 'dot', at: [pack.put(pack.array('x')), pack.put(transposeRows(pack.array('w'), d, L, n)), 0, d] }),
+  dense1: (pack, { n, d, L }) => ({ kind: 'dot', at: [pack.put(pack.array('x')), pack.put(transposeRows(onCpu(pack.array('w'), pack.call.variant, 'w'), d, L, n)), 0, d] }),
   random: (pack, { L }) => ({ kind: 'table', at: [pack.put(pack.array('r')), L, 0, 0] }),
   'factorized-dense': (pack, { d, a, b }, opt) => {
     const fa = pack.affine('x', 'wa', 'ba', d, a, false), fb = pack.affine('x', 'wb', 'bb', d, b, false);
     return { kind: opt.tiling === 'tile' ? 'tile' : 'kron', at: [fa, fb, a, b] };
   },
   'factorized-random': (pack, { n, rank }) => ({
-    kind: 'dot', at: [pack.put(pack.array('r1').subarray(0, n * rank)), pack.put(pack.array('r2').subarray(0, n * rank)), 0, rank],
+    kind: 'dot', at: [pack.put(head(pack.array('r1'), n * rank)), pack.put(head(pack.array('r2'), n * rank)), 0, rank],
   }),
 };
 

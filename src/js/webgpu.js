@@ -12,8 +12,8 @@
 
 import { AttnError, describe, overflowError } from './errors.js';
 import { init } from './attnlab.js';
-import { CHECK_CALL } from './internal.js';
-import { onWebGPU, planCall } from './webgpu-kernels.js';
+import { CHECK_CALL, RESIDENT } from './internal.js';
+import { isTensor, onWebGPU, planCall } from './webgpu-kernels.js';
 
 export { AttnError };
 
@@ -119,6 +119,7 @@ class WebGPUInstance {
   #pool;
   #timestamps = null; // a query set of two, where the device has timestamp-query
   #gpuMs = null;
+  #tensors = new WeakSet(); // the resident tensors this instance made and has not released
   #pipelines = new Map(); // pipeline key -> Promise<GPUComputePipeline>
   #lost = null; // why the device is gone (BROKEN)
   #disposed = false;
@@ -157,7 +158,13 @@ class WebGPUInstance {
    */
   async attention(id, inputs, options = {}) {
     this.#alive();
-    const call = this.#lab[CHECK_CALL](id, inputs, options);
+    return this.#run(this.#lab[CHECK_CALL](id, inputs, options), false);
+  }
+
+  // One checked call: its plan's buffers (from the pool; a write that is a resident tensor copied
+  // on the GPU, a buffer that is one whole tensor bound as it is), its passes, then its outputs,
+  // read back and checked or (resident) handed to the caller as tensors.
+  async #run(call, resident) {
     const plan = planCall(call);
     const device = this.#device;
     const limit = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
@@ -169,7 +176,7 @@ class WebGPUInstance {
       }
     }
     // every input goes up now, before the first await: the caller's arrays are read in this turn
-    const buffers = new Map(), owned = [];
+    const buffers = new Map(), owned = [], handed = [], copies = [];
     let done = false; // the call ended normally: its buffers go back to the pool
     const make = (name, bytes, usage) => {
       const buffer = this.#pool.take(bytes, usage, limit);
@@ -183,13 +190,29 @@ class WebGPUInstance {
           device.queue.writeBuffer(make(b.name, b.uniform.byteLength, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST), 0, b.uniform);
           continue;
         }
-        const buffer = make(b.name, b.count * 4, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST);
-        for (const w of b.writes ?? []) device.queue.writeBuffer(buffer, w.offset * 4, w.data);
+        const [first] = b.writes ?? [];
+        if (b.writes?.length === 1 && isTensor(first.data) && first.offset === 0 && first.data.count === b.count) {
+          buffers.set(b.name, first.data.buffer); // one whole tensor: bound as it is
+          continue;
+        }
+        let buffer;
+        if (resident && b.output) { // the caller's from now on: its own buffer, not the pool's
+          buffer = this.#newTensorBuffer(b.count);
+          handed.push({ name: b.name, buffer, count: b.count });
+          buffers.set(b.name, buffer);
+        } else {
+          buffer = make(b.name, b.count * 4, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST);
+        }
+        for (const w of b.writes ?? []) {
+          if (isTensor(w.data)) copies.push({ from: w.data.buffer, to: buffer, offset: w.offset, count: w.data.count });
+          else device.queue.writeBuffer(buffer, w.offset * 4, w.data);
+        }
       }
       const pipelines = await Promise.all(plan.passes.map((p) => this.#pipeline(p.pipeline)));
       this.#alive();
       const encoder = device.createCommandEncoder();
-      const last = plan.passes.length - 1, querySet = this.#timestamps;
+      for (const c of copies) encoder.copyBufferToBuffer(c.from, 0, c.to, c.offset * 4, c.count * 4);
+      const last = plan.passes.length - 1, querySet = resident ? null : this.#timestamps;
       plan.passes.forEach((pass, i) => {
         const layout = pipelines[i].getBindGroupLayout(0);
         // bound by range: a pooled buffer may be larger than its array
@@ -203,6 +226,13 @@ class WebGPUInstance {
         compute.dispatchWorkgroups(...pass.workgroups);
         compute.end();
       });
+      if (resident) {
+        device.queue.submit([encoder.finish()]);
+        const result = {};
+        for (const h of handed) result[h.name] = this.#tensorOf(h.buffer, h.count);
+        done = true;
+        return result;
+      }
       const shown = plan.buffers.filter((b) => b.output);
       const outBytes = shown.reduce((s, o) => s + o.count * 4, 0);
       const stampsAt = Math.ceil(outBytes / 8) * 8, readBytes = querySet ? stampsAt + 16 : outBytes; // two u64 after the outputs
@@ -248,6 +278,82 @@ class WebGPUInstance {
         if (done && !this.#disposed && !this.#lost) this.#pool.give(b);
         else b.destroy();
       }
+      if (!done) for (const h of handed) h.buffer.destroy();
+    }
+  }
+
+  /*
+   * Resident tensors: arrays that stay on the GPU between calls, for what builds on attention
+   * (gradients, training) without a read-back per call. Internal (src/js/internal.js), not part of
+   * the public API:
+   *   upload(Float32Array) -> tensor        read(tensor) -> Promise<Float32Array>        release(tensor)
+   *   attention(id, inputs, options) -> Promise<{ output, weights?, state?, normalizer? }>, tensors:
+   * inputs may hold tensors in place of arrays. The call's shapes and options are checked as
+   * attention()'s are (the checks see zeros of each tensor's length); the tensors' values are the
+   * GPU's and are not checked, nor are the outputs (read them to see them). A tensor belongs to
+   * the instance that made it; the caller releases it (dispose() frees the device and with it all).
+   */
+  get [RESIDENT]() {
+    return {
+      upload: (data) => {
+        this.#alive();
+        if (!(data instanceof Float32Array)) throw new AttnError('VALUE', `upload takes a Float32Array, got ${describe(data)}`);
+        const buffer = this.#newTensorBuffer(data.length);
+        this.#device.queue.writeBuffer(buffer, 0, data);
+        return this.#tensorOf(buffer, data.length);
+      },
+      read: async (tensor) => {
+        this.#alive();
+        this.#own(tensor, 'read');
+        const device = this.#device, bytes = tensor.count * 4;
+        const read = device.createBuffer({ size: Math.max(16, bytes), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+        try {
+          const encoder = device.createCommandEncoder();
+          encoder.copyBufferToBuffer(tensor.buffer, 0, read, 0, bytes);
+          device.queue.submit([encoder.finish()]);
+          await read.mapAsync(GPUMapMode.READ);
+          const values = new Float32Array(read.getMappedRange().slice(0, bytes));
+          read.unmap();
+          return values;
+        } finally {
+          read.destroy();
+        }
+      },
+      release: (tensor) => {
+        this.#own(tensor, 'release');
+        this.#tensors.delete(tensor);
+        tensor.buffer.destroy();
+      },
+      attention: async (id, inputs, options = {}) => {
+        this.#alive();
+        const tensors = new Map(), standIns = {};
+        for (const [name, value] of Object.entries(inputs ?? {})) {
+          if (isTensor(value)) {
+            this.#own(value, `attention's ${name}`);
+            tensors.set(name, value);
+            standIns[name] = new Float32Array(value.count);
+          } else standIns[name] = value;
+        }
+        const call = this.#lab[CHECK_CALL](id, inputs === null || typeof inputs !== 'object' ? inputs : standIns, options);
+        for (const a of call.arrays) if (tensors.has(a.name)) a.data = tensors.get(a.name);
+        return this.#run(call, true);
+      },
+    };
+  }
+
+  #newTensorBuffer(count) {
+    return this.#device.createBuffer({ size: Math.max(16, count * 4), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+  }
+
+  #tensorOf(buffer, count) {
+    const tensor = Object.freeze({ tensor: true, buffer, count });
+    this.#tensors.add(tensor);
+    return tensor;
+  }
+
+  #own(tensor, what) {
+    if (!this.#tensors.has(tensor)) {
+      throw new AttnError('VALUE', `${what}: not a live tensor of this instance (made by another instance, or released)`);
     }
   }
 

@@ -277,6 +277,48 @@ test('keep rejects with UNSUPPORTED (the GPU\'s backward pass comes later); warm
   assert.equal(await page.evaluate(() => window.caught(() => window.gpu.warmup('gla', { d: 16, dv: 8 }))), null, 'warmup of one id at other widths');
 });
 
+test('resident tensors (internal): a call on tensors gives the bits of a call on arrays, outputs feed the next call without a read-back', async () => {
+  const r = await page.evaluate(async () => {
+    const { RESIDENT } = await import('/dist/internal.js');
+    const gpu = window.gpu, res = gpu[RESIDENT];
+    const rnd = (m, seed) => Float32Array.from({ length: m }, (_, i) => Math.sin(seed * 1000 + i * 12.9898) * 0.9);
+    const n = 40, d = 8, dv = 6;
+    const q = rnd(n * d, 1), k = rnd(n * d, 2), v = rnd(n * dv, 3);
+    const same = (a, b) => a.length === b.length && a.every((x, i) => Object.is(x, b[i]));
+    const out = {};
+    // softmax on tensors, causal, with weights
+    const [tq, tk, tv] = [q, k, v].map(res.upload);
+    const onTensors = await res.attention('softmax', { n, d, dv, q: tq, k: tk, v: tv }, { causal: true, weights: true });
+    const plain = await gpu.attention('softmax', { n, d, dv, q, k, v }, { causal: true, weights: true });
+    out.softmax = same(await res.read(onTensors.output), plain.output) && same(await res.read(onTensors.weights), plain.weights);
+    // the output as the next call's v, on the GPU; against the same chain through arrays
+    const chained = await res.attention('gla', { n, d, dv, q: tq, k: tk, v: onTensors.output, g: res.upload(rnd(n * d, 4).map((x) => -Math.abs(x))) }, {});
+    const g = rnd(n * d, 4).map((x) => -Math.abs(x));
+    const viaArrays = await gpu.attention('gla', { n, d, dv, q, k, v: plain.output, g });
+    out.chain = same(await res.read(chained.output), viaArrays.output);
+    // a tensor packed into the logit source (factorized-random's first n rows of r1, r2) and arrays beside tensors
+    const L = 50, rank = 3, r1 = rnd(L * rank, 5), r2 = rnd(L * rank, 6);
+    const fr = await res.attention('factorized-random', { n, dv, L, rank, r1: res.upload(r1), r2, v: tv }, {});
+    out.packed = same(await res.read(fr.output), (await gpu.attention('factorized-random', { n, dv, L, rank, r1, r2, v })).output);
+    // what is refused
+    const caught = async (f) => { try { await f(); return null; } catch (e) { return { code: e.code, message: e.message }; } };
+    out.shape = await caught(() => res.attention('softmax', { n, d, dv, q: res.upload(q.subarray(1)), k: tk, v: tv }));
+    out.transposed = await caught(() => res.attention('dense1', { n, d, dv, L: n, x: q, w: res.upload(new Float32Array(d * n)), v }));
+    res.release(tq);
+    out.released = await caught(() => res.attention('softmax', { n, d, dv, q: tq, k: tk, v: tv }));
+    return out;
+  });
+  assert.equal(r.softmax, true, 'softmax on tensors: the bits of the call on arrays, output and weights');
+  assert.equal(r.chain, true, 'an output tensor as the next call\'s v: the bits of the chain through arrays');
+  assert.equal(r.packed, true, 'a tensor packed into the logit source, beside an array');
+  assert.equal(r.shape?.code, 'SHAPE', JSON.stringify(r.shape));
+  assert.match(r.shape.message, /^q has 319 values, expected n\*d = 320/);
+  assert.equal(r.transposed?.code, 'UNSUPPORTED');
+  assert.match(r.transposed.message, /dense1 reads w transposed, which is done on the CPU/);
+  assert.equal(r.released?.code, 'VALUE');
+  assert.match(r.released.message, /not a live tensor of this instance/);
+});
+
 test('weights larger than the adapter allows in one buffer reject with UNSUPPORTED, saying the sizes', async () => {
   const limit = await page.evaluate(async () => {
     const a = await navigator.gpu.requestAdapter();
