@@ -427,6 +427,17 @@ test('the page offers WebGPU in its Build menu, names the adapter, and shows the
     await p.selectOption('#build-select', 'auto');
     await idle(p);
   }
+  // the scaling chart on WebGPU alone: softmax and linear, n = 64 and 128; WebAssembly past 16,384 is skipped
+  await p.evaluate(() => {
+    for (const cb of document.querySelectorAll('#scale-builds input, #scale-variants input')) cb.checked = ['webgpu', 'softmax', 'linear'].includes(cb.dataset.build ?? cb.dataset.variant);
+  });
+  assert.ok(await p.$('#scale-max option[value="65536"]'), 'the largest n offers 65,536 with WebGPU');
+  await p.evaluate(() => { const s = document.querySelector('#scale-max'); s.append(new Option('128', '128')); s.value = '128'; });
+  await p.click('#scale-run');
+  await p.waitForFunction(() => window.__attnlab.scaling().done, null, { timeout: 120000 });
+  const report = await p.evaluate(() => window.__attnlab.scaling());
+  const timed = report.points.filter((x) => x.timing).map((x) => `${x.variant}@${x.n}/${x.build}`).sort();
+  assert.deepEqual(timed, ['linear@128/webgpu', 'linear@64/webgpu', 'softmax@128/webgpu', 'softmax@64/webgpu'], JSON.stringify(report.points.map((x) => x.error ?? x.skipped ?? null)));
   assert.deepEqual(p.problems, []);
 });
 
