@@ -917,13 +917,14 @@ export function onWebGPU(variant) {
  * The plan of one checked call (lab[CHECK_CALL]'s result): { buffers: [{ name, uniform?:
  * ArrayBuffer, count?, writes?: [{ offset, data }], output?, cols?, what? }], passes: [{ pipeline:
  * { key, code(), entry }, bindings: buffer names in binding order, workgroups: [x, y, z] }] }.
- * Throws UNSUPPORTED for what is not on WebGPU (yet).
+ * Throws UNSUPPORTED for what is not on WebGPU (yet). resident: a call on resident tensors, where
+ * keep: true hands a softmax-type variant's lse over as a tensor (for a backward on the GPU).
  */
-export function planCall(call) {
+export function planCall(call, { resident = false } = {}) {
   const { variant, opt } = call;
   const plan = FAMILY_PLANS[variant.family];
   if (!plan) throw new AttnError('UNSUPPORTED', `${variant.id}: family ${variant.family} has no WebGPU entry`);
-  if (opt.keep) {
+  if (opt.keep && !(resident && variant.keepsLse)) {
     throw new AttnError('UNSUPPORTED', 'option "keep" does not run on WebGPU yet: its backward pass comes with the GPU\'s gradients; ' +
       'call the WebAssembly instance\'s attention() with keep: true');
   }

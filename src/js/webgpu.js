@@ -165,7 +165,7 @@ class WebGPUInstance {
   // on the GPU, a buffer that is one whole tensor bound as it is), its passes, then its outputs,
   // read back and checked or (resident) handed to the caller as tensors.
   async #run(call, resident) {
-    const plan = planCall(call);
+    const plan = planCall(call, { resident });
     const device = this.#device;
     const limit = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
     for (const b of plan.buffers) {

@@ -300,12 +300,18 @@ test('resident tensors (internal): a call on tensors gives the bits of a call on
     const L = 50, rank = 3, r1 = rnd(L * rank, 5), r2 = rnd(L * rank, 6);
     const fr = await res.attention('factorized-random', { n, dv, L, rank, r1: res.upload(r1), r2, v: tv }, {});
     out.packed = same(await res.read(fr.output), (await gpu.attention('factorized-random', { n, dv, L, rank, r1, r2, v })).output);
+    // keep: a softmax-type variant's lse handed over as a tensor (what a backward on the GPU reads)
+    const kept = await res.attention('softmax', { n, d, dv, q: tq, k: tk, v: tv }, { causal: true, keep: true });
+    out.lse = Array.from(await res.read(kept.lse));
+    out.keptKeys = Object.keys(kept).sort();
     // what is refused
     const caught = async (f) => { try { await f(); return null; } catch (e) { return { code: e.code, message: e.message }; } };
     out.shape = await caught(() => res.attention('softmax', { n, d, dv, q: res.upload(q.subarray(1)), k: tk, v: tv }));
     out.transposed = await caught(() => res.attention('dense1', { n, d, dv, L: n, x: q, w: res.upload(new Float32Array(d * n)), v }));
     res.release(tq);
     out.released = await caught(() => res.attention('softmax', { n, d, dv, q: tq, k: tk, v: tv }));
+    out.keepLinear = await caught(() => res.attention('linear', { n, d, dv, q, k, v }, { keep: true }));
+    out.inputs = { n, d, dv, q: Array.from(q), k: Array.from(k), v: Array.from(v) };
     return out;
   });
   assert.equal(r.softmax, true, 'softmax on tensors: the bits of the call on arrays, output and weights');
@@ -315,6 +321,10 @@ test('resident tensors (internal): a call on tensors gives the bits of a call on
   assert.match(r.shape.message, /^q has 319 values, expected n\*d = 320/);
   assert.equal(r.transposed?.code, 'UNSUPPORTED');
   assert.match(r.transposed.message, /dense1 reads w transposed, which is done on the CPU/);
+  assert.deepEqual(r.keptKeys, ['lse', 'output']);
+  const wasmKept = nodeLab.attention('softmax', toF32Inputs(r.inputs), { causal: true, keep: true });
+  assertClose(r.lse, Array.from(wasmKept.lse), 'the lse a resident call keeps, against WebAssembly\'s');
+  assert.equal(r.keepLinear?.code, 'UNSUPPORTED', 'keep on the GPU is for softmax-type variants (lse)');
   assert.equal(r.released?.code, 'VALUE');
   assert.match(r.released.message, /not a live tensor of this instance/);
 });
