@@ -8,6 +8,8 @@ import assert from 'node:assert/strict';
 import { binding } from './helpers.mjs';
 import { initWebGPU, AttnError } from '../dist/webgpu.js';
 import { FAMILY_PLANS, PATTERNS, planCall } from '../dist/webgpu-kernels.js';
+import { CHECK_CALL } from '../dist/internal.js';
+import { CASES } from './bad-input-cases.mjs';
 
 const { init, AttnError: WasmError } = await binding();
 const lab = await init({ threads: 1 });
@@ -76,4 +78,38 @@ test('dense\'s plan: the hidden layer computed on the GPU first, w2 sent as rows
   assert.deepEqual(plan.passes.map((p) => p.pipeline.entry), ['affine', 'forward']);
   const src = plan.buffers.find((b) => b.name === 'src');
   assert.deepEqual(src.writes.map((w) => [w.offset, [...w.data]]), [[4, [1, 4, 2, 5]], [8, [0, 0]]], 'w2ᵀ after the hidden layer (n·h = 4), then b2\'s first n');
+});
+
+// What a call on WebGPU does before any GPU work: the WebAssembly instance's reading and checks
+// (CHECK_CALL), then the plan. Node has no GPU, so this is the WebGPU path up to its first GPU call.
+function gpuPathError(id, inputs, options) {
+  try {
+    planCall(lab[CHECK_CALL](id, inputs, options));
+    return null;
+  } catch (e) {
+    return { name: e.name, code: e.code, message: e.message };
+  }
+}
+
+test('every bad input of the WebAssembly tests meets the same error on the WebGPU path, before any GPU work', () => {
+  let compared = 0;
+  for (const c of CASES) {
+    let wasm = null;
+    try {
+      lab.attention(c.id, c.inputs(), c.options);
+    } catch (e) {
+      wasm = { name: e.name, code: e.code, message: e.message };
+    }
+    assert.ok(wasm, `${c.name}: WebAssembly accepted it`);
+    const gpu = gpuPathError(c.id, c.inputs(), c.options);
+    if (wasm.code === 'MEMORY') {
+      // WebAssembly's 4 GiB is not the GPU's: there the adapter's buffer limit applies, at run
+      // time (UNSUPPORTED, naming the array: tests/browser/webgpu.test.mjs)
+      assert.equal(gpu, null, `${c.name}: the WebGPU path's checks refused what only WebAssembly's memory cannot hold`);
+      continue;
+    }
+    assert.deepEqual(gpu, wasm, `${c.name}: the WebGPU path's error against WebAssembly's`);
+    compared++;
+  }
+  assert.ok(compared >= CASES.length - 1, `${compared} of ${CASES.length} cases compared`);
 });

@@ -14,7 +14,8 @@ import { pathToFileURL } from 'node:url';
 import { startServer } from '../../scripts/serve.mjs';
 import { closeTo, caseName, inputChecksum, makeInputs } from '../helpers.mjs';
 import { reference } from '../../src/js/reference.js';
-import { REPO, assertClose, idle, snapshot, withTestHook, toF32Inputs } from './harness.mjs';
+import { mulberry32 } from '../../src/js/prng.js';
+import { ARTIFACTS, REPO, assertClose, idle, snapshot, withTestHook, toF32Inputs } from './harness.mjs';
 
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const BASE_ARGS = ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
@@ -266,6 +267,64 @@ test('hostile inputs (getters, proxies, faked lengths, detached buffers, other a
   assert.ok(results['a proxy of the inputs (accepted)'].gpu.output, 'a proxy is accepted');
 });
 
+test('entries up to 3e38: every result on WebGPU is finite or a VALUE error, as in WebAssembly (100 random calls a variant, weights and state asked for)', async () => {
+  // the hostile-input test's calls (tests/hostile-input.test.mjs), fewer of them: logits, exps,
+  // features, states and normalisers overflow in every combination the variants have
+  const SMALL = { n: 5, d: 3, dv: 2, h: 2, L: 6, a: 2, b: 3, rank: 2 };
+  const MIX = { components: ['softmax', 'random'], alpha: [0.5, 0.5] };
+  for (const v of nodeLab.variants) {
+    const rnd = mulberry32(7 + nodeLab.variants.indexOf(v));
+    const calls = [];
+    for (let trial = 0; trial < 100; trial++) {
+      const n = 1 + Math.floor(rnd() * 6), d = 1 + Math.floor(rnd() * 4), dv = 1 + Math.floor(rnd() * 3);
+      const inputs = makeInputs(v.id, { ...SMALL, n, d, dv, L: n + 1, a: 1, b: n + 1 }, trial, v.composite ? { components: MIX.components } : {});
+      for (const spec of v.inputs) {
+        if (!inputs[spec.name]) continue;
+        const exponent = [0, 10, 19, 20, 30, 38][Math.floor(rnd() * 6)];
+        inputs[spec.name] = inputs[spec.name].map((x) => Math.fround(Math.min(3e38, Math.max(-3e38, x * 10 ** exponent))));
+      }
+      const options = { ...(v.composite ? MIX : {}), weights: true, causal: rnd() < 0.5 || v.causalOnly, ...(v.options.includes('state') ? { state: true } : {}) };
+      let wasm;
+      try {
+        nodeLab.attention(v.id, inputs, options);
+        wasm = 'finite';
+      } catch (e) {
+        wasm = e.code;
+      }
+      calls.push({ inputs: Object.fromEntries(Object.entries(inputs).map(([k, x]) => [k, ArrayBuffer.isView(x) ? Array.from(x) : x])), options, wasm });
+    }
+    const outcomes = await page.evaluate(async ([id, calls]) => {
+      const out = [];
+      for (const c of calls) {
+        try {
+          const r = await window.gpu.attention(id, window.toInputs(c.inputs), c.options);
+          out.push(Object.values(r).every((a) => a.every(Number.isFinite)) ? 'finite' : 'non-finite returned');
+        } catch (e) {
+          out.push(e.code ?? e.message);
+        }
+      }
+      return out;
+    }, [v.id, calls]);
+    const bad = outcomes.map((o, i) => [i, o]).filter(([, o]) => o !== 'finite' && o !== 'VALUE');
+    assert.deepEqual(bad, [], `${v.id} on WebGPU: calls that neither gave finite results nor a VALUE error`);
+    assert.ok(outcomes.includes('finite'), `${v.id}: no call succeeded, so the test says nothing about finite results`);
+    if (calls.some((c) => c.wasm === 'VALUE') && ['softmax', 'linear', 'taylor', 'dense'].includes(v.id)) {
+      assert.ok(outcomes.includes('VALUE'), `${v.id}: WebAssembly overflowed on some calls, WebGPU on none`);
+    }
+  }
+});
+
+test('linear weights that overflow (q = 1, k = 3e38) are a VALUE error naming weights on WebGPU too, though y is finite', async () => {
+  const inputs = { n: 1, d: 1, dv: 1, q: [1], k: [3e38], v: [1e-30] }; // the WebAssembly test's
+  const expected = nodeError(() => nodeLab.attention('linear', inputs, { weights: true }));
+  assert.equal(expected?.code, 'VALUE');
+  const got = await onGpu('linear', inputs, { weights: true });
+  assert.equal(got.error?.code, 'VALUE', JSON.stringify(got));
+  assert.match(got.error.message, /^weights\[0\]\[0\] came out/);
+  const plain = await onGpu('linear', inputs, {});
+  assert.equal(plain.error, undefined, 'y alone is finite');
+});
+
 test('keep rejects with UNSUPPORTED (the GPU\'s backward pass comes later); warmup() compiles every variant and rejects an unknown id', async () => {
   const base = makeInputs('softmax', { n: 4, d: 2, dv: 2 }, 1);
   const kept = await onGpu('softmax', base, { keep: true });
@@ -428,6 +487,8 @@ test('the page offers WebGPU in its Build menu, names the adapter, and shows the
     assert.match(timing.text, /the first call compiled its shaders \(compiling shaders: .*, not a sample\); this is a software adapter/);
     assert.ok(Number(timing.compile) > 0, `the compilation's time: ${timing.compile}`);
     assert.equal(await p.$eval('#build-badge', (e) => e.textContent), 'WebGPU on google swiftshader');
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    await p.screenshot({ path: path.join(ARTIFACTS, `webgpu-${id}.png`), fullPage: true }); // the page on WebGPU, to look at
     const builds = await p.$eval('#compare-builds', (e) => ({ hidden: e.hidden, text: e.textContent, maxAbs: Number(e.dataset.maxAbs) }));
     assert.equal(builds.hidden, false, 'compare puts WebGPU beside WebAssembly');
     assert.match(builds.text, /on WebGPU \(google swiftshader\) against the .* build: max \|Δy\| /);
