@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { binding } from './helpers.mjs';
 import { initWebGPU, AttnError } from '../dist/webgpu.js';
-import { FAMILY_PLANS, PATTERNS, planCall } from '../dist/webgpu-kernels.js';
+import { FAMILY_PLANS, MAX_TERMS, PATTERNS, planCall } from '../dist/webgpu-kernels.js';
 import { CHECK_CALL } from '../dist/internal.js';
 import { CASES } from './bad-input-cases.mjs';
 
@@ -45,6 +45,10 @@ test('every family of the registry has a WebGPU entry, and no entry names a fami
 
 test('the fixed kernel numbers the patterns as the registry lists them', () => {
   assert.deepEqual(PATTERNS, lab.options.pattern.values);
+});
+
+test('the logit kernels\' uniform holds as many terms as a mixture may have components', () => {
+  assert.equal(MAX_TERMS, lab.options.components.max);
 });
 
 test('softmax\'s plan: one workgroup per 64 rows and per 64 output columns, a second pass only for weights, lse kept inside', () => {

@@ -13,7 +13,7 @@ const COLUMN_BLOCK = 64; // output columns per invocation: a wider dv runs as se
 const TILE_FLOATS = 4096; // keys and values of a tile in workgroup memory: 16 KiB, WebGPU's guaranteed minimum
 const MAX_TILE = 16; // keys per tile
 const MAX_WIDTH = 1024; // the widest query side an invocation holds in its registers
-const MAX_TERMS = 8; // a mixture's components (attnlab.h ATTN_MAX_COMPONENTS)
+export const MAX_TERMS = 8; // a mixture's components (attnlab.h ATTN_MAX_COMPONENTS; tests/webgpu.test.mjs holds them equal)
 const FLAT = 65535 * 64; // elements of a one-dimensional dispatch of 64-wide workgroups, per row of workgroups
 
 /** The smallest power of two >= x (and >= 4): the shape classes a pipeline is compiled for. */

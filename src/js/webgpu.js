@@ -153,8 +153,9 @@ class WebGPUInstance {
   }
 
   /**
-   * lab.attention()'s result, on the GPU: { output } (and weights with weights: true).
-   * @returns {Promise<{ output: Float32Array, weights?: Float32Array }>}
+   * lab.attention()'s result, on the GPU: { output }, weights with weights: true, state (and
+   * normalizer) with state: true.
+   * @returns {Promise<{ output: Float32Array, weights?: Float32Array, state?: Float32Array, normalizer?: Float32Array }>}
    */
   async attention(id, inputs, options = {}) {
     this.#alive();
@@ -254,23 +255,29 @@ class WebGPUInstance {
         this.#alive();
         throw new AttnError('BROKEN', `the GPU did not finish the call (${err?.message ?? err})`);
       }
-      const mapped = read.getMappedRange().slice(0, readBytes);
-      read.unmap();
-      const all = new Float32Array(mapped, 0, outBytes / 4);
-      if (querySet) {
-        const [begin, end] = new BigUint64Array(mapped, stampsAt, 2);
-        this.#gpuMs = end >= begin ? Number(end - begin) / 1e6 : null;
-      }
-      const result = {};
-      at = 0;
-      for (const o of shown) {
-        const values = all.subarray(at, at + o.count);
-        at += o.count;
-        for (let i = 0; i < values.length; i++) {
-          if (values[i] - values[i] !== 0) throw overflowError(call.variant, call.opt, o.name, i, o.cols, values[i]);
+      // each output copied once, straight out of the mapping, into an array of its own
+      const range = read.getMappedRange(0, readBytes), result = {};
+      let overflow = null;
+      try {
+        if (querySet) {
+          const [begin, end] = new BigUint64Array(range, stampsAt, 2);
+          this.#gpuMs = end >= begin ? Number(end - begin) / 1e6 : null;
         }
-        result[o.name] = values.slice();
+        at = 0;
+        for (const o of shown) {
+          const values = new Float32Array(range, at, o.count).slice();
+          at += o.count * 4;
+          const bad = values.findIndex((x) => x - x !== 0);
+          if (bad >= 0) {
+            overflow = overflowError(call.variant, call.opt, o.name, bad, o.cols, values[bad]);
+            break;
+          }
+          result[o.name] = values;
+        }
+      } finally {
+        read.unmap();
       }
+      if (overflow) throw overflow;
       done = true;
       return result;
     } finally {
