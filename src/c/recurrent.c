@@ -260,18 +260,21 @@ void attn_recurrent_weights(recurrent_rule rule, const attn_recurrent_io *io, fl
  *   summed over i too);  dS <- diag(e^g) dS~
  * starting from the gradient of the final state (zero when none is given); the last dS is s0's.
  * The recurrence is not run backwards instead: with beta = 1 and a unit key its transition is a
- * projection, which has no inverse. A token takes two sweeps of the rows of dS (read_out_sweep,
- * write_sweep), S~ made in registers from S_{t-1}, never stored. The dot products over the dv
+ * projection, which has no inverse. A token of the delta rules takes two sweeps of the rows of dS
+ * (read_out_sweep, then write_sweep: the write needs du, a sum over every row); the other rules
+ * take one (read_out_write_sweep). S~ is made in registers from S_{t-1}, never stored. The dot products over the dv
  * columns (dq_i, dk_i, dg_i, dbeta) are summed in four lanes of partial sums in column order,
  * added as vf_hsum adds them, then the scalar tail in order: one order on every build.
- * Memory: ceil(n / chunk) + chunk + 2 states of d x dv, the chunk's residuals r, a few rows. */
+ * Memory: ceil(n / chunk) + chunk + 2 states of d x dv, the chunk's residuals r and decays e^g
+ * (kept from the recomputation: d exponentials a token are a share of a gated token's work worth
+ * not doing twice), a few rows. */
 
 uint64_t attn_recurrent_backward_floats(int n, int d, int dv, int chunk, int own_checkpoints) {
     uint64_t state = (uint64_t)d * (uint64_t)dv;
     uint64_t states = (own_checkpoints ? (uint64_t)chunks_of(n, chunk) : 0) + (uint64_t)chunk + 2;
     /* a count arena_floats refuses, instead of one that wraps; r's chunk x dv is at most a state more */
     if (state > (ARENA_LIMIT / 4u) / (states + 2)) return ARENA_LIMIT / 4u;
-    return states * state + (uint64_t)chunk * (uint64_t)dv + 2 * (uint64_t)dv + 2 * (uint64_t)d;
+    return states * state + (uint64_t)chunk * ((uint64_t)dv + d) + 2 * (uint64_t)dv + (uint64_t)d;
 }
 
 /* sum_j a[j] b[j] in the order the comment above gives. */
@@ -311,11 +314,19 @@ static void read_out_sweep(int d, int dv, float scale, const float *q, const flo
     }
 }
 
-/* The write's and the decay's backward for token t, one sweep of the rows, S~_i = e^{g_i} S_{t-1,i}
- * made as it goes: dk_i = dS_i . u - beta S~_i . du (delta rules), dS_i -= beta k_i du (delta
- * rules), dg_i = dS_i . S~_i and dS_i *= e^{g_i} (decay not NULL: the gated rules). */
-static void write_sweep(int d, int dv, int delta, float beta, const float *k, const float *decay,
-                        const float *Sprev, const float *u, const float *du, float *dS, float *dk, float *dg) {
+/* The decay's backward on dS~'s vector x beside S~'s st: dg's partial sums c += x st, and
+ * x e^g, the gradient of S_{t-1}; without a decay (decay NULL), x. */
+static inline vf decay_backward(const float *decay, vf x, vf st, vf ev, vf *c) {
+    if (!decay) return x;
+    *c = vf_madd(x, st, *c);
+    return vf_mul(x, ev);
+}
+
+/* The delta rules' write and decay backward for token t, one sweep of the rows, S~_i = e^{g_i}
+ * S_{t-1,i} made as it goes: dk_i = dS_i . u - beta S~_i . du, dS_i -= beta k_i du, then (decay
+ * not NULL: gated-deltanet) dg_i = dS_i . S~_i and dS_i *= e^{g_i}. */
+static void write_sweep(int d, int dv, float beta, const float *k, const float *decay, const float *Sprev,
+                        const float *u, const float *du, float *dS, float *dk, float *dg) {
     for (int i = 0; i < d; i++) {
         float *ds = dS + (size_t)i * dv;
         const float *sp = Sprev + (size_t)i * dv;
@@ -323,29 +334,61 @@ static void write_sweep(int d, int dv, int delta, float beta, const float *k, co
         vf ev = vf_splat(e), nbkv = vf_splat(nbk), a = vf_zero(), b = vf_zero(), c = vf_zero();
         int j = 0;
         for (; j + VW <= dv; j += VW) {
-            vf x = vf_load(ds + j), st = vf_load(sp + j);
+            vf x = vf_load(ds + j), st = vf_load(sp + j), duj = vf_load(du + j);
             if (decay) st = vf_mul(st, ev);
             a = vf_madd(x, vf_load(u + j), a);
-            if (delta) {
-                vf duj = vf_load(du + j);
-                b = vf_madd(st, duj, b);
-                x = vf_madd(nbkv, duj, x);
-            }
-            if (decay) {
-                c = vf_madd(x, st, c);
-                x = vf_mul(x, ev);
-            }
-            if (decay || delta) vf_store(ds + j, x);
+            b = vf_madd(st, duj, b);
+            x = vf_madd(nbkv, duj, x);
+            vf_store(ds + j, decay_backward(decay, x, st, ev, &c));
         }
         float sa = vf_hsum(a), sb = vf_hsum(b), sc = vf_hsum(c);
         for (; j < dv; j++) {
             float x = ds[j], st = decay ? sp[j] * e : sp[j];
             sa += x * u[j];
-            if (delta) sb += st * du[j], x += nbk * du[j];
-            if (decay) sc += x * st, x *= e;
-            ds[j] = x;
+            sb += st * du[j], x += nbk * du[j];
+            ds[j] = decay ? (sc += x * st, x * e) : x;
         }
-        dk[i] = delta ? sa - beta * sb : sa;
+        dk[i] = sa - beta * sb;
+        if (decay) dg[i] = sc;
+    }
+}
+
+/* The read-out's, the write's and the decay's backward in one sweep of the rows, for the rules
+ * without the delta rule (plain-linear, gla), whose write needs neither du nor dk's second term:
+ * per row, dS_i += scale q_i dy, du += k_i dS_i, dq_i = scale S_t,i . dy, dk_i = dS_i . u,
+ * dg_i = dS_i . S~_i and dS_i *= e^{g_i}. Why: dS is loaded and stored once a token instead of twice, and S_t is made in registers from
+ * S_{t-1} (S~ + k u^T, as the forward's sweep makes it: the same bits) instead of loaded; the
+ * backward is bound by those loads and stores. Each value sees the operations of a read-out sweep
+ * and a write sweep in their order. The scalar tail loads S_t. */
+static void read_out_write_sweep(int d, int dv, float scale, const float *q, const float *k, const float *dy,
+                                 const float *decay, const float *Sprev, const float *Snow, const float *u,
+                                 float *dS, float *du, float *dq, float *dk, float *dg) {
+    attn_fill(du, (size_t)dv, 0.0f);
+    for (int i = 0; i < d; i++) {
+        float *ds = dS + (size_t)i * dv;
+        const float *sp = Sprev + (size_t)i * dv, *sn = Snow + (size_t)i * dv;
+        float sqi = scale * q[i], e = decay ? decay[i] : 1.0f;
+        vf sq = vf_splat(sqi), kv = vf_splat(k[i]), ev = vf_splat(e), a = vf_zero(), b = vf_zero(), c = vf_zero();
+        int j = 0;
+        for (; j + VW <= dv; j += VW) {
+            vf g = vf_load(dy + j), uj = vf_load(u + j), st = vf_load(sp + j);
+            if (decay) st = vf_mul(st, ev);
+            vf x = vf_madd(sq, g, vf_load(ds + j));
+            vf_store(du + j, vf_madd(kv, x, vf_load(du + j)));
+            a = vf_madd(vf_madd(kv, uj, st), g, a);
+            b = vf_madd(x, uj, b);
+            vf_store(ds + j, decay_backward(decay, x, st, ev, &c));
+        }
+        float sa = vf_hsum(a), sb = vf_hsum(b), sc = vf_hsum(c);
+        for (; j < dv; j++) {
+            float x = ds[j] + sqi * dy[j], st = decay ? sp[j] * e : sp[j];
+            du[j] += k[i] * x;
+            sa += sn[j] * dy[j];
+            sb += x * u[j];
+            ds[j] = decay ? (sc += x * st, x * e) : x;
+        }
+        dq[i] = scale * sa;
+        dk[i] = sb;
         if (decay) dg[i] = sc;
     }
 }
@@ -356,10 +399,10 @@ void attn_recurrent_backward(recurrent_rule rule, const attn_recurrent_io *io, c
     int n = io->n, d = io->d, dv = io->dv, gated = attn_recurrent_gated(rule), delta = attn_recurrent_delta(rule);
     size_t state = (size_t)d * dv;
     float *own = kept ? 0 : work, *buf = work + (kept ? 0 : (size_t)chunks_of(n, chunk) * state), *S = buf + (size_t)chunk * state;
-    float *dS = S + state, *r = dS + state, *u = r + (size_t)chunk * dv, *du = u + dv, *decay = du + dv;
-    float *dg_rows = decay + d; /* one decay a token: the rows' terms, summed into g's gradient */
+    float *dS = S + state, *r = dS + state, *u = r + (size_t)chunk * dv, *du = u + dv, *decays_of = du + dv;
+    float *dg_rows = decays_of + (size_t)chunk * d; /* one decay a token: the rows' terms, summed into g's gradient */
     const float *ckpt = kept ? kept : own;
-    /* forward: y, the checkpoints, and the final state in S; scratch: u and du (dv + d <= 2 dv + d) */
+    /* forward: y, the checkpoints, and the final state in S; scratch: the dv + d floats from u on */
     if (!kept) scan_columns(rule, io, 0, dv, S, u, own, chunk);
     if (d_final)
         attn_copy(dS, d_final, (int)state);
@@ -369,24 +412,26 @@ void attn_recurrent_backward(recurrent_rule rule, const attn_recurrent_io *io, c
         int t0 = c * chunk, len = imin(chunk, n - t0);
         for (int s = 0; s < len; s++) /* the recomputed rows write y again, with the same bits */
             step(rule, io, t0 + s, 0, dv, s ? buf + (size_t)(s - 1) * state : ckpt + (size_t)c * state,
-                 buf + (size_t)s * state, u, decay, r + (size_t)s * dv);
+                 buf + (size_t)s * state, u, decays_of + (size_t)s * d, r + (size_t)s * dv);
         for (int s = len - 1; s >= 0; s--) {
             int t = t0 + s;
             const float *k = io->k + (size_t)t * d, *rt = r + (size_t)s * dv;
             const float *Sprev = s ? buf + (size_t)(s - 1) * state : ckpt + (size_t)c * state;
-            float beta = delta ? io->beta[t] : 1.0f;
-            read_out_sweep(d, dv, io->scale, io->q + (size_t)t * d, k, dy + (size_t)t * dv, buf + (size_t)s * state,
-                           dS, du, grads->q + (size_t)t * d);
-            const float *ut = io->v + (size_t)t * dv; /* u = v, but for the delta rules: */
-            if (delta) { /* dbeta = du . r;  u = beta r */
-                grads->beta[t] = dot_lanes(du, rt, dv);
-                for (int j = 0; j < dv; j++) u[j] = beta * rt[j];
-                ut = u;
-            }
-            for (int j = 0; j < dv; j++) grads->v[(size_t)t * dv + j] = beta * du[j];
-            if (gated) decays(io, t, decay);
+            const float *q = io->q + (size_t)t * d, *dyt = dy + (size_t)t * dv;
             float *dg = !gated ? 0 : io->g_cols == 1 ? dg_rows : grads->g + (size_t)t * d;
-            write_sweep(d, dv, delta, beta, k, gated ? decay : 0, Sprev, ut, du, dS, grads->k + (size_t)t * d, dg);
+            float *dq = grads->q + (size_t)t * d, *dk = grads->k + (size_t)t * d, *dv_t = grads->v + (size_t)t * dv;
+            const float *decay = gated ? decays_of + (size_t)s * d : 0; /* as step() made them */
+            if (delta) { /* dbeta = du . r;  u = beta r;  dv = beta du */
+                float beta = io->beta[t];
+                read_out_sweep(d, dv, io->scale, q, k, dyt, buf + (size_t)s * state, dS, du, dq);
+                grads->beta[t] = dot_lanes(du, rt, dv);
+                for (int j = 0; j < dv; j++) u[j] = beta * rt[j], dv_t[j] = beta * du[j];
+                write_sweep(d, dv, beta, k, decay, Sprev, u, du, dS, dk, dg);
+            } else { /* u = v;  dv = du */
+                read_out_write_sweep(d, dv, io->scale, q, k, dyt, decay, Sprev, buf + (size_t)s * state,
+                                     io->v + (size_t)t * dv, dS, du, dq, dk, dg);
+                attn_copy(dv_t, du, dv);
+            }
             if (gated && io->g_cols == 1) {
                 float total = 0.0f;
                 for (int i = 0; i < d; i++) total += dg_rows[i];
