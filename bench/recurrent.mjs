@@ -8,10 +8,12 @@
 //   kept backward  result.backward(dOutput) of one kept forward pass (which kept the state's
 //                  checkpoints: the backward recomputes chunk by chunk, no scan of its own first)
 //   attentionGrad  attentionGrad(id, inputs, dOutput), which runs the forward pass too
-// so load from other processes hits them alike. Then, at n = 4096 and d = dv = 16 … 256, the scan
-// (plain-linear, gla) against the chunked form of the same causal sum (linear causal: chunks of
-// rows through the GEMM micro-kernel, with elu+1 features and a normaliser on top), which says
-// where a chunked form of the recurrent rules would pay. Goals: plain-linear and gla within 1.5× of
+// so load from other processes hits them alike. Then, at n = 4096 and d = dv = 16 … 256,
+// plain-linear (the scan below d = dv = 64, its chunked form from there) and gla (the scan) against
+// linear attention's chunked form of the same causal sum (linear causal: chunks of rows through
+// the GEMM micro-kernel, with elu+1 features and a normaliser on top), with each one's kept
+// backward; and every variant's accuracy against the float64 reference from n = 1024, on every
+// build. Goals: plain-linear and gla within 1.5× of
 // linear's forward time; the kept backward within 4× of the forward. The delta rules' ratio to
 // linear is recorded, not held to a bound: they sweep the state twice a token (u needs S̃ᵀk
 // before the write), where the other rules sweep it once.
@@ -27,11 +29,13 @@ import { commitText, machineInfo, respawnWithFlags } from './cli.mjs';
 import { CONTENDED, roundRobin } from './measure.mjs';
 import { callInputs, D, dimsFor, DV, makeInputs } from './plan.mjs';
 import { fmtMs, writeRecorded } from './record.mjs';
+import { definitions } from '../src/js/reference.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const BINDING = new URL('../dist/attnlab.js', import.meta.url).href;
 export const FORWARD_GOAL = 1.5; // plain-linear and gla / linear
 export const BACKWARD_GOAL = 4; // kept backward / forward
+const ABS_BAR = 1e-5, REL_BAR = 1e-4; // the accuracy bar (docs/contract.md §3)
 const roundsFor = (n, quick) => (quick ? 5 : n >= 16384 ? 9 : 15);
 const x2 = (r) => (r == null ? '–' : `${r.toFixed(2)}×`);
 const cell = (s) => `${fmtMs(s.median_ms)} ±${(50 * (s.q3_ms - s.q1_ms) / s.median_ms).toFixed(0)}%${s.cpu_wall_ratio < CONTENDED ? ' †' : ''}`;
@@ -73,19 +77,48 @@ export async function recurrentPhase({ quick = false, dir = HERE, log = console.
       log(`  n=${n} ${v.id}: forward ${fmtMs(f.median_ms)} ms (${x2(f.median_ms / lin)} linear, ${x2(f.median_ms / linCausal)} linear causal); kept backward ${x2(b.median_ms / f.median_ms)}, attentionGrad ${x2(g.median_ms / f.median_ms)} the forward`);
     }
   }
-  // the scan against the chunked form, by width: where the state outgrows the L1 cache
+  // by width: plain-linear (chunked from d = dv = 64, CHUNKED_MIN_STATE in src/c/recurrent.c) and
+  // gla (always the scan) against the chunked form of the same causal sum; each kept backward too
   const widths = quick ? [16, 64, 128] : [16, 32, 64, 128, 256], widthN = 4096, byWidth = [];
   for (const w of widths) {
-    const data = makeInputs(widthN, { ...dimsFor(widthN), d: w, dv: w });
+    const data = makeInputs(widthN, { ...dimsFor(widthN), d: w, dv: w }), dOut = data.get('dOutput', ['n', 'dv']);
     const arrays = (v) => callInputs(v, lab.variants, data);
     const scans = family.filter((v) => !delta(v));
     const entries = [{ key: 'linear causal', fn: ((x) => () => lab.attention('linear', x, { causal: true }))(arrays(linear)) }];
-    for (const v of scans) entries.push({ key: v.id, fn: ((x) => () => lab.attention(v.id, x))(arrays(v)) });
+    for (const v of scans) {
+      const x = arrays(v), kept = lab.attention(v.id, x, { keep: true });
+      entries.push({ key: v.id, fn: () => lab.attention(v.id, x) });
+      entries.push({ key: `${v.id} kept backward`, fn: () => kept.backward(dOut) });
+    }
     const t = await roundRobin(entries, quick ? 5 : 9);
-    const row = { d: w, dv: w, n: widthN, chunked: t['linear causal'], scans: Object.fromEntries(scans.map((v) => [v.id, t[v.id]])) };
+    const row = {
+      d: w, dv: w, n: widthN, chunked: t['linear causal'], scans: Object.fromEntries(scans.map((v) => [v.id, t[v.id]])),
+      kept_backward: Object.fromEntries(scans.map((v) => [v.id, t[`${v.id} kept backward`]])),
+    };
     byWidth.push(row);
-    log(`  d = dv = ${w}: linear causal (chunked) ${fmtMs(row.chunked.median_ms)} ms; ${scans.map((v) => `${v.id} ${x2(t[v.id].median_ms / row.chunked.median_ms)}`).join(', ')} of it`);
+    log(`  d = dv = ${w}: linear causal (chunked) ${fmtMs(row.chunked.median_ms)} ms; ${scans.map((v) => `${v.id} ${x2(t[v.id].median_ms / row.chunked.median_ms)} of it, kept backward ${x2(t[`${v.id} kept backward`].median_ms / t[v.id].median_ms)} its forward`).join('; ')}`);
   }
+  // accuracy against the float64 reference at length: the worst error in units of the bar
+  const accuracy = [];
+  const accuracyLabs = [];
+  for (const simd of [false, true, 'relaxed']) accuracyLabs.push({ build: simd === 'relaxed' ? 'relaxed' : simd ? 'simd' : 'scalar', lab: await init({ simd, threads: 1, fresh: true }) });
+  for (const n of sizes.filter((x) => x >= 1024)) {
+    const data = makeInputs(n);
+    for (const v of family) {
+      const inputs = callInputs(v, lab.variants, data), ref = definitions[v.id].output(inputs, {});
+      for (const { build, lab: l } of accuracyLabs) {
+        const y = l.attention(v.id, inputs).output;
+        let worst = 0, over = 0;
+        for (let i = 0; i < y.length; i++) {
+          const e = Math.abs(y[i] - ref[i]) / (ABS_BAR + REL_BAR * Math.abs(ref[i]));
+          worst = Math.max(worst, e);
+          if (e > 1) over++;
+        }
+        accuracy.push({ n, variant: v.id, build, worst, over_share: over / y.length });
+      }
+    }
+  }
+  for (const { lab: l } of accuracyLabs) l.dispose();
   lab.dispose();
   const goals = [];
   for (const r of rows) {
@@ -107,18 +140,30 @@ export async function recurrentPhase({ quick = false, dir = HERE, log = console.
   L.push('', '## Backward', '', '*kept backward* is `backward(dOutput)` of a kept forward pass (from its checkpoints); *attentionGrad* runs the forward pass first, so it includes one.', '');
   L.push('| n | variant | kept backward ms | / forward | attentionGrad ms | / forward |', '|---:|---|---:|---:|---:|---:|');
   for (const r of rows) L.push(`| ${r.n} | ${r.variant} | ${cell(r.kept_backward)} | ${x2(r.kept_backward_ratio)} | ${cell(r.attention_grad)} | ${x2(r.attention_grad_ratio)} |`);
-  L.push('', '## The scan against a chunked form, by width', '',
-    `n = ${widthN}, d = dv as given. *linear causal* is the chunked form of the same causal sum (chunks of rows through the GEMM micro-kernel; elu+1 features and a normaliser on top, a small share of its work); the scans' times are given as a ratio to it (below 1: the scan is faster).`, '');
+  L.push('', '## By width: the scan, the chunked form and their backward', '',
+    `n = ${widthN}, d = dv as given. *linear causal* is linear attention's chunked form of the same causal sum (chunks of rows through the GEMM micro-kernel; elu+1 features and a normaliser on top, a small share of its work); each variant's forward time is given as a ratio to it, in the form it runs in at that width (plain-linear: the scan below d = dv = 64, chunks of 16 tokens from there, src/c/recurrent_chunked.c; gla: the scan), and its kept backward as a ratio to its forward.`, '');
   const scanIds = Object.keys(byWidth[0]?.scans ?? {});
-  L.push(`| d = dv | state KiB | linear causal (chunked) ms | ${scanIds.map((id) => `${id} scan / chunked`).join(' | ')} |`, `|---:|---:|---:|${scanIds.map(() => '---:').join('|')}|`);
-  for (const r of byWidth) L.push(`| ${r.d} | ${(4 * r.d * r.dv / 1024).toFixed(0)} | ${cell(r.chunked)} | ${scanIds.map((id) => x2(r.scans[id].median_ms / r.chunked.median_ms)).join(' | ')} |`);
-  const chunkedWins = byWidth.filter((r) => scanIds.every((id) => r.scans[id].median_ms > r.chunked.median_ms)).map((r) => r.d);
-  L.push('', `In this run the chunked form is faster than every scan at d = dv = ${chunkedWins.length ? chunkedWins.join(', ') : '(none of the widths)'}. ` +
-    'The scan touches the whole state every token; the chunked form touches it once a chunk of C tokens but adds C·(d + dv) multiply-adds a token (the chunk\'s own triangle). While S fits in the L1 cache (32 KiB here: d = dv ≤ 64 in float32) the scan\'s touches are cheap and it wins; beyond that each of them streams S from L2, which is where a chunked form of the recurrent rules (the WY form for the delta rules) would pay.', '');
+  L.push(`| d = dv | state KiB | linear causal ms | ${scanIds.map((id) => `${id} / linear causal | ${id} kept backward / forward`).join(' | ')} |`,
+    `|---:|---:|---:|${scanIds.map(() => '---:|---:').join('|')}|`);
+  for (const r of byWidth) {
+    L.push(`| ${r.d} | ${(4 * r.d * r.dv / 1024).toFixed(0)} | ${cell(r.chunked)} | ${scanIds.map((id) => `${x2(r.scans[id].median_ms / r.chunked.median_ms)} | ${x2(r.kept_backward[id].median_ms / r.scans[id].median_ms)}`).join(' | ')} |`);
+  }
+  L.push('', 'The scan loads and stores the whole state every token, and is bound by that; a chunked form touches it twice a chunk of C tokens but adds C·(d + dv) multiply-adds a token (the chunk\'s own triangle). For plain-linear the chunked form (and its backward, the same products in reverse) won from d = dv = 64 on in the measurements that set the switch (src/c/recurrent.c, CHUNKED_MIN_STATE); below that the scan is as fast or faster. gla\'s decays need per-feature ratios of decays inside a chunk, and the delta rules a triangular solve a chunk (the WY form): those chunked forms are not built, and gla\'s scan against linear causal above says what one would have to beat.', '');
+  L.push('## Accuracy at length', '',
+    `Each output against the float64 reference (src/js/reference.js, the recurrences from the math), in units of the bar (${ABS_BAR} + ${REL_BAR}·|ref|): the worst element and the share of elements over 1, d = dv = ${D}, the inputs above, one thread of each build.`, '');
+  L.push('| n | variant | scalar worst | simd worst | relaxed worst | share over the bar (scalar / simd / relaxed) |', '|---:|---|---:|---:|---:|---|');
+  for (const n of [...new Set(accuracy.map((a) => a.n))]) {
+    for (const v of family) {
+      const by = (b) => accuracy.find((a) => a.n === n && a.variant === v.id && a.build === b);
+      const bs = ['scalar', 'simd', 'relaxed'].map(by);
+      L.push(`| ${n} | ${v.id} | ${bs.map((a) => a.worst.toFixed(2)).join(' | ')} | ${bs.map((a) => `${(100 * a.over_share).toFixed(3)} %`).join(' / ')} |`);
+    }
+  }
+  L.push('', 'plain-linear forgets nothing: its state is a plain sum of n outer products, whose float32 rounding grows with n while an output that cancels to near 0 does not, so past n ≈ 1,024 some of its outputs leave the bar; the gated and delta rules forget, and stay inside it.', '');
   L.push('## Why the delta rules take longer', '',
     'A token of plain-linear or gla is one sweep over the rows of S: decay the row, add k_i·u, add q_i times the row to y. The delta rule needs u = β(v − S̃ᵀk) before it can write, and S̃ᵀk reads every row of the decayed state, so a token is two sweeps (the first decays and reads, the second writes and reads out): about twice the loads and stores of S, which is what bounds the scan (S, 16 KiB at d = dv = 64, stays in the L1 cache). gated-deltanet adds the d exponentials of its decay to that.', '');
   const md = L.join('\n');
-  const results = { meta: { ...machine, loadavg_end: os.loadavg()[0], quick, sizes, d: D, dv: DV }, rows, goals, byWidth };
+  const results = { meta: { ...machine, loadavg_end: os.loadavg()[0], quick, sizes, d: D, dv: DV }, rows, goals, byWidth, accuracy };
   writeRecorded(dir, 'recurrent', quick, md, results);
   return results;
 }

@@ -226,6 +226,47 @@ describe('the recurrent family: a sequence in two pieces, the second from the fi
       }
     }
   }
+  // plain-linear with d, dv >= 32 and a state of 64 x 64 floats or more runs in chunks of tokens
+  // (docs/contract.md, "The recurrent family"), whose sums are grouped otherwise than the scan's:
+  // pieces are the whole within the bar there, not bit for bit
+  for (const build of await builds()) {
+    for (const [n, d, dv, cut] of [[70, 64, 64, 37], [33, 131, 127, 16], [20, 33, 260, 19]]) {
+      const seed = 9350 + n;
+      test(`plain-linear's chunked form, n=${n} d=${d} dv=${dv} seed=${seed}: the reference's output and state, pieces [0, ${cut}) and [${cut}, ${n}) within the bar; keep, attentionGrad and 2 or 3 threads give its bits [${build}]`, async () => {
+        const id = 'plain-linear', lab = await loadBuild(build);
+        const inputs = makeInputs(id, { n, d, dv }, seed, { optional: n % 2 === 0 });
+        const ctx = { variant: id, build, dims: { n, d, dv }, seed, cols: dv };
+        const whole = lab.attention(id, inputs, { state: true });
+        closeTo(whole.output, reference(id, inputs).output, { ...ctx, what: 'output' });
+        closeTo(whole.state, definitions[id].finalState(inputs, {}), { ...ctx, what: 'state' });
+        const rows = (name, a, b) => inputs[name].slice(a * inputs[name].length / n, b * inputs[name].length / n);
+        const first = lab.attention(id, { n: cut, d, dv, q: rows('q', 0, cut), k: rows('k', 0, cut), v: rows('v', 0, cut), s0: inputs.s0 }, { state: true });
+        const second = lab.attention(id, { n: n - cut, d, dv, q: rows('q', cut, n), k: rows('k', cut, n), v: rows('v', cut, n), s0: first.state }, { state: true });
+        closeTo(Float32Array.of(...first.output, ...second.output), whole.output, { ...ctx, what: 'output in pieces' });
+        closeTo(second.state, whole.state, { ...ctx, what: 'state in pieces' });
+        const same = (a, b, what) => {
+          const at = a.findIndex((x, i) => !Object.is(x, b[i]));
+          assert.equal(at, -1, `${id} n=${n} seed=${seed} [${build}]: ${what}[${at}] ${a[at]}, attention() ${b[at]}`);
+        };
+        const dOutput = Float32Array.from({ length: n * dv }, (_, i) => Math.sin(i));
+        const kept = lab.attention(id, inputs, { keep: true }), grad = lab.attentionGrad(id, inputs, dOutput);
+        same(kept.output, whole.output, 'the kept output');
+        same(grad.output, whole.output, "attentionGrad's output");
+        const fromKept = kept.backward(dOutput);
+        for (const name of Object.keys(grad.grads)) same(fromKept.grads[name], grad.grads[name], `kept backward's d${name} vs attentionGrad's`);
+        for (const threads of [2, 3]) {
+          const pool = await init({ simd: build === 'relaxed' ? 'relaxed' : build === 'simd', threads, fresh: true });
+          try {
+            const r = pool.attention(id, inputs, { state: true });
+            same(r.output, whole.output, `the output on ${threads} threads`);
+            same(r.state, whole.state, `the state on ${threads} threads`);
+          } finally {
+            pool.dispose();
+          }
+        }
+      });
+    }
+  }
   test('causal defaults to true for them, and false is UNSUPPORTED saying why', async () => {
     const lab = await init({ simd: true });
     for (const v of RECURRENT) {

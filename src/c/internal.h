@@ -566,6 +566,19 @@ typedef struct attn_recurrent_io {
  * floats in all: a kept forward pass's, which the backward then need not compute). */
 void attn_recurrent_scan(recurrent_rule rule, const attn_recurrent_io *io, int c0, int c1, float *S,
                          float *scratch, float *checkpoints);
+/* Columns [c0, c1) of y and S as attn_recurrent_scan, in the form that pays for the shape: the
+ * scan, or for plain-linear with d dv >= 128^2 the chunked form (recurrent.c), whose bits differ
+ * from the scan's (within the bar) and, for a range starting at a multiple of 2 VW, are those of
+ * the whole range; checkpoints every `spacing` tokens. scratch: attn_recurrent_forward_scratch
+ * (rule, d, dv) floats. */
+void attn_recurrent_forward_columns(recurrent_rule rule, const attn_recurrent_io *io, int c0, int c1, float *S,
+                                    float *scratch, float *checkpoints, int spacing);
+uint64_t attn_recurrent_forward_scratch(recurrent_rule rule, int d, int dv);
+/* recurrent_chunked.c, plain-linear's chunked form: the forward over columns [c0, c1) (scratch:
+ * attn_recurrent_chunked_scratch floats), and its backward below. */
+void attn_recurrent_chunked_forward(const attn_recurrent_io *io, int c0, int c1, float *S, float *scratch,
+                                    float *checkpoints, int spacing);
+uint64_t attn_recurrent_chunked_scratch(int d, int dv);
 uint64_t attn_recurrent_checkpoint_floats(int n, int d, int dv);
 int64_t attn_recurrent_scan_scratch(int d, int w);
 /* The gradients of sum(dy * y) + sum(d_final * S_n) (d_final NULL: no term) into grads (each
@@ -581,9 +594,15 @@ typedef struct attn_recurrent_grads {
 void attn_recurrent_backward(recurrent_rule rule, const attn_recurrent_io *io, const float *dy,
                              const float *d_final, int chunk, const float *kept, const attn_recurrent_grads *grads,
                              float *work);
-uint64_t attn_recurrent_backward_floats(int n, int d, int dv, int chunk, int own_checkpoints);
-/* The scan over the pool: columns of y and of the final state S [d, dv] split into blocks of
- * whole vectors, one per thread (the same bits on every thread count); scratch from ws. */
+uint64_t attn_recurrent_backward_floats(recurrent_rule rule, int n, int d, int dv, int chunk, int own_checkpoints);
+/* plain-linear's chunked backward (attn_recurrent_backward runs it for the shapes whose forward is
+ * chunked), as attn_recurrent_backward with g and beta unread; its bits depend on spacing. */
+void attn_recurrent_chunked_backward(const attn_recurrent_io *io, const float *dy, const float *d_final, int spacing,
+                                     const float *kept, const attn_recurrent_grads *grads, float *work);
+uint64_t attn_recurrent_chunked_backward_floats(int n, int d, int dv, int spacing, int own_checkpoints);
+/* The forward over the pool (attn_recurrent_forward_columns): columns of y and of the final state
+ * S [d, dv] split into blocks of whole vectors, one per thread (the same bits on every thread
+ * count), checkpoints every ceil(sqrt(n)) tokens; scratch from ws. */
 void attn_recurrent_forward(recurrent_rule rule, const attn_recurrent_io *io, float *S, float *checkpoints,
                             arena *ws);
 /* The effective matrix W [n, n]: y = W v when s0 is zero (recurrent.c gives W's formula), rows

@@ -113,17 +113,16 @@ static void sweep(int d, int w, size_t ld, const float *from, float *S, const fl
 }
 
 /* Token t on columns [c0, c0 + w) of the state (row stride dv), from `from` (S_{t-1}) into Sc
- * (S_t; the same array for a step in place): the decay, u, the write, and y_t's columns, in one
+ * (S_t; the same array for a step in place): the decay, u, the write, and y_t's columns (into y), in one
  * sweep of the state (two for the delta rules, whose u needs S~^T k before the write). u [w] and
  * decay [d] are scratch; r [w], when not NULL, receives the delta rules' residual v - S~^T k
  * (the backward's). */
 static void step(recurrent_rule rule, const attn_recurrent_io *io, int t, int c0, int w, const float *from,
-                 float *Sc, float *u, float *decay, float *r) {
+                 float *Sc, float *u, float *decay, float *r, float *y) {
     int d = io->d, dv = io->dv;
     const float *q = io->q + (size_t)t * d, *k = io->k + (size_t)t * d, *v = io->v + (size_t)t * dv + c0;
     const float *decay_t = 0;
     if (attn_recurrent_gated(rule)) decays(io, t, decay), decay_t = decay;
-    float *y = io->y + (size_t)t * dv + c0;
     if (attn_recurrent_delta(rule)) { /* u = beta (v - S~^T k), then the write and the read-out */
         sweep(d, w, (size_t)dv, from, Sc, decay_t, 0, 0, k, u);
         float beta = io->beta[t];
@@ -163,8 +162,41 @@ static void scan_columns(recurrent_rule rule, const attn_recurrent_io *io, int c
         if (checkpoints && t % spacing == 0)
             for (int i = 0; i < d; i++)
                 attn_copy(checkpoints + (size_t)(t / spacing) * d * dv + (size_t)i * dv + c0, S + (size_t)i * dv + c0, w);
-        step(rule, io, t, c0, w, S + c0, S + c0, scratch, scratch + w, 0);
+        step(rule, io, t, c0, w, S + c0, S + c0, scratch, scratch + w, 0, io->y + (size_t)t * dv + c0);
     }
+}
+
+/* ---- the form a shape runs in: the scan, or plain-linear's chunks (recurrent_chunked.c) ----
+ * Measured at n = 4096 on SIMD128 (one thread, interleaved rounds), the chunked forward against the
+ * scan: 0.87-0.89x its time at d = dv = 64, 0.80x at 128, 0.69-0.71x at 256, 0.77x at d = 64,
+ * dv = 256; and its backward 0.45-0.57x the scan's backward at those shapes. Below that it is a
+ * toss-up or a loss: 0.91-1.8x at d = dv = 32 ... 48 from run to run, 1.08-1.11x with one width
+ * 16 and the other 256 (the chunk's triangle costs 16 (d + dv) a token against the state's d dv). */
+#define CHUNKED_MIN_STATE (64 * 64)
+#define CHUNKED_MIN_WIDTH 32
+
+static int chunked_form(recurrent_rule rule, int d, int dv) {
+    switch (rule) {
+    case RECURRENT_RULE_linear:
+        return d >= CHUNKED_MIN_WIDTH && dv >= CHUNKED_MIN_WIDTH && (int64_t)d * dv >= CHUNKED_MIN_STATE;
+    /* a decay needs per-feature ratios of decays inside the chunk, the delta rule a triangular
+     * solve (the WY form): not built */
+    case RECURRENT_RULE_gated: case RECURRENT_RULE_delta: case RECURRENT_RULE_gated_delta: return 0;
+    case RECURRENT_RULE_COUNT: break;
+    }
+    return 0;
+}
+
+void attn_recurrent_forward_columns(recurrent_rule rule, const attn_recurrent_io *io, int c0, int c1, float *S,
+                                    float *scratch, float *checkpoints, int spacing) {
+    if (chunked_form(rule, io->d, io->dv))
+        attn_recurrent_chunked_forward(io, c0, c1, S, scratch, checkpoints, spacing);
+    else
+        scan_columns(rule, io, c0, c1, S, scratch, checkpoints, spacing);
+}
+
+uint64_t attn_recurrent_forward_scratch(recurrent_rule rule, int d, int dv) {
+    return chunked_form(rule, d, dv) ? attn_recurrent_chunked_scratch(d, dv) : (uint64_t)attn_recurrent_scan_scratch(d, dv);
 }
 
 void attn_recurrent_scan(recurrent_rule rule, const attn_recurrent_io *io, int c0, int c1, float *S,
@@ -174,34 +206,35 @@ void attn_recurrent_scan(recurrent_rule rule, const attn_recurrent_io *io, int c
 
 int64_t attn_recurrent_scan_scratch(int d, int w) { return (int64_t)w + d; }
 
-/* ---- the scan over the pool: column blocks ---- */
+/* ---- the forward over the pool: column blocks ---- */
 
-typedef struct scan_job {
+typedef struct forward_job {
     recurrent_rule rule;
     const attn_recurrent_io *io;
     float *S, **scratch, *checkpoints;
     int cols;
-} scan_job;
+} forward_job;
 
-static void scan_piece(void *ctx, int piece, int thread) {
-    const scan_job *j = ctx;
+static void forward_piece(void *ctx, int piece, int thread) {
+    const forward_job *j = ctx;
     int c0 = piece * j->cols;
-    attn_recurrent_scan(j->rule, j->io, c0, imin(c0 + j->cols, j->io->dv), j->S, j->scratch[thread], j->checkpoints);
+    attn_recurrent_forward_columns(j->rule, j->io, c0, imin(c0 + j->cols, j->io->dv), j->S, j->scratch[thread],
+                                   j->checkpoints, checkpoint_spacing(j->io->n));
 }
 
 void attn_recurrent_forward(recurrent_rule rule, const attn_recurrent_io *io, float *S, float *checkpoints,
                             arena *ws) {
     int threads = imin(arena_threads(ws), ATTN_MAX_THREADS), d = io->d, dv = io->dv;
     float *scratch[ATTN_MAX_THREADS];
-    for (int t = 0; t < threads; t++) scratch[t] = arena_floats(ws, (uint64_t)attn_recurrent_scan_scratch(d, dv));
+    for (int t = 0; t < threads; t++) scratch[t] = arena_floats(ws, attn_recurrent_forward_scratch(rule, d, dv));
     if (arena_measuring(ws)) return;
     int pool = attn_thread_count();
-    /* the columns are independent: any split gives one scan's bits, so split by the pool, in
-     * blocks of whole vectors */
-    int cols = dv;
-    if (threads > 1 && pool > 1 && pool <= threads) cols = round_up(imax(VW, (dv + pool - 1) / pool), VW);
-    scan_job job = {rule, io, S, scratch, checkpoints, cols};
-    attn_parallel_slices((dv + cols - 1) / cols, scan_piece, &job, threads);
+    /* the columns are independent: any split gives one thread's bits, so split by the pool, in
+     * blocks of whole vectors (the chunked form: of the micro-kernel's 2 VW columns) */
+    int cols = dv, unit = chunked_form(rule, d, dv) ? 2 * VW : VW;
+    if (threads > 1 && pool > 1 && pool <= threads) cols = round_up(imax(unit, (dv + pool - 1) / pool), unit);
+    forward_job job = {rule, io, S, scratch, checkpoints, cols};
+    attn_parallel_slices((dv + cols - 1) / cols, forward_piece, &job, threads);
 }
 
 /* ---- the effective matrix, for display ----
@@ -269,12 +302,16 @@ void attn_recurrent_weights(recurrent_rule rule, const attn_recurrent_io *io, fl
  * (kept from the recomputation: d exponentials a token are a share of a gated token's work worth
  * not doing twice), a few rows. */
 
-uint64_t attn_recurrent_backward_floats(int n, int d, int dv, int chunk, int own_checkpoints) {
+uint64_t attn_recurrent_backward_floats(recurrent_rule rule, int n, int d, int dv, int chunk, int own_checkpoints) {
+    if (chunked_form(rule, d, dv)) return attn_recurrent_chunked_backward_floats(n, d, dv, chunk, own_checkpoints);
     uint64_t state = (uint64_t)d * (uint64_t)dv;
     uint64_t states = (own_checkpoints ? (uint64_t)chunks_of(n, chunk) : 0) + (uint64_t)chunk + 2;
     /* a count arena_floats refuses, instead of one that wraps; r's chunk x dv is at most a state more */
     if (state > (ARENA_LIMIT / 4u) / (states + 2)) return ARENA_LIMIT / 4u;
-    return states * state + (uint64_t)chunk * ((uint64_t)dv + d) + 2 * (uint64_t)dv + (uint64_t)d;
+    /* after r [chunk, dv]: u, du, the chunk's decays and dg's rows, or the own forward's scratch */
+    uint64_t rows = 2 * (uint64_t)dv + (uint64_t)chunk * d + (uint64_t)d;
+    uint64_t forward = own_checkpoints ? (uint64_t)attn_recurrent_scan_scratch(d, dv) : 0;
+    return states * state + (uint64_t)chunk * dv + (rows > forward ? rows : forward);
 }
 
 /* sum_j a[j] b[j] in the order the comment above gives. */
@@ -396,13 +433,17 @@ static void read_out_write_sweep(int d, int dv, float scale, const float *q, con
 void attn_recurrent_backward(recurrent_rule rule, const attn_recurrent_io *io, const float *dy,
                              const float *d_final, int chunk, const float *kept, const attn_recurrent_grads *grads,
                              float *work) {
+    if (chunked_form(rule, io->d, io->dv)) {
+        attn_recurrent_chunked_backward(io, dy, d_final, chunk, kept, grads, work);
+        return;
+    }
     int n = io->n, d = io->d, dv = io->dv, gated = attn_recurrent_gated(rule), delta = attn_recurrent_delta(rule);
     size_t state = (size_t)d * dv;
     float *own = kept ? 0 : work, *buf = work + (kept ? 0 : (size_t)chunks_of(n, chunk) * state), *S = buf + (size_t)chunk * state;
     float *dS = S + state, *r = dS + state, *u = r + (size_t)chunk * dv, *du = u + dv, *decays_of = du + dv;
     float *dg_rows = decays_of + (size_t)chunk * d; /* one decay a token: the rows' terms, summed into g's gradient */
     const float *ckpt = kept ? kept : own;
-    /* forward: y, the checkpoints, and the final state in S; scratch: the dv + d floats from u on */
+    /* forward: y, the checkpoints, and the final state in S; its scratch from u on */
     if (!kept) scan_columns(rule, io, 0, dv, S, u, own, chunk);
     if (d_final)
         attn_copy(dS, d_final, (int)state);
@@ -410,9 +451,9 @@ void attn_recurrent_backward(recurrent_rule rule, const attn_recurrent_io *io, c
         attn_fill(dS, state, 0.0f);
     for (int c = chunks_of(n, chunk) - 1; c >= 0; c--) {
         int t0 = c * chunk, len = imin(chunk, n - t0);
-        for (int s = 0; s < len; s++) /* the recomputed rows write y again, with the same bits */
+        for (int s = 0; s < len; s++) /* the recomputed rows of y are not kept (du, free here, takes them) */
             step(rule, io, t0 + s, 0, dv, s ? buf + (size_t)(s - 1) * state : ckpt + (size_t)c * state,
-                 buf + (size_t)s * state, u, decays_of + (size_t)s * d, r + (size_t)s * dv);
+                 buf + (size_t)s * state, u, decays_of + (size_t)s * d, r + (size_t)s * dv, du);
         for (int s = len - 1; s >= 0; s--) {
             int t = t0 + s;
             const float *k = io->k + (size_t)t * d, *rt = r + (size_t)s * dv;
@@ -445,7 +486,7 @@ void attn_recurrent_backward(recurrent_rule rule, const attn_recurrent_io *io, c
 void attn_recurrent_backward_run(recurrent_rule rule, const attn_recurrent_io *io, const float *dy, int from_kept,
                                  const float *checkpoints, const attn_recurrent_grads *grads, arena *ws) {
     int chunk = checkpoint_spacing(io->n);
-    float *work = arena_floats(ws, attn_recurrent_backward_floats(io->n, io->d, io->dv, chunk, !from_kept));
+    float *work = arena_floats(ws, attn_recurrent_backward_floats(rule, io->n, io->d, io->dv, chunk, !from_kept));
     if (arena_measuring(ws)) return;
     attn_recurrent_backward(rule, io, dy, 0, chunk, from_kept ? checkpoints : 0, grads, work);
 }

@@ -11,7 +11,8 @@
  * v, g, beta and s0 against float64 central differences of that loss (each element within
  * 1e-4 + 1e-3 max|ref| of its array), the same bits for every checkpoint spacing and from the
  * checkpoints a scan keeps (a kept forward pass's), and its y the
- * scan's. */
+ * scan's. The chunked form plain-linear takes for wide states likewise (chunked_case), and its
+ * gradients against float64 ones from the math. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,7 +271,7 @@ static void wrapper_case(recurrent_rule rule, int n, int d, int dv, int g_cols) 
     for (int f = 0; f < 10; f++) *fields[f] = at, at += len[f % 5];
     mine.s0 = chunk1.s0 = 0;
     attn_recurrent_backward_run(rule, &io, dy, 0, 0, &mine, &(arena){ws, 0, 0, 1});
-    float *work = floats(attn_recurrent_backward_floats(n, d, dv, 1, 1));
+    float *work = floats(attn_recurrent_backward_floats(rule, n, d, dv, 1, 1));
     attn_recurrent_backward(rule, &io, dy, 0, 1, 0, &chunk1, work);
     size_t half = (size_t)(at - all) / 2;
     if (!attn_recurrent_gated(rule)) memset(mine.g, 0, len[3] * sizeof(float)), memset(chunk1.g, 0, len[3] * sizeof(float));
@@ -313,7 +314,7 @@ static double grad_case(recurrent_rule rule, int n, int d, int dv, int g_cols, i
             attn_recurrent_scan(rule, &io, 0, dv, S_kept, scan_scratch, kept);
             free(S_kept), free(scan_scratch);
         }
-        float *work = floats(attn_recurrent_backward_floats(n, d, dv, chunks[c], !kept));
+        float *work = floats(attn_recurrent_backward_floats(rule, n, d, dv, chunks[c], !kept));
         attn_recurrent_backward(rule, &io, dy, dF, chunks[c], kept, &grads, work);
         free(work), free(kept);
         float *all[] = {gq, gk, gv, gg, gb, gs};
@@ -352,6 +353,126 @@ static double grad_case(recurrent_rule rule, int n, int d, int dv, int g_cols, i
     return worst;
 }
 
+/* plain-linear's gradients in float64 from the math, the recurrence walked back from the last
+ * token (S_t = S_{t-1} + k_t v_t^T, y_t = scale S_t^T q_t; the loss of loss64): into gq, gk, gv
+ * and gs (s0's). */
+static void linear_grads64(const attn_recurrent_io *io, const float *dy, const float *dF, double *gq, double *gk,
+                           double *gv, double *gs) {
+    int n = io->n, d = io->d, dv = io->dv;
+    size_t st = (size_t)d * dv;
+    double *S = malloc((size_t)(n + 1) * st * sizeof *S), *dS = malloc(st * sizeof *dS);
+    for (size_t i = 0; i < st; i++) S[i] = io->s0 ? io->s0[i] : 0.0;
+    for (int t = 0; t < n; t++)
+        for (int i = 0; i < d; i++)
+            for (int j = 0; j < dv; j++)
+                S[(t + 1) * st + (size_t)i * dv + j] = S[t * st + (size_t)i * dv + j] + (double)io->k[(size_t)t * d + i] * io->v[(size_t)t * dv + j];
+    for (size_t i = 0; i < st; i++) dS[i] = dF[i];
+    for (int t = n - 1; t >= 0; t--) {
+        const double *St = S + (size_t)(t + 1) * st;
+        const float *dyt = dy + (size_t)t * dv;
+        for (int i = 0; i < d; i++) {
+            double a = 0;
+            for (int j = 0; j < dv; j++) a += St[(size_t)i * dv + j] * dyt[j];
+            gq[(size_t)t * d + i] = io->scale * a;
+            for (int j = 0; j < dv; j++) dS[(size_t)i * dv + j] += io->scale * (double)io->q[(size_t)t * d + i] * dyt[j];
+        }
+        for (int i = 0; i < d; i++) {
+            double a = 0;
+            for (int j = 0; j < dv; j++) a += dS[(size_t)i * dv + j] * io->v[(size_t)t * dv + j];
+            gk[(size_t)t * d + i] = a;
+        }
+        for (int j = 0; j < dv; j++) {
+            double a = 0;
+            for (int i = 0; i < d; i++) a += dS[(size_t)i * dv + j] * io->k[(size_t)t * d + i];
+            gv[(size_t)t * dv + j] = a;
+        }
+    }
+    memcpy(gs, dS, st * sizeof *gs);
+    free(S), free(dS);
+}
+
+/* got within 1e-4 + 1e-3 max|want| of want, element by element. */
+static void grads_close(const float *got, const double *want, size_t count, const char *label, const char *what) {
+    double max = 0;
+    for (size_t i = 0; i < count; i++) max = fmax(max, fabs(want[i]));
+    double bar = 1e-4 + 1e-3 * max;
+    for (size_t i = 0; i < count; i++)
+        CHECK(fabs(got[i] - want[i]) <= bar, "%s: d%s[%zu] = %.7g, float64 %.7g (bar %.3g)", label, what, i, got[i], want[i], bar);
+}
+
+/* The chunked form (plain-linear with d, dv >= 32 and d dv >= 64^2): y, the final state and the checkpoints
+ * against the reference (each state at its token); keeping checkpoints leaves y's bits alone; a
+ * split of the columns at a multiple of 8 gives the whole's bits; the backward's own forward
+ * pass gives the forward's y, its gradients are those from a kept pass's checkpoints, and (with a
+ * final-state gradient too) within the gradient bar of plain-linear's float64 gradients. */
+static void chunked_case(int n, int d, int dv, int with_s0) {
+    char label[160];
+    snprintf(label, sizeof label, "chunked linear n=%d d=%d dv=%d s0=%d seed=%u", n, d, dv, with_s0, rng_state);
+    recurrent_rule rule = RECURRENT_RULE_linear;
+    size_t nd = (size_t)n * d, nv = (size_t)n * dv, st = (size_t)d * dv;
+    float *q = floats(nd), *k = floats(nd), *v = floats(nv), *s0 = with_s0 ? floats(st) : 0, *dy = floats(nv);
+    for (size_t i = 0; i < nd; i++) q[i] = rnd(), k[i] = rnd() / sqrtf((float)d);
+    for (size_t i = 0; i < nv; i++) v[i] = rnd(), dy[i] = rnd();
+    for (size_t i = 0; s0 && i < st; i++) s0[i] = rnd();
+    int spacing = 1;
+    while (spacing * spacing < n) spacing++;
+    size_t ckpts = attn_recurrent_checkpoint_floats(n, d, dv);
+    float *y = floats(nv), *y2 = floats(nv), *S = floats(st), *S2 = floats(st), *kept = floats(ckpts);
+    float *scratch = floats(attn_recurrent_forward_scratch(rule, d, dv));
+    attn_recurrent_io io = {n, d, dv, d, 1.0f / sqrtf((float)d), q, k, v, 0, 0, s0, y};
+    attn_recurrent_forward_columns(rule, &io, 0, dv, S, scratch, kept, spacing);
+
+    double *ry = malloc(nv * sizeof *ry), *rS = malloc(st * sizeof *rS);
+    reference(rule, &io, ry, rS);
+    for (size_t i = 0; i < nv; i++)
+        CHECK(close_to(y[i], ry[i]), "%s: y[%zu, %zu] = %.9g, float64 %.9g", label, i / dv, i % dv, y[i], ry[i]);
+    for (size_t i = 0; i < st; i++) CHECK(close_to(S[i], rS[i]), "%s: S[%zu] = %.9g, float64 %.9g", label, i, S[i], rS[i]);
+    for (int c = 0; c * spacing < n; c++) { /* the state before token c * spacing: the first c * spacing tokens' */
+        attn_recurrent_io head = io;
+        head.n = c * spacing, head.y = y2;
+        reference(rule, &head, ry, rS);
+        for (size_t i = 0; i < st; i++)
+            CHECK(close_to(kept[(size_t)c * st + i], rS[i]), "%s: checkpoint %d [%zu] = %.9g, float64 %.9g", label, c, i,
+                  kept[(size_t)c * st + i], rS[i]);
+    }
+
+    io.y = y2;
+    attn_recurrent_forward_columns(rule, &io, 0, dv, S2, scratch, 0, spacing);
+    CHECK(!memcmp(y, y2, nv * sizeof *y) && !memcmp(S, S2, st * sizeof *S), "%s: keeping checkpoints changed the bits", label);
+    memset(y2, 0, nv * sizeof *y2);
+    attn_recurrent_forward_columns(rule, &io, 0, 8, S2, scratch, 0, spacing);
+    attn_recurrent_forward_columns(rule, &io, 8, dv, S2, scratch, 0, spacing);
+    CHECK(!memcmp(y, y2, nv * sizeof *y) && !memcmp(S, S2, st * sizeof *S), "%s: columns [0, 8) and [8, dv) differ from the whole", label);
+
+    float *all = floats(2 * (2 * nd + nv + st)), *at = all;
+    memset(all, 0, 2 * (2 * nd + nv + st) * sizeof *all); /* s0's rows stay 0 without s0 */
+    attn_recurrent_grads own, from_kept;
+    float **fields[] = {&own.q, &own.k, &own.v, &own.s0, &from_kept.q, &from_kept.k, &from_kept.v, &from_kept.s0};
+    size_t len[] = {nd, nd, nv, st};
+    for (int f = 0; f < 8; f++) *fields[f] = at, at += len[f % 4];
+    own.g = own.beta = from_kept.g = from_kept.beta = 0;
+    if (!s0) own.s0 = from_kept.s0 = 0;
+    float *work = floats(attn_recurrent_backward_floats(rule, n, d, dv, spacing, 1));
+    memset(y2, 0, nv * sizeof *y2);
+    attn_recurrent_backward(rule, &io, dy, 0, spacing, 0, &own, work);
+    CHECK(!memcmp(y, y2, nv * sizeof *y), "%s: the backward's own forward pass gives other bits of y", label);
+    attn_recurrent_backward(rule, &io, dy, 0, spacing, kept, &from_kept, work);
+    CHECK(!memcmp(all, all + (at - all) / 2, (size_t)(at - all) / 2 * sizeof(float)),
+          "%s: the gradients from kept checkpoints differ from the backward's own", label);
+    float *dF = floats(st);
+    for (size_t i = 0; i < st; i++) dF[i] = rnd();
+    attn_recurrent_backward(rule, &io, dy, dF, spacing, 0, &own, work);
+    double *gq = malloc(nd * sizeof *gq), *gk = malloc(nd * sizeof *gk), *gv = malloc(nv * sizeof *gv), *gs = malloc(st * sizeof *gs);
+    linear_grads64(&io, dy, dF, gq, gk, gv, gs);
+    grads_close(own.q, gq, nd, label, "q");
+    grads_close(own.k, gk, nd, label, "k");
+    grads_close(own.v, gv, nv, label, "v");
+    if (s0) grads_close(own.s0, gs, st, label, "s0");
+    free(dF), free(gk), free(gv), free(gs);
+    free(q), free(k), free(v), free(s0), free(dy), free(y), free(y2), free(S), free(S2), free(kept), free(scratch);
+    free(ry), free(rS), free(all), free(work), free(gq);
+}
+
 int main(void) {
     rng_state = 2026u;
     static const int ns[] = {1, 2, 5, 64, 130}, ds[] = {1, 3, 8}, dvs[] = {1, 5, 8};
@@ -376,6 +497,9 @@ int main(void) {
                         wrapper_case((recurrent_rule)rule, wns[ni], wds[di], wdvs[vi], per_token ? 1 : wds[di]);
                         cases++;
                     }
+    static const int cns[] = {1, 3, 64, 65, 150}, cds[][2] = {{64, 64}, {131, 127}, {33, 260}, {128, 35}};
+    for (int ni = 0; ni < 5; ni++)
+        for (int di = 0; di < 4; di++) chunked_case(cns[ni], cds[di][0], cds[di][1], (ni + di) & 1), cases++;
     static const int gns[] = {1, 2, 5, 9}, gds[] = {1, 3}, gdvs[] = {1, 4};
     for (int rule = 0; rule < RECURRENT_RULE_COUNT; rule++) {
         double worst = 0;

@@ -1,0 +1,151 @@
+/* recurrent_chunked.c — plain-linear's chunked form, for states of 64 x 64 floats and more
+ * (recurrent.c picks it by shape: chunked_form, with the measurements). The same sum as the
+ * token-by-token scan,
+ *   S_t = S_{t-1} + k_t v_t^T,   y_t = scale S_t^T q_t,
+ * taken a chunk of tokens at a time through the GEMM micro-kernel:
+ *   y_c = scale (Q_c S + tril(Q_c K_c^T) V_c);   S += K_c^T V_c
+ * (the state before the chunk, then the chunk's own causal triangle). The scan loads and stores
+ * all of S every token, which bounds it (from L1, and more so from L2 once S outgrows L1); this
+ * touches S twice a chunk, for CHUNK_T (d + dv) more multiply-adds a token (the triangle). Chunks
+ * of 16 tokens: at n = 4096 on SIMD128 they ran 0.69-0.80x the scan's time at d = dv = 128 and
+ * 256, chunks of 32 0.73-0.80x, of 64 0.82-0.94x.
+ *
+ * Chunks end at CHUNK_T tokens and at every multiple of the checkpoint spacing, whether or not
+ * checkpoints are kept, so keeping them does not change y, and the backward's own forward pass
+ * gives attention()'s bits. Sums over the key dimension and over a chunk's tokens add in
+ * increasing order (the micro-kernel's); a column's bits do not depend on the others when a range
+ * starts at a multiple of 2 VW (the micro-kernel's width), which is how threads split dv. Not the
+ * scan's bits, nor those of a sequence taken in pieces (their chunks end elsewhere): within the
+ * bar of the float64 reference, as the scan. */
+#include "internal.h"
+
+#define CHUNK_T 16
+
+/* The chunk starting at token t0 (every chunk of a pass starts where the last ended). */
+static int chunk_length(int t0, int n, int spacing) { return imin(imin(CHUNK_T, n - t0), spacing - t0 % spacing); }
+
+static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+uint64_t attn_recurrent_chunked_scratch(int d, int dv) {
+    (void)dv;
+    return (uint64_t)CHUNK_T * CHUNK_T + (uint64_t)d * CHUNK_T;
+}
+
+void attn_recurrent_chunked_forward(const attn_recurrent_io *io, int c0, int c1, float *S, float *scratch,
+                                    float *checkpoints, int spacing) {
+    int n = io->n, d = io->d, dv = io->dv, w = c1 - c0;
+    float *P = scratch, *Kt = scratch + CHUNK_T * CHUNK_T; /* the chunk's Q K^T; K_c^T [d, CHUNK_T] */
+    for (int i = 0; i < d; i++) {
+        if (io->s0)
+            attn_copy(S + (size_t)i * dv + c0, io->s0 + (size_t)i * dv + c0, w);
+        else
+            attn_fill(S + (size_t)i * dv + c0, (size_t)w, 0.0f);
+    }
+    for (int t0 = 0, bt; t0 < n; t0 += bt) {
+        bt = chunk_length(t0, n, spacing);
+        if (checkpoints && t0 % spacing == 0)
+            for (int i = 0; i < d; i++)
+                attn_copy(checkpoints + (size_t)(t0 / spacing) * d * dv + (size_t)i * dv + c0, S + (size_t)i * dv + c0, w);
+        const float *Q = io->q + (size_t)t0 * d, *K = io->k + (size_t)t0 * d, *V = io->v + (size_t)t0 * dv + c0;
+        float *y = io->y + (size_t)t0 * dv + c0;
+        attn_gemm(bt, w, d, Q, d, S + c0, dv, y, dv, 0);
+        attn_transpose(bt, d, K, d, Kt, CHUNK_T, 1.0f);
+        attn_gemm(bt, bt, d, Q, d, Kt, CHUNK_T, P, CHUNK_T, 0);
+        for (int i = 0; i + 1 < bt; i++) attn_fill(P + (size_t)i * CHUNK_T + i + 1, (size_t)(bt - i - 1), 0.0f);
+        attn_gemm(bt, w, bt, P, CHUNK_T, V, dv, y, dv, 1);
+        for (int i = 0; i < bt; i++) attn_scale(y + (size_t)i * dv, w, io->scale);
+        attn_gemm_tn(d, w, bt, K, d, V, dv, S + c0, dv, 1);
+    }
+}
+
+/* ---- the backward: exact, chunk by chunk in reverse ----
+ * Per stretch between checkpoints (the last first), the states before each of its chunks are
+ * recomputed from the checkpoint (the forward's products, so its bits); then per chunk, the last
+ * first, with dS the gradient of the state after the chunk and Y = scale dY_c:
+ *   P = tril(Q K^T);  dP = tril(Y V^T)
+ *   dQ = Y S_c^T + dP K        (S_c: the state before the chunk)
+ *   dK = dP^T Q + V dS^T
+ *   dV = P^T Y + K dS
+ *   dS += Q^T Y                (now the gradient of S_c)
+ * from the gradient of the final state (zero when none is given); the last dS is s0's. The
+ * products with S_c and dS come out transposed ([d, chunk]) and are added in transposed, so S
+ * and dS are never transposed themselves. Memory: the checkpoints (when the backward runs its
+ * own forward pass), the states of one stretch, dS, and a few chunk-sized blocks. */
+
+/* The chunk-sized blocks after the states: P, dP [CHUNK_T, CHUNK_T]; K^T, T [d, CHUNK_T] and T^T
+ * [CHUNK_T, d]; V^T, Y^T [dv, CHUNK_T]; Y [CHUNK_T, dv]. */
+static uint64_t blocks_floats(int d, int dv) {
+    return 2 * (uint64_t)CHUNK_T * CHUNK_T + (uint64_t)CHUNK_T * (3 * (uint64_t)d + 3 * (uint64_t)dv);
+}
+
+uint64_t attn_recurrent_chunked_backward_floats(int n, int d, int dv, int spacing, int own_checkpoints) {
+    uint64_t state = (uint64_t)d * (uint64_t)dv;
+    /* the checkpoints, one stretch's states, dS, and the final state of the own forward pass */
+    uint64_t states = (own_checkpoints ? ceil_div((uint64_t)n, (uint64_t)spacing) : 0) + ceil_div((uint64_t)spacing, CHUNK_T) + 2;
+    if (state > (ARENA_LIMIT / 4u) / (states + 2)) return ARENA_LIMIT / 4u; /* refused, never wrapped */
+    return states * state + blocks_floats(d, dv);
+}
+
+/* x[r, :] += T[:, r] for r < rows: a block that came out transposed, added in. */
+static void add_transposed(int rows, int cols, const float *T, int ldt, float *Tt, float *x, int ldx) {
+    attn_transpose(cols, rows, T, ldt, Tt, cols, 1.0f);
+    for (int r = 0; r < rows; r++) attn_axpy(x + (size_t)r * ldx, Tt + (size_t)r * cols, cols, 1.0f);
+}
+
+void attn_recurrent_chunked_backward(const attn_recurrent_io *io, const float *dy, const float *d_final, int spacing,
+                                     const float *kept, const attn_recurrent_grads *grads, float *work) {
+    int n = io->n, d = io->d, dv = io->dv, stretches = (int)ceil_div((uint64_t)n, (uint64_t)spacing);
+    size_t state = (size_t)d * dv;
+    float *own = kept ? 0 : work;
+    float *states = work + (kept ? 0 : (size_t)stretches * state);
+    float *dS = states + ceil_div((uint64_t)spacing, CHUNK_T) * state, *S_final = dS + state;
+    float *P = S_final + state, *dP = P + CHUNK_T * CHUNK_T, *Kt = dP + CHUNK_T * CHUNK_T;
+    float *T = Kt + (size_t)d * CHUNK_T, *Tt = T + (size_t)d * CHUNK_T, *Vt = Tt + (size_t)d * CHUNK_T;
+    float *Yt = Vt + (size_t)dv * CHUNK_T, *Y = Yt + (size_t)dv * CHUNK_T;
+    if (!kept) attn_recurrent_chunked_forward(io, 0, dv, S_final, P, own, spacing); /* y, the checkpoints */
+    const float *checkpoints = kept ? kept : own;
+    if (d_final)
+        attn_copy(dS, d_final, (int)state);
+    else
+        attn_fill(dS, state, 0.0f);
+    for (int c = stretches - 1; c >= 0; c--) {
+        int s0 = c * spacing, s1 = imin(n, s0 + spacing), chunks = 0;
+        /* the states before each chunk of the stretch */
+        attn_copy(states, checkpoints + (size_t)c * state, (int)state);
+        for (int t0 = s0, bt; t0 < s1; t0 += bt, chunks++) {
+            bt = chunk_length(t0, n, spacing);
+            if (t0 + bt >= s1) break;
+            float *next = states + (size_t)(chunks + 1) * state;
+            attn_copy(next, states + (size_t)chunks * state, (int)state);
+            attn_gemm_tn(d, dv, bt, io->k + (size_t)t0 * d, d, io->v + (size_t)t0 * dv, dv, next, dv, 1);
+        }
+        /* the chunks, last first: chunk m starts at s0 + m CHUNK_T (the stretch starts at a multiple of spacing) */
+        for (int m = chunks; m >= 0; m--) {
+            int t0 = s0 + m * CHUNK_T, bt = chunk_length(t0, n, spacing);
+            const float *Q = io->q + (size_t)t0 * d, *K = io->k + (size_t)t0 * d, *V = io->v + (size_t)t0 * dv;
+            const float *Sc = states + (size_t)m * state;
+            float *dQ = grads->q + (size_t)t0 * d, *dK = grads->k + (size_t)t0 * d, *dV = grads->v + (size_t)t0 * dv;
+            for (int i = 0; i < bt; i++) attn_copy(Y + (size_t)i * dv, dy + (size_t)(t0 + i) * dv, dv);
+            for (int i = 0; i < bt; i++) attn_scale(Y + (size_t)i * dv, dv, io->scale);
+            attn_transpose(bt, dv, Y, dv, Yt, CHUNK_T, 1.0f);
+            attn_transpose(bt, dv, V, dv, Vt, CHUNK_T, 1.0f);
+            attn_transpose(bt, d, K, d, Kt, CHUNK_T, 1.0f);
+            attn_gemm(bt, bt, d, Q, d, Kt, CHUNK_T, P, CHUNK_T, 0);
+            attn_gemm(bt, bt, dv, Y, dv, Vt, CHUNK_T, dP, CHUNK_T, 0);
+            for (int i = 0; i + 1 < bt; i++) {
+                attn_fill(P + (size_t)i * CHUNK_T + i + 1, (size_t)(bt - i - 1), 0.0f);
+                attn_fill(dP + (size_t)i * CHUNK_T + i + 1, (size_t)(bt - i - 1), 0.0f);
+            }
+            attn_gemm(bt, d, bt, dP, CHUNK_T, K, d, dQ, d, 0); /* dQ = dP K + (S_c Y^T)^T */
+            attn_gemm(d, bt, dv, Sc, dv, Yt, CHUNK_T, T, CHUNK_T, 0);
+            add_transposed(bt, d, T, CHUNK_T, Tt, dQ, d);
+            attn_gemm_tn(bt, d, bt, dP, CHUNK_T, Q, d, dK, d, 0); /* dK = dP^T Q + (dS V^T)^T */
+            attn_gemm(d, bt, dv, dS, dv, Vt, CHUNK_T, T, CHUNK_T, 0);
+            add_transposed(bt, d, T, CHUNK_T, Tt, dK, d);
+            attn_gemm_tn(bt, dv, bt, P, CHUNK_T, Y, dv, dV, dv, 0); /* dV = P^T Y + K dS */
+            attn_gemm(bt, dv, d, K, d, dS, dv, dV, dv, 1);
+            attn_gemm_tn(d, dv, bt, Q, d, Y, dv, dS, dv, 1); /* dS += Q^T Y */
+        }
+    }
+    if (grads->s0) attn_copy(grads->s0, dS, (int)state);
+}
