@@ -9,7 +9,7 @@
 //                  checkpoints: the backward recomputes chunk by chunk, no scan of its own first)
 //   attentionGrad  attentionGrad(id, inputs, dOutput), which runs the forward pass too
 // so load from other processes hits them alike. Then, at n = 4096 and d = dv = 16 … 256,
-// plain-linear (the scan below d = dv = 64, its chunked form from there) and gla (the scan) against
+// plain-linear (the scan below d = dv = 64, its chunked form from there) and gla (chunked from 128) against
 // linear attention's chunked form of the same causal sum (linear causal: chunks of rows through
 // the GEMM micro-kernel, with elu+1 features and a normaliser on top), with each one's kept
 // backward; and every variant's accuracy against the float64 reference from n = 1024, on every
@@ -77,8 +77,8 @@ export async function recurrentPhase({ quick = false, dir = HERE, log = console.
       log(`  n=${n} ${v.id}: forward ${fmtMs(f.median_ms)} ms (${x2(f.median_ms / lin)} linear, ${x2(f.median_ms / linCausal)} linear causal); kept backward ${x2(b.median_ms / f.median_ms)}, attentionGrad ${x2(g.median_ms / f.median_ms)} the forward`);
     }
   }
-  // by width: plain-linear (chunked from d = dv = 64, CHUNKED_MIN_STATE in src/c/recurrent.c) and
-  // gla (always the scan) against the chunked form of the same causal sum; each kept backward too
+  // by width: plain-linear (chunked from d = dv = 64, gla from 128: chunked_form in src/c/recurrent.c)
+  // against the chunked form of the same causal sum; each kept backward too
   const widths = quick ? [16, 64, 128] : [16, 32, 64, 128, 256], widthN = 4096, byWidth = [];
   for (const w of widths) {
     const data = makeInputs(widthN, { ...dimsFor(widthN), d: w, dv: w }), dOut = data.get('dOutput', ['n', 'dv']);
@@ -141,14 +141,14 @@ export async function recurrentPhase({ quick = false, dir = HERE, log = console.
   L.push('| n | variant | kept backward ms | / forward | attentionGrad ms | / forward |', '|---:|---|---:|---:|---:|---:|');
   for (const r of rows) L.push(`| ${r.n} | ${r.variant} | ${cell(r.kept_backward)} | ${x2(r.kept_backward_ratio)} | ${cell(r.attention_grad)} | ${x2(r.attention_grad_ratio)} |`);
   L.push('', '## By width: the scan, the chunked form and their backward', '',
-    `n = ${widthN}, d = dv as given. *linear causal* is linear attention's chunked form of the same causal sum (chunks of rows through the GEMM micro-kernel; elu+1 features and a normaliser on top, a small share of its work); each variant's forward time is given as a ratio to it, in the form it runs in at that width (plain-linear: the scan below d = dv = 64, chunks of 16 tokens from there, src/c/recurrent_chunked.c; gla: the scan), and its kept backward as a ratio to its forward.`, '');
+    `n = ${widthN}, d = dv as given. *linear causal* is linear attention's chunked form of the same causal sum (chunks of rows through the GEMM micro-kernel; elu+1 features and a normaliser on top, a small share of its work); each variant's forward time is given as a ratio to it, in the form it runs in at that width (chunks of 16 tokens, src/c/recurrent_chunked.c, for plain-linear from d = dv = 64 and gla from 128; the scan below), and its kept backward as a ratio to its forward (gla\'s backward is always the scan\'s).`, '');
   const scanIds = Object.keys(byWidth[0]?.scans ?? {});
   L.push(`| d = dv | state KiB | linear causal ms | ${scanIds.map((id) => `${id} / linear causal | ${id} kept backward / forward`).join(' | ')} |`,
     `|---:|---:|---:|${scanIds.map(() => '---:|---:').join('|')}|`);
   for (const r of byWidth) {
     L.push(`| ${r.d} | ${(4 * r.d * r.dv / 1024).toFixed(0)} | ${cell(r.chunked)} | ${scanIds.map((id) => `${x2(r.scans[id].median_ms / r.chunked.median_ms)} | ${x2(r.kept_backward[id].median_ms / r.scans[id].median_ms)}`).join(' | ')} |`);
   }
-  L.push('', 'The scan loads and stores the whole state every token, and is bound by that; a chunked form touches it twice a chunk of C tokens but adds C·(d + dv) multiply-adds a token (the chunk\'s own triangle). For plain-linear the chunked form (and its backward, the same products in reverse) won from d = dv = 64 on in the measurements that set the switch (src/c/recurrent.c, CHUNKED_MIN_STATE); below that the scan is as fast or faster. gla\'s decays need per-feature ratios of decays inside a chunk, and the delta rules a triangular solve a chunk (the WY form): those chunked forms are not built, and gla\'s scan against linear causal above says what one would have to beat.', '');
+  L.push('', 'The scan loads and stores the whole state every token, and is bound by that; a chunked form touches it twice a chunk of C tokens but adds C·(d + dv) multiply-adds a token (the chunk\'s own triangle). For plain-linear the chunked form (and its backward, the same products in reverse) won from d = dv = 64 on in the measurements that set the switch (src/c/recurrent.c, chunked_form); below that the scan is as fast or faster. gla\'s chunks carry its decays as per-feature factors e^±G, which cost more: its chunked forward wins from d = dv = 128. The delta rules would need a triangular solve a chunk (the WY form): not built.', '');
   L.push('## Accuracy at length', '',
     `Each output against the float64 reference (src/js/reference.js, the recurrences from the math), in units of the bar (${ABS_BAR} + ${REL_BAR}·|ref|): the worst element and the share of elements over 1, d = dv = ${D}, the inputs above, one thread of each build.`, '');
   L.push('| n | variant | scalar worst | simd worst | relaxed worst | share over the bar (scalar / simd / relaxed) |', '|---:|---|---:|---:|---:|---|');

@@ -257,10 +257,11 @@ function sweepCases() {
     all.L = names.includes('a') ? 256 : 260;
     cases.push({ id: v.id, dims: Object.fromEntries(names.map((k) => [k, all[k]])), options, seed: seed++, big: true });
   });
-  // plain-linear with d, dv >= 32 and a state of 64 x 64 floats or more: its chunked form (and
-  // the backward's own forward pass in it), around the chunk of 16 tokens
-  for (const [n, d, dv] of [[17, 64, 64], [40, 131, 127], [33, 128, 32]]) {
-    cases.push({ id: 'plain-linear', dims: { n, d, dv }, options: {}, seed: seed++, extra: 'chunked form' });
+  // plain-linear with d, dv >= 32 and a state of 64 x 64 floats or more, gla from 128 x 128: their
+  // chunked forms (and the backward's own forward pass in them), around the chunk of 16 tokens
+  for (const [id, n, d, dv] of [['plain-linear', 17, 64, 64], ['plain-linear', 40, 131, 127], ['plain-linear', 33, 128, 32],
+    ['gla', 17, 128, 128], ['gla', 40, 131, 129]]) {
+    cases.push({ id, dims: { n, d, dv }, options: {}, seed: seed++, extra: 'chunked form' });
   }
   // Running maxima: k rows a ramp from -4 to 4 (or back), so a streaming softmax (forward and
   // backward) and causal efficient's prefix column softmax meet a new maximum at every key block.

@@ -567,18 +567,22 @@ typedef struct attn_recurrent_io {
 void attn_recurrent_scan(recurrent_rule rule, const attn_recurrent_io *io, int c0, int c1, float *S,
                          float *scratch, float *checkpoints);
 /* Columns [c0, c1) of y and S as attn_recurrent_scan, in the form that pays for the shape: the
- * scan, or for plain-linear with d dv >= 128^2 the chunked form (recurrent.c), whose bits differ
+ * scan, or a chunked form (recurrent.c, chunked_form: plain-linear and gla past a width), whose bits differ
  * from the scan's (within the bar) and, for a range starting at a multiple of 2 VW, are those of
  * the whole range; checkpoints every `spacing` tokens. scratch: attn_recurrent_forward_scratch
  * (rule, d, dv) floats. */
 void attn_recurrent_forward_columns(recurrent_rule rule, const attn_recurrent_io *io, int c0, int c1, float *S,
                                     float *scratch, float *checkpoints, int spacing);
 uint64_t attn_recurrent_forward_scratch(recurrent_rule rule, int d, int dv);
-/* recurrent_chunked.c, plain-linear's chunked form: the forward over columns [c0, c1) (scratch:
- * attn_recurrent_chunked_scratch floats), and its backward below. */
-void attn_recurrent_chunked_forward(const attn_recurrent_io *io, int c0, int c1, float *S, float *scratch,
-                                    float *checkpoints, int spacing);
+/* recurrent_chunked.c, the chunked forms (plain-linear's, gla's): the forward over columns
+ * [c0, c1) (scratch: attn_recurrent_chunked_scratch floats); plain-linear's backward below. */
+void attn_recurrent_chunked_forward(recurrent_rule rule, const attn_recurrent_io *io, int c0, int c1, float *S,
+                                    float *scratch, float *checkpoints, int spacing);
 uint64_t attn_recurrent_chunked_scratch(int d, int dv);
+/* The scan's steps for tokens [t0, t1) on columns [c0, c0 + w) of S (row stride dv), in place
+ * (gla's chunks past its factors' limit); scratch: w + d floats. */
+void attn_recurrent_steps(recurrent_rule rule, const attn_recurrent_io *io, int t0, int t1, int c0, int w, float *S,
+                          float *scratch);
 uint64_t attn_recurrent_checkpoint_floats(int n, int d, int dv);
 int64_t attn_recurrent_scan_scratch(int d, int w);
 /* The gradients of sum(dy * y) + sum(d_final * S_n) (d_final NULL: no term) into grads (each

@@ -166,22 +166,27 @@ static void scan_columns(recurrent_rule rule, const attn_recurrent_io *io, int c
     }
 }
 
-/* ---- the form a shape runs in: the scan, or plain-linear's chunks (recurrent_chunked.c) ----
- * Measured at n = 4096 on SIMD128 (one thread, interleaved rounds), the chunked forward against the
- * scan: 0.87-0.89x its time at d = dv = 64, 0.80x at 128, 0.69-0.71x at 256, 0.77x at d = 64,
- * dv = 256; and its backward 0.45-0.57x the scan's backward at those shapes. Below that it is a
- * toss-up or a loss: 0.91-1.8x at d = dv = 32 ... 48 from run to run, 1.08-1.11x with one width
- * 16 and the other 256 (the chunk's triangle costs 16 (d + dv) a token against the state's d dv). */
+/* ---- the form a shape runs in: the scan, or chunks of tokens (recurrent_chunked.c) ----
+ * Measured at n = 4096 on SIMD128 (one thread, the least of 25 interleaved calls), the chunked
+ * forward against the scan: plain-linear 0.87-0.90x its time at d = dv = 64, 0.78-0.80x at 128,
+ * 0.69-0.71x at 256, 0.98x at d = 32, dv = 128, and its backward (chunked too) 0.45-0.64x the
+ * scan's backward there; below 64 x 64, or with a width under 32, a toss-up or a loss (0.91-1.8x
+ * at d = dv = 32 ... 48 from run to run, 1.08-1.11x with widths 16 and 256: the chunk's triangle
+ * costs 16 (d + dv) a token against the state's d dv). gla, whose chunks also make the decays'
+ * factors: 1.03x at 64, 0.89x at 128, 0.81x at 256, so from 128 x 128; its backward stays the
+ * scan's, from the chunked forward's checkpoints. The delta rules have no chunked form. */
 #define CHUNKED_MIN_STATE (64 * 64)
 #define CHUNKED_MIN_WIDTH 32
+#define CHUNKED_MIN_GATED_STATE (128 * 128)
 
 static int chunked_form(recurrent_rule rule, int d, int dv) {
     switch (rule) {
     case RECURRENT_RULE_linear:
         return d >= CHUNKED_MIN_WIDTH && dv >= CHUNKED_MIN_WIDTH && (int64_t)d * dv >= CHUNKED_MIN_STATE;
-    /* a decay needs per-feature ratios of decays inside the chunk, the delta rule a triangular
-     * solve (the WY form): not built */
-    case RECURRENT_RULE_gated: case RECURRENT_RULE_delta: case RECURRENT_RULE_gated_delta: return 0;
+    case RECURRENT_RULE_gated: /* the decays' factors cost more: from 128 x 128 */
+        return d >= CHUNKED_MIN_WIDTH && dv >= CHUNKED_MIN_WIDTH && (int64_t)d * dv >= CHUNKED_MIN_GATED_STATE;
+    /* the delta rule would need a triangular solve a chunk (the WY form): not built */
+    case RECURRENT_RULE_delta: case RECURRENT_RULE_gated_delta: return 0;
     case RECURRENT_RULE_COUNT: break;
     }
     return 0;
@@ -190,13 +195,19 @@ static int chunked_form(recurrent_rule rule, int d, int dv) {
 void attn_recurrent_forward_columns(recurrent_rule rule, const attn_recurrent_io *io, int c0, int c1, float *S,
                                     float *scratch, float *checkpoints, int spacing) {
     if (chunked_form(rule, io->d, io->dv))
-        attn_recurrent_chunked_forward(io, c0, c1, S, scratch, checkpoints, spacing);
+        attn_recurrent_chunked_forward(rule, io, c0, c1, S, scratch, checkpoints, spacing);
     else
         scan_columns(rule, io, c0, c1, S, scratch, checkpoints, spacing);
 }
 
 uint64_t attn_recurrent_forward_scratch(recurrent_rule rule, int d, int dv) {
     return chunked_form(rule, d, dv) ? attn_recurrent_chunked_scratch(d, dv) : (uint64_t)attn_recurrent_scan_scratch(d, dv);
+}
+
+void attn_recurrent_steps(recurrent_rule rule, const attn_recurrent_io *io, int t0, int t1, int c0, int w, float *S,
+                          float *scratch) {
+    for (int t = t0; t < t1; t++)
+        step(rule, io, t, c0, w, S + c0, S + c0, scratch, scratch + w, 0, io->y + (size_t)t * io->dv + c0);
 }
 
 void attn_recurrent_scan(recurrent_rule rule, const attn_recurrent_io *io, int c0, int c1, float *S,
@@ -303,14 +314,15 @@ void attn_recurrent_weights(recurrent_rule rule, const attn_recurrent_io *io, fl
  * not doing twice), a few rows. */
 
 uint64_t attn_recurrent_backward_floats(recurrent_rule rule, int n, int d, int dv, int chunk, int own_checkpoints) {
-    if (chunked_form(rule, d, dv)) return attn_recurrent_chunked_backward_floats(n, d, dv, chunk, own_checkpoints);
+    if (rule == RECURRENT_RULE_linear && chunked_form(rule, d, dv))
+        return attn_recurrent_chunked_backward_floats(n, d, dv, chunk, own_checkpoints);
     uint64_t state = (uint64_t)d * (uint64_t)dv;
     uint64_t states = (own_checkpoints ? (uint64_t)chunks_of(n, chunk) : 0) + (uint64_t)chunk + 2;
     /* a count arena_floats refuses, instead of one that wraps; r's chunk x dv is at most a state more */
     if (state > (ARENA_LIMIT / 4u) / (states + 2)) return ARENA_LIMIT / 4u;
     /* after r [chunk, dv]: u, du, the chunk's decays and dg's rows, or the own forward's scratch */
     uint64_t rows = 2 * (uint64_t)dv + (uint64_t)chunk * d + (uint64_t)d;
-    uint64_t forward = own_checkpoints ? (uint64_t)attn_recurrent_scan_scratch(d, dv) : 0;
+    uint64_t forward = own_checkpoints ? attn_recurrent_forward_scratch(rule, d, dv) : 0;
     return states * state + (uint64_t)chunk * dv + (rows > forward ? rows : forward);
 }
 
@@ -433,7 +445,7 @@ static void read_out_write_sweep(int d, int dv, float scale, const float *q, con
 void attn_recurrent_backward(recurrent_rule rule, const attn_recurrent_io *io, const float *dy,
                              const float *d_final, int chunk, const float *kept, const attn_recurrent_grads *grads,
                              float *work) {
-    if (chunked_form(rule, io->d, io->dv)) {
+    if (rule == RECURRENT_RULE_linear && chunked_form(rule, io->d, io->dv)) {
         attn_recurrent_chunked_backward(io, dy, d_final, chunk, kept, grads, work);
         return;
     }
@@ -444,7 +456,7 @@ void attn_recurrent_backward(recurrent_rule rule, const attn_recurrent_io *io, c
     float *dg_rows = decays_of + (size_t)chunk * d; /* one decay a token: the rows' terms, summed into g's gradient */
     const float *ckpt = kept ? kept : own;
     /* forward: y, the checkpoints, and the final state in S; its scratch from u on */
-    if (!kept) scan_columns(rule, io, 0, dv, S, u, own, chunk);
+    if (!kept) attn_recurrent_forward_columns(rule, io, 0, dv, S, u, own, chunk); /* gla's may be chunked */
     if (d_final)
         attn_copy(dS, d_final, (int)state);
     else

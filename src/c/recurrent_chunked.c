@@ -1,14 +1,16 @@
-/* recurrent_chunked.c — plain-linear's chunked form, for states of 64 x 64 floats and more
- * (recurrent.c picks it by shape: chunked_form, with the measurements). The same sum as the
- * token-by-token scan,
- *   S_t = S_{t-1} + k_t v_t^T,   y_t = scale S_t^T q_t,
+/* recurrent_chunked.c — the chunked forms: plain-linear's from 64 x 64 floats of state and gla's
+ * from 128 x 128 (recurrent.c picks the form by shape: chunked_form, with the measurements). The
+ * same sums as the token-by-token scan,
+ *   S_t = diag(e^{g_t}) S_{t-1} + k_t v_t^T,   y_t = scale S_t^T q_t   (plain-linear: g = 0),
  * taken a chunk of tokens at a time through the GEMM micro-kernel:
- *   y_c = scale (Q_c S + tril(Q_c K_c^T) V_c);   S += K_c^T V_c
- * (the state before the chunk, then the chunk's own causal triangle). The scan loads and stores
- * all of S every token, which bounds it (from L1, and more so from L2 once S outgrows L1); this
- * touches S twice a chunk, for CHUNK_T (d + dv) more multiply-adds a token (the triangle). Chunks
- * of 16 tokens: at n = 4096 on SIMD128 they ran 0.69-0.80x the scan's time at d = dv = 128 and
- * 256, chunks of 32 0.73-0.80x, of 64 0.82-0.94x.
+ *   y_c = scale (Qg S + tril(Qg Kg^T) V_c);   S <- e^Gamma S + Kh^T V_c
+ * (the state before the chunk, then the chunk's own causal triangle; gla's decays as factors,
+ * below; plain-linear's Qg, Kg and Kh are Q and K). The scan loads and stores all of S every token,
+ * which bounds it (from L1, and more so from L2 once S outgrows L1); this touches S twice a chunk,
+ * for CHUNK_T (d + dv) more multiply-adds a token (the triangle). Chunks of 16 tokens: at n = 4096
+ * on SIMD128 plain-linear's ran 0.69-0.80x the scan's time at d = dv = 128 and 256, chunks of 32
+ * 0.73-0.80x, of 64 0.82-0.94x. plain-linear's backward is the same products in reverse (below);
+ * gla's is the scan's, from these checkpoints.
  *
  * Chunks end at CHUNK_T tokens and at every multiple of the checkpoint spacing, whether or not
  * checkpoints are kept, so keeping them does not change y, and the backward's own forward pass
@@ -26,15 +28,82 @@ static int chunk_length(int t0, int n, int spacing) { return imin(imin(CHUNK_T, 
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
-uint64_t attn_recurrent_chunked_scratch(int d, int dv) {
-    (void)dv;
-    return (uint64_t)CHUNK_T * CHUNK_T + (uint64_t)d * CHUNK_T;
+/* ---- gla's chunks: the decays as factors ----
+ * With G_s = g_{t0} + ... + g_{t0+s} (per key feature, inside the chunk) and Gamma = G_{bt-1},
+ * the state after token s of the chunk is e^{G_s} S + sum_{j<=s} e^{G_s - G_j} k_j v_j^T, so
+ *   y_c = scale (Qg S + tril(Qg Kg^T) V_c);   S <- e^Gamma S + Kh^T V_c
+ * with Qg = q e^G, Kg = k e^{-G} and Kh = k e^{Gamma - G} (row by row, feature by feature). The
+ * factors e^{+-G} are safe while |G| <= GATE_LIMIT: a chunk whose decays sum past it (a gate
+ * near 0, or g > 0 growing the state) runs the scan's steps instead, the same in the backward. */
+#define GATE_LIMIT 20.0f
+
+typedef struct gate_factors {
+    float *E, *Qg, *Kg, *Kh; /* [CHUNK_T, d] each: e^G, then the scaled rows */
+} gate_factors;
+
+/* The chunk's factors; 0 when some |G| passes GATE_LIMIT (then only E is written). */
+static int make_gate_factors(const attn_recurrent_io *io, int t0, int bt, const gate_factors *f) {
+    int d = io->d;
+    float *E = f->E, lo = 0.0f, hi = 0.0f;
+    vf vlo = vf_zero(), vhi = vf_zero();
+    for (int s = 0; s < bt; s++) { /* G, row by row */
+        const float *g = io->g + (size_t)(t0 + s) * io->g_cols;
+        float *row = E + (size_t)s * d;
+        int i = 0;
+        for (; i + VW <= d; i += VW) {
+            vf x = vf_add(s ? vf_load(row - d + i) : vf_zero(), io->g_cols == 1 ? vf_splat(g[0]) : vf_load(g + i));
+            vlo = vf_min(vlo, x), vhi = vf_max(vhi, x);
+            vf_store(row + i, x);
+        }
+        for (; i < d; i++) {
+            float x = (s ? row[i - d] : 0.0f) + g[io->g_cols == 1 ? 0 : i];
+            lo = x < lo ? x : lo, hi = x > hi ? x : hi;
+            row[i] = x;
+        }
+    }
+    float lanes[VW];
+    vf_store(lanes, vlo);
+    for (int l = 0; l < VW; l++) lo = lanes[l] < lo ? lanes[l] : lo;
+    vf_store(lanes, vhi);
+    for (int l = 0; l < VW; l++) hi = lanes[l] > hi ? lanes[l] : hi;
+    if (!(lo >= -GATE_LIMIT && hi <= GATE_LIMIT)) return 0;
+    const float *gamma = E + (size_t)(bt - 1) * d;
+    for (int s = bt - 1; s >= 0; s--) { /* e^G, last row first: gamma's row is needed exponentiated */
+        float *row = E + (size_t)s * d;
+        int i = 0;
+        for (; i + VW <= d; i += VW) vf_store(row + i, vf_exp(vf_load(row + i)));
+        for (; i < d; i++) row[i] = attn_expf(row[i]);
+    }
+    for (int s = 0; s < bt; s++) {
+        const float *e = E + (size_t)s * d, *q = io->q + (size_t)(t0 + s) * d, *k = io->k + (size_t)(t0 + s) * d;
+        float *qg = f->Qg + (size_t)s * d, *kg = f->Kg + (size_t)s * d, *kh = f->Kh + (size_t)s * d;
+        int i = 0;
+        for (; i + VW <= d; i += VW) {
+            vf ev = vf_load(e + i), kgv = vf_div(vf_load(k + i), ev);
+            vf_store(qg + i, vf_mul(vf_load(q + i), ev));
+            vf_store(kg + i, kgv);
+            vf_store(kh + i, vf_mul(kgv, vf_load(gamma + i)));
+        }
+        for (; i < d; i++) {
+            qg[i] = q[i] * e[i];
+            kg[i] = k[i] / e[i];
+            kh[i] = kg[i] * gamma[i];
+        }
+    }
+    return 1;
 }
 
-void attn_recurrent_chunked_forward(const attn_recurrent_io *io, int c0, int c1, float *S, float *scratch,
-                                    float *checkpoints, int spacing) {
-    int n = io->n, d = io->d, dv = io->dv, w = c1 - c0;
-    float *P = scratch, *Kt = scratch + CHUNK_T * CHUNK_T; /* the chunk's Q K^T; K_c^T [d, CHUNK_T] */
+uint64_t attn_recurrent_chunked_scratch(int d, int dv) {
+    /* P and K^T; gla: its four factor blocks and the scan's scratch for a chunk past GATE_LIMIT */
+    return (uint64_t)CHUNK_T * CHUNK_T + (uint64_t)d * CHUNK_T + 4 * (uint64_t)CHUNK_T * d + (uint64_t)dv + d;
+}
+
+void attn_recurrent_chunked_forward(recurrent_rule rule, const attn_recurrent_io *io, int c0, int c1, float *S,
+                                    float *scratch, float *checkpoints, int spacing) {
+    int n = io->n, d = io->d, dv = io->dv, w = c1 - c0, gated = attn_recurrent_gated(rule);
+    float *P = scratch, *Kt = P + CHUNK_T * CHUNK_T; /* the chunk's Q K^T; K_c^T [d, CHUNK_T] */
+    float *blocks = Kt + (size_t)d * CHUNK_T, *steps = blocks + 4 * (size_t)CHUNK_T * d;
+    gate_factors f = {blocks, blocks + (size_t)CHUNK_T * d, blocks + 2 * (size_t)CHUNK_T * d, blocks + 3 * (size_t)CHUNK_T * d};
     for (int i = 0; i < d; i++) {
         if (io->s0)
             attn_copy(S + (size_t)i * dv + c0, io->s0 + (size_t)i * dv + c0, w);
@@ -46,7 +115,14 @@ void attn_recurrent_chunked_forward(const attn_recurrent_io *io, int c0, int c1,
         if (checkpoints && t0 % spacing == 0)
             for (int i = 0; i < d; i++)
                 attn_copy(checkpoints + (size_t)(t0 / spacing) * d * dv + (size_t)i * dv + c0, S + (size_t)i * dv + c0, w);
-        const float *Q = io->q + (size_t)t0 * d, *K = io->k + (size_t)t0 * d, *V = io->v + (size_t)t0 * dv + c0;
+        const float *Q = io->q + (size_t)t0 * d, *K = io->k + (size_t)t0 * d, *Kw = K, *V = io->v + (size_t)t0 * dv + c0;
+        if (gated) {
+            if (!make_gate_factors(io, t0, bt, &f)) {
+                attn_recurrent_steps(rule, io, t0, t0 + bt, c0, w, S, steps);
+                continue;
+            }
+            Q = f.Qg, K = f.Kg, Kw = f.Kh;
+        }
         float *y = io->y + (size_t)t0 * dv + c0;
         attn_gemm(bt, w, d, Q, d, S + c0, dv, y, dv, 0);
         attn_transpose(bt, d, K, d, Kt, CHUNK_T, 1.0f);
@@ -54,11 +130,13 @@ void attn_recurrent_chunked_forward(const attn_recurrent_io *io, int c0, int c1,
         for (int i = 0; i + 1 < bt; i++) attn_fill(P + (size_t)i * CHUNK_T + i + 1, (size_t)(bt - i - 1), 0.0f);
         attn_gemm(bt, w, bt, P, CHUNK_T, V, dv, y, dv, 1);
         for (int i = 0; i < bt; i++) attn_scale(y + (size_t)i * dv, w, io->scale);
-        attn_gemm_tn(d, w, bt, K, d, V, dv, S + c0, dv, 1);
+        if (gated)
+            for (int i = 0; i < d; i++) attn_scale(S + (size_t)i * dv + c0, w, f.E[(size_t)(bt - 1) * d + i]);
+        attn_gemm_tn(d, w, bt, Kw, d, V, dv, S + c0, dv, 1);
     }
 }
 
-/* ---- the backward: exact, chunk by chunk in reverse ----
+/* ---- plain-linear's backward: exact, chunk by chunk in reverse ----
  * Per stretch between checkpoints (the last first), the states before each of its chunks are
  * recomputed from the checkpoint (the forward's products, so its bits); then per chunk, the last
  * first, with dS the gradient of the state after the chunk and Y = scale dY_c:
@@ -78,7 +156,7 @@ static uint64_t blocks_floats(int d, int dv) {
     return 2 * (uint64_t)CHUNK_T * CHUNK_T + (uint64_t)CHUNK_T * (3 * (uint64_t)d + 3 * (uint64_t)dv);
 }
 
-uint64_t attn_recurrent_chunked_backward_floats(int n, int d, int dv, int spacing, int own_checkpoints) {
+uint64_t attn_recurrent_chunked_backward_floats(int n, int d, int dv, int spacing, int own_checkpoints) { /* plain-linear's */
     uint64_t state = (uint64_t)d * (uint64_t)dv;
     /* the checkpoints, one stretch's states, dS, and the final state of the own forward pass */
     uint64_t states = (own_checkpoints ? ceil_div((uint64_t)n, (uint64_t)spacing) : 0) + ceil_div((uint64_t)spacing, CHUNK_T) + 2;
@@ -102,7 +180,7 @@ void attn_recurrent_chunked_backward(const attn_recurrent_io *io, const float *d
     float *P = S_final + state, *dP = P + CHUNK_T * CHUNK_T, *Kt = dP + CHUNK_T * CHUNK_T;
     float *T = Kt + (size_t)d * CHUNK_T, *Tt = T + (size_t)d * CHUNK_T, *Vt = Tt + (size_t)d * CHUNK_T;
     float *Yt = Vt + (size_t)dv * CHUNK_T, *Y = Yt + (size_t)dv * CHUNK_T;
-    if (!kept) attn_recurrent_chunked_forward(io, 0, dv, S_final, P, own, spacing); /* y, the checkpoints */
+    if (!kept) attn_recurrent_chunked_forward(RECURRENT_RULE_linear, io, 0, dv, S_final, P, own, spacing); /* y, the checkpoints */
     const float *checkpoints = kept ? kept : own;
     if (d_final)
         attn_copy(dS, d_final, (int)state);

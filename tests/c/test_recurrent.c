@@ -400,41 +400,61 @@ static void grads_close(const float *got, const double *want, size_t count, cons
         CHECK(fabs(got[i] - want[i]) <= bar, "%s: d%s[%zu] = %.7g, float64 %.7g (bar %.3g)", label, what, i, got[i], want[i], bar);
 }
 
-/* The chunked form (plain-linear with d, dv >= 32 and d dv >= 64^2): y, the final state and the checkpoints
+/* The chunked form (plain-linear with d, dv >= 32 and d dv >= 64^2; gla from 128^2): y, the final state and the checkpoints
  * against the reference (each state at its token); keeping checkpoints leaves y's bits alone; a
  * split of the columns at a multiple of 8 gives the whole's bits; the backward's own forward
  * pass gives the forward's y, its gradients are those from a kept pass's checkpoints, and (with a
  * final-state gradient too) within the gradient bar of plain-linear's float64 gradients. */
-static void chunked_case(int n, int d, int dv, int with_s0) {
-    char label[160];
-    snprintf(label, sizeof label, "chunked linear n=%d d=%d dv=%d s0=%d seed=%u", n, d, dv, with_s0, rng_state);
-    recurrent_rule rule = RECURRENT_RULE_linear;
+/* gla's decays for chunked_case: g in (-1, 0]; "strong", in (-8, -6] on every fourth token of every
+ * other 16 (the chunk length), so that those chunks sum past the factors' limit and run the scan's
+ * steps while the others do not; "growing", g in [0, 0.3) */
+typedef enum gate_kind { GATE_MILD, GATE_STRONG, GATE_GROWING } gate_kind;
+static const char *const GATE_NAMES[] = {"mild", "strong", "growing"};
+
+static void chunked_case(recurrent_rule rule, int n, int d, int dv, int g_cols, gate_kind gates, int with_s0) {
+    char label[200];
+    snprintf(label, sizeof label, "chunked %s n=%d d=%d dv=%d g_cols=%d gates=%s s0=%d seed=%u", RULE_NAMES[rule], n, d,
+             dv, g_cols, GATE_NAMES[gates], with_s0, rng_state);
     size_t nd = (size_t)n * d, nv = (size_t)n * dv, st = (size_t)d * dv;
     float *q = floats(nd), *k = floats(nd), *v = floats(nv), *s0 = with_s0 ? floats(st) : 0, *dy = floats(nv);
+    float *g = floats((size_t)n * g_cols);
     for (size_t i = 0; i < nd; i++) q[i] = rnd(), k[i] = rnd() / sqrtf((float)d);
     for (size_t i = 0; i < nv; i++) v[i] = rnd(), dy[i] = rnd();
     for (size_t i = 0; s0 && i < st; i++) s0[i] = rnd();
+    for (int t = 0; t < n; t++)
+        for (int i = 0; i < g_cols; i++) {
+            float u = 0.5f * (rnd() + 1.0f); /* [0, 1) */
+            int strong = gates == GATE_STRONG && (t / 16) % 2 == 0 && t % 4 == 0;
+            g[(size_t)t * g_cols + i] = gates == GATE_GROWING ? 0.3f * u : strong ? -6.0f - 2.0f * u : -u;
+        }
     int spacing = 1;
     while (spacing * spacing < n) spacing++;
     size_t ckpts = attn_recurrent_checkpoint_floats(n, d, dv);
     float *y = floats(nv), *y2 = floats(nv), *S = floats(st), *S2 = floats(st), *kept = floats(ckpts);
     float *scratch = floats(attn_recurrent_forward_scratch(rule, d, dv));
-    attn_recurrent_io io = {n, d, dv, d, 1.0f / sqrtf((float)d), q, k, v, 0, 0, s0, y};
+    attn_recurrent_io io = {n, d, dv, g_cols, 1.0f / sqrtf((float)d), q, k, v, g, 0, s0, y};
     attn_recurrent_forward_columns(rule, &io, 0, dv, S, scratch, kept, spacing);
 
     double *ry = malloc(nv * sizeof *ry), *rS = malloc(st * sizeof *rS);
     reference(rule, &io, ry, rS);
+    /* g > 0 grows the state, outside the contract's bar (as for the scan): there each element is
+     * held to the bar of the array's largest reference value instead */
+    double ry_max = 0, rS_max = 0;
+    for (size_t i = 0; i < nv; i++) ry_max = fmax(ry_max, fabs(ry[i]));
+    for (size_t i = 0; i < st; i++) rS_max = fmax(rS_max, fabs(rS[i]));
+#define CLOSE(got, want, max) (gates == GATE_GROWING ? fabs((got) - (want)) <= 1e-5 + 1e-4 * (max) : close_to(got, want))
     for (size_t i = 0; i < nv; i++)
-        CHECK(close_to(y[i], ry[i]), "%s: y[%zu, %zu] = %.9g, float64 %.9g", label, i / dv, i % dv, y[i], ry[i]);
-    for (size_t i = 0; i < st; i++) CHECK(close_to(S[i], rS[i]), "%s: S[%zu] = %.9g, float64 %.9g", label, i, S[i], rS[i]);
+        CHECK(CLOSE(y[i], ry[i], ry_max), "%s: y[%zu, %zu] = %.9g, float64 %.9g", label, i / dv, i % dv, y[i], ry[i]);
+    for (size_t i = 0; i < st; i++) CHECK(CLOSE(S[i], rS[i], rS_max), "%s: S[%zu] = %.9g, float64 %.9g", label, i, S[i], rS[i]);
     for (int c = 0; c * spacing < n; c++) { /* the state before token c * spacing: the first c * spacing tokens' */
         attn_recurrent_io head = io;
         head.n = c * spacing, head.y = y2;
         reference(rule, &head, ry, rS);
         for (size_t i = 0; i < st; i++)
-            CHECK(close_to(kept[(size_t)c * st + i], rS[i]), "%s: checkpoint %d [%zu] = %.9g, float64 %.9g", label, c, i,
-                  kept[(size_t)c * st + i], rS[i]);
+            CHECK(CLOSE(kept[(size_t)c * st + i], rS[i], rS_max), "%s: checkpoint %d [%zu] = %.9g, float64 %.9g", label, c,
+                  i, kept[(size_t)c * st + i], rS[i]);
     }
+#undef CLOSE
 
     io.y = y2;
     attn_recurrent_forward_columns(rule, &io, 0, dv, S2, scratch, 0, spacing);
@@ -444,13 +464,14 @@ static void chunked_case(int n, int d, int dv, int with_s0) {
     attn_recurrent_forward_columns(rule, &io, 8, dv, S2, scratch, 0, spacing);
     CHECK(!memcmp(y, y2, nv * sizeof *y) && !memcmp(S, S2, st * sizeof *S), "%s: columns [0, 8) and [8, dv) differ from the whole", label);
 
-    float *all = floats(2 * (2 * nd + nv + st)), *at = all;
-    memset(all, 0, 2 * (2 * nd + nv + st) * sizeof *all); /* s0's rows stay 0 without s0 */
+    size_t ng = (size_t)n * g_cols, half_len = 2 * nd + nv + st + ng;
+    float *all = floats(2 * half_len), *at = all;
+    memset(all, 0, 2 * half_len * sizeof *all); /* s0's rows stay 0 without s0, g's without a gate */
     attn_recurrent_grads own, from_kept;
-    float **fields[] = {&own.q, &own.k, &own.v, &own.s0, &from_kept.q, &from_kept.k, &from_kept.v, &from_kept.s0};
-    size_t len[] = {nd, nd, nv, st};
-    for (int f = 0; f < 8; f++) *fields[f] = at, at += len[f % 4];
-    own.g = own.beta = from_kept.g = from_kept.beta = 0;
+    float **fields[] = {&own.q, &own.k, &own.v, &own.s0, &own.g, &from_kept.q, &from_kept.k, &from_kept.v, &from_kept.s0, &from_kept.g};
+    size_t len[] = {nd, nd, nv, st, ng};
+    for (int f = 0; f < 10; f++) *fields[f] = at, at += len[f % 5];
+    own.beta = from_kept.beta = 0;
     if (!s0) own.s0 = from_kept.s0 = 0;
     float *work = floats(attn_recurrent_backward_floats(rule, n, d, dv, spacing, 1));
     memset(y2, 0, nv * sizeof *y2);
@@ -459,18 +480,20 @@ static void chunked_case(int n, int d, int dv, int with_s0) {
     attn_recurrent_backward(rule, &io, dy, 0, spacing, kept, &from_kept, work);
     CHECK(!memcmp(all, all + (at - all) / 2, (size_t)(at - all) / 2 * sizeof(float)),
           "%s: the gradients from kept checkpoints differ from the backward's own", label);
-    float *dF = floats(st);
-    for (size_t i = 0; i < st; i++) dF[i] = rnd();
-    attn_recurrent_backward(rule, &io, dy, dF, spacing, 0, &own, work);
-    double *gq = malloc(nd * sizeof *gq), *gk = malloc(nd * sizeof *gk), *gv = malloc(nv * sizeof *gv), *gs = malloc(st * sizeof *gs);
-    linear_grads64(&io, dy, dF, gq, gk, gv, gs);
-    grads_close(own.q, gq, nd, label, "q");
-    grads_close(own.k, gk, nd, label, "k");
-    grads_close(own.v, gv, nv, label, "v");
-    if (s0) grads_close(own.s0, gs, st, label, "s0");
-    free(dF), free(gk), free(gv), free(gs);
+    if (rule == RECURRENT_RULE_linear) { /* gla's gradients: against referenceGrad in tests/gradients.test.mjs */
+        float *dF = floats(st);
+        for (size_t i = 0; i < st; i++) dF[i] = rnd();
+        attn_recurrent_backward(rule, &io, dy, dF, spacing, 0, &own, work);
+        double *gq = malloc(nd * sizeof *gq), *gk = malloc(nd * sizeof *gk), *gv = malloc(nv * sizeof *gv), *gs = malloc(st * sizeof *gs);
+        linear_grads64(&io, dy, dF, gq, gk, gv, gs);
+        grads_close(own.q, gq, nd, label, "q");
+        grads_close(own.k, gk, nd, label, "k");
+        grads_close(own.v, gv, nv, label, "v");
+        if (s0) grads_close(own.s0, gs, st, label, "s0");
+        free(dF), free(gq), free(gk), free(gv), free(gs);
+    }
     free(q), free(k), free(v), free(s0), free(dy), free(y), free(y2), free(S), free(S2), free(kept), free(scratch);
-    free(ry), free(rS), free(all), free(work), free(gq);
+    free(ry), free(rS), free(all), free(work), free(g);
 }
 
 int main(void) {
@@ -499,7 +522,17 @@ int main(void) {
                     }
     static const int cns[] = {1, 3, 64, 65, 150}, cds[][2] = {{64, 64}, {131, 127}, {33, 260}, {128, 35}};
     for (int ni = 0; ni < 5; ni++)
-        for (int di = 0; di < 4; di++) chunked_case(cns[ni], cds[di][0], cds[di][1], (ni + di) & 1), cases++;
+        for (int di = 0; di < 4; di++)
+            chunked_case(RECURRENT_RULE_linear, cns[ni], cds[di][0], cds[di][1], cds[di][0], GATE_MILD, (ni + di) & 1), cases++;
+    static const int gated_ds[][2] = {{128, 128}, {131, 129}, {33, 520}};
+    for (int ni = 0; ni < 5; ni++)
+        for (int di = 0; di < 3; di++)
+            for (int gates = 0; gates < 3; gates++) {
+                if (gates == GATE_GROWING && cns[ni] > 65) continue; /* e^{0.3 n}: past float32's range */
+                chunked_case(RECURRENT_RULE_gated, cns[ni], gated_ds[di][0], gated_ds[di][1], (ni + gates) & 1 ? 1 : gated_ds[di][0],
+                             (gate_kind)gates, (ni + di) & 1);
+                cases++;
+            }
     static const int gns[] = {1, 2, 5, 9}, gds[] = {1, 3}, gdvs[] = {1, 4};
     for (int rule = 0; rule < RECURRENT_RULE_COUNT; rule++) {
         double worst = 0;
