@@ -226,12 +226,12 @@ describe('the recurrent family: a sequence in two pieces, the second from the fi
       }
     }
   }
-  // plain-linear with d, dv >= 32 and a state of 64 x 64 floats or more, and gla from 128 x 128,
-  // run in chunks of tokens (docs/contract.md, "The recurrent family"), whose sums are grouped
+  // plain-linear and deltanet with d, dv >= 32 and a state of 64 x 64 floats or more, and gla from
+  // 128 x 128, run in chunks of tokens (docs/contract.md, "The recurrent family"), whose sums are grouped
   // otherwise than the scan's: pieces are the whole within the bar there, not bit for bit
   for (const build of await builds()) {
     for (const [id, n, d, dv, cut] of [['plain-linear', 70, 64, 64, 37], ['plain-linear', 33, 131, 127, 16], ['plain-linear', 20, 33, 260, 19],
-      ['gla', 40, 128, 128, 21], ['gla', 33, 131, 129, 16]]) {
+      ['gla', 40, 128, 128, 21], ['gla', 33, 131, 129, 16], ['deltanet', 70, 64, 64, 37], ['deltanet', 20, 33, 260, 19]]) {
       const seed = 9350 + n + d;
       test(`${id}'s chunked form, n=${n} d=${d} dv=${dv} seed=${seed}: the reference's output and state, pieces [0, ${cut}) and [${cut}, ${n}) within the bar; keep, attentionGrad and 2 or 3 threads give its bits [${build}]`, async () => {
         const lab = await loadBuild(build);
@@ -241,7 +241,7 @@ describe('the recurrent family: a sequence in two pieces, the second from the fi
         closeTo(whole.output, reference(id, inputs).output, { ...ctx, what: 'output' });
         closeTo(whole.state, definitions[id].finalState(inputs, {}), { ...ctx, what: 'state' });
         const rows = (name, a, b) => inputs[name].slice(a * inputs[name].length / n, b * inputs[name].length / n);
-        const piece = (a, b) => Object.fromEntries(['q', 'k', 'v', 'g'].filter((x) => inputs[x]).map((x) => [x, rows(x, a, b)]));
+        const piece = (a, b) => Object.fromEntries(['q', 'k', 'v', 'g', 'beta'].filter((x) => inputs[x]).map((x) => [x, rows(x, a, b)]));
         const first = lab.attention(id, { n: cut, d, dv, ...piece(0, cut), s0: inputs.s0 }, { state: true });
         const second = lab.attention(id, { n: n - cut, d, dv, ...piece(cut, n), s0: first.state }, { state: true });
         closeTo(Float32Array.of(...first.output, ...second.output), whole.output, { ...ctx, what: 'output in pieces' });

@@ -173,8 +173,11 @@ static void scan_columns(recurrent_rule rule, const attn_recurrent_io *io, int c
  * scan's backward there; below 64 x 64, or with a width under 32, a toss-up or a loss (0.91-1.8x
  * at d = dv = 32 ... 48 from run to run, 1.08-1.11x with widths 16 and 256: the chunk's triangle
  * costs 16 (d + dv) a token against the state's d dv). gla, whose chunks also make the decays'
- * factors: 1.03x at 64, 0.89x at 128, 0.81x at 256, so from 128 x 128; its backward stays the
- * scan's, from the chunked forward's checkpoints. The delta rules have no chunked form. */
+ * factors: 1.03x at 64, 0.89x at 128, 0.81x at 256, so from 128 x 128. deltanet (the delta
+ * rule's corrections by forward substitution a chunk): 1.01x at 32, 0.89x at 64, 0.74x at 128,
+ * 0.68x at 256, so from 64 x 64. gla's and deltanet's backward stay the scan's, from the chunked
+ * forward's checkpoints. gated-deltanet (per-key decays inside the delta rule's corrections) has
+ * no chunked form. */
 #define CHUNKED_MIN_STATE (64 * 64)
 #define CHUNKED_MIN_WIDTH 32
 #define CHUNKED_MIN_GATED_STATE (128 * 128)
@@ -185,8 +188,9 @@ static int chunked_form(recurrent_rule rule, int d, int dv) {
         return d >= CHUNKED_MIN_WIDTH && dv >= CHUNKED_MIN_WIDTH && (int64_t)d * dv >= CHUNKED_MIN_STATE;
     case RECURRENT_RULE_gated: /* the decays' factors cost more: from 128 x 128 */
         return d >= CHUNKED_MIN_WIDTH && dv >= CHUNKED_MIN_WIDTH && (int64_t)d * dv >= CHUNKED_MIN_GATED_STATE;
-    /* the delta rule would need a triangular solve a chunk (the WY form): not built */
-    case RECURRENT_RULE_delta: case RECURRENT_RULE_gated_delta: return 0;
+    case RECURRENT_RULE_delta: return d >= CHUNKED_MIN_WIDTH && dv >= CHUNKED_MIN_WIDTH && (int64_t)d * dv >= CHUNKED_MIN_STATE;
+    /* per-key decays inside the delta rule's corrections: not built */
+    case RECURRENT_RULE_gated_delta: return 0;
     case RECURRENT_RULE_COUNT: break;
     }
     return 0;

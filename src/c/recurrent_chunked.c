@@ -1,16 +1,17 @@
-/* recurrent_chunked.c — the chunked forms: plain-linear's from 64 x 64 floats of state and gla's
- * from 128 x 128 (recurrent.c picks the form by shape: chunked_form, with the measurements). The
- * same sums as the token-by-token scan,
- *   S_t = diag(e^{g_t}) S_{t-1} + k_t v_t^T,   y_t = scale S_t^T q_t   (plain-linear: g = 0),
+/* recurrent_chunked.c — the chunked forms: plain-linear's and deltanet's from 64 x 64 floats of
+ * state, gla's from 128 x 128 (recurrent.c picks the form by shape: chunked_form, with the
+ * measurements). The same sums as the token-by-token scan,
+ *   S_t = diag(e^{g_t}) S_{t-1} + k_t u_t^T,   y_t = scale S_t^T q_t
+ * (plain-linear: g = 0, u = v; gla: u = v; deltanet: g = 0, u_t = beta_t (v_t - S_{t-1}^T k_t)),
  * taken a chunk of tokens at a time through the GEMM micro-kernel:
- *   y_c = scale (Qg S + tril(Qg Kg^T) V_c);   S <- e^Gamma S + Kh^T V_c
- * (the state before the chunk, then the chunk's own causal triangle; gla's decays as factors,
- * below; plain-linear's Qg, Kg and Kh are Q and K). The scan loads and stores all of S every token,
+ *   y_c = scale (Qg S + tril(Qg Kg^T) U_c);   S <- e^Gamma S + Kh^T U_c
+ * (the state before the chunk, then the chunk's own causal triangle; gla's decays as factors and
+ * deltanet's U by forward substitution, below; otherwise Qg, Kg and Kh are Q and K, U is V). The scan loads and stores all of S every token,
  * which bounds it (from L1, and more so from L2 once S outgrows L1); this touches S twice a chunk,
  * for CHUNK_T (d + dv) more multiply-adds a token (the triangle). Chunks of 16 tokens: at n = 4096
  * on SIMD128 plain-linear's ran 0.69-0.80x the scan's time at d = dv = 128 and 256, chunks of 32
  * 0.73-0.80x, of 64 0.82-0.94x. plain-linear's backward is the same products in reverse (below);
- * gla's is the scan's, from these checkpoints.
+ * gla's and deltanet's are the scan's, from these checkpoints.
  *
  * Chunks end at CHUNK_T tokens and at every multiple of the checkpoint spacing, whether or not
  * checkpoints are kept, so keeping them does not change y, and the backward's own forward pass
@@ -93,16 +94,43 @@ static int make_gate_factors(const attn_recurrent_io *io, int t0, int bt, const 
     return 1;
 }
 
+/* ---- deltanet's chunks: the delta rule's corrections by forward substitution ----
+ * The delta rule writes u_t = beta_t (v_t - S_{t-1}^T k_t), and inside a chunk S_{t-1} is the state
+ * before it plus the chunk's earlier writes, so
+ *   u_t = beta_t (v_t - S^T k_t - sum_{j<t} (k_t . k_j) u_j),
+ * rows of U = (I + tril(diag(beta) K K^T, -1))^{-1} diag(beta) (V - K S), the DeltaNet paper's WY
+ * form: K S through the micro-kernel, then the chunk's rows in order, each less its earlier rows
+ * times k_t . k_j. Then y_c = scale (Q S + tril(Q K^T) U) and S += K^T U, as for plain-linear
+ * with U for V. Its backward is the scan's, from these checkpoints. */
+static void delta_corrections(const attn_recurrent_io *io, int t0, int bt, int c0, int w, const float *S,
+                              const float *KK, float *U) {
+    int d = io->d, dv = io->dv;
+    const float *K = io->k + (size_t)t0 * d, *V = io->v + (size_t)t0 * dv + c0;
+    attn_gemm(bt, w, d, K, d, S + c0, dv, U, w, 0);
+    for (int t = 0; t < bt; t++) {
+        float *u = U + (size_t)t * w;
+        const float *v = V + (size_t)t * dv;
+        int j = 0;
+        for (; j + VW <= w; j += VW) vf_store(u + j, vf_sub(vf_load(v + j), vf_load(u + j)));
+        for (; j < w; j++) u[j] = v[j] - u[j];
+        for (int e = 0; e < t; e++) attn_axpy(u, U + (size_t)e * w, w, -KK[(size_t)t * CHUNK_T + e]);
+        attn_scale(u, w, io->beta[t0 + t]);
+    }
+}
+
 uint64_t attn_recurrent_chunked_scratch(int d, int dv) {
-    /* P and K^T; gla: its four factor blocks and the scan's scratch for a chunk past GATE_LIMIT */
-    return (uint64_t)CHUNK_T * CHUNK_T + (uint64_t)d * CHUNK_T + 4 * (uint64_t)CHUNK_T * d + (uint64_t)dv + d;
+    /* P and K^T; gla: its four factor blocks and the scan's scratch for a chunk past GATE_LIMIT;
+     * deltanet: K K^T and U */
+    return (uint64_t)CHUNK_T * CHUNK_T + (uint64_t)d * CHUNK_T + 4 * (uint64_t)CHUNK_T * d + (uint64_t)dv + d +
+           (uint64_t)CHUNK_T * CHUNK_T + (uint64_t)CHUNK_T * dv;
 }
 
 void attn_recurrent_chunked_forward(recurrent_rule rule, const attn_recurrent_io *io, int c0, int c1, float *S,
                                     float *scratch, float *checkpoints, int spacing) {
-    int n = io->n, d = io->d, dv = io->dv, w = c1 - c0, gated = attn_recurrent_gated(rule);
+    int n = io->n, d = io->d, dv = io->dv, w = c1 - c0, gated = attn_recurrent_gated(rule), delta = attn_recurrent_delta(rule);
     float *P = scratch, *Kt = P + CHUNK_T * CHUNK_T; /* the chunk's Q K^T; K_c^T [d, CHUNK_T] */
     float *blocks = Kt + (size_t)d * CHUNK_T, *steps = blocks + 4 * (size_t)CHUNK_T * d;
+    float *KK = steps + dv + d, *U = KK + CHUNK_T * CHUNK_T; /* deltanet's K K^T [bt, bt] and U [bt, w] */
     gate_factors f = {blocks, blocks + (size_t)CHUNK_T * d, blocks + 2 * (size_t)CHUNK_T * d, blocks + 3 * (size_t)CHUNK_T * d};
     for (int i = 0; i < d; i++) {
         if (io->s0)
@@ -124,15 +152,21 @@ void attn_recurrent_chunked_forward(recurrent_rule rule, const attn_recurrent_io
             Q = f.Qg, K = f.Kg, Kw = f.Kh;
         }
         float *y = io->y + (size_t)t0 * dv + c0;
+        int ldv = dv;
         attn_gemm(bt, w, d, Q, d, S + c0, dv, y, dv, 0);
         attn_transpose(bt, d, K, d, Kt, CHUNK_T, 1.0f);
+        if (delta) { /* the values the chunk writes: U for V */
+            attn_gemm(bt, bt, d, K, d, Kt, CHUNK_T, KK, CHUNK_T, 0);
+            delta_corrections(io, t0, bt, c0, w, S, KK, U);
+            V = U, ldv = w;
+        }
         attn_gemm(bt, bt, d, Q, d, Kt, CHUNK_T, P, CHUNK_T, 0);
         for (int i = 0; i + 1 < bt; i++) attn_fill(P + (size_t)i * CHUNK_T + i + 1, (size_t)(bt - i - 1), 0.0f);
-        attn_gemm(bt, w, bt, P, CHUNK_T, V, dv, y, dv, 1);
+        attn_gemm(bt, w, bt, P, CHUNK_T, V, ldv, y, dv, 1);
         for (int i = 0; i < bt; i++) attn_scale(y + (size_t)i * dv, w, io->scale);
         if (gated)
             for (int i = 0; i < d; i++) attn_scale(S + (size_t)i * dv + c0, w, f.E[(size_t)(bt - 1) * d + i]);
-        attn_gemm_tn(d, w, bt, Kw, d, V, dv, S + c0, dv, 1);
+        attn_gemm_tn(d, w, bt, Kw, d, V, ldv, S + c0, dv, 1);
     }
 }
 

@@ -400,7 +400,7 @@ static void grads_close(const float *got, const double *want, size_t count, cons
         CHECK(fabs(got[i] - want[i]) <= bar, "%s: d%s[%zu] = %.7g, float64 %.7g (bar %.3g)", label, what, i, got[i], want[i], bar);
 }
 
-/* The chunked form (plain-linear with d, dv >= 32 and d dv >= 64^2; gla from 128^2): y, the final state and the checkpoints
+/* The chunked forms (plain-linear and deltanet with d, dv >= 32 and d dv >= 64^2; gla from 128^2): y, the final state and the checkpoints
  * against the reference (each state at its token); keeping checkpoints leaves y's bits alone; a
  * split of the columns at a multiple of 8 gives the whole's bits; the backward's own forward
  * pass gives the forward's y, its gradients are those from a kept pass's checkpoints, and (with a
@@ -417,8 +417,14 @@ static void chunked_case(recurrent_rule rule, int n, int d, int dv, int g_cols, 
              dv, g_cols, GATE_NAMES[gates], with_s0, rng_state);
     size_t nd = (size_t)n * d, nv = (size_t)n * dv, st = (size_t)d * dv;
     float *q = floats(nd), *k = floats(nd), *v = floats(nv), *s0 = with_s0 ? floats(st) : 0, *dy = floats(nv);
-    float *g = floats((size_t)n * g_cols);
+    float *g = floats((size_t)n * g_cols), *beta = floats((size_t)n);
     for (size_t i = 0; i < nd; i++) q[i] = rnd(), k[i] = rnd() / sqrtf((float)d);
+    for (int t = 0; t < n; t++) beta[t] = 0.5f * (rnd() + 1.0f);
+    for (int t = 0; attn_recurrent_delta(rule) && t < n; t++) { /* unit-norm keys, as the bar asks of the delta rules */
+        double ss = 0;
+        for (int i = 0; i < d; i++) ss += (double)k[(size_t)t * d + i] * k[(size_t)t * d + i];
+        for (int i = 0; i < d; i++) k[(size_t)t * d + i] = (float)(k[(size_t)t * d + i] / sqrt(ss));
+    }
     for (size_t i = 0; i < nv; i++) v[i] = rnd(), dy[i] = rnd();
     for (size_t i = 0; s0 && i < st; i++) s0[i] = rnd();
     for (int t = 0; t < n; t++)
@@ -432,7 +438,7 @@ static void chunked_case(recurrent_rule rule, int n, int d, int dv, int g_cols, 
     size_t ckpts = attn_recurrent_checkpoint_floats(n, d, dv);
     float *y = floats(nv), *y2 = floats(nv), *S = floats(st), *S2 = floats(st), *kept = floats(ckpts);
     float *scratch = floats(attn_recurrent_forward_scratch(rule, d, dv));
-    attn_recurrent_io io = {n, d, dv, g_cols, 1.0f / sqrtf((float)d), q, k, v, g, 0, s0, y};
+    attn_recurrent_io io = {n, d, dv, g_cols, 1.0f / sqrtf((float)d), q, k, v, g, beta, s0, y};
     attn_recurrent_forward_columns(rule, &io, 0, dv, S, scratch, kept, spacing);
 
     double *ry = malloc(nv * sizeof *ry), *rS = malloc(st * sizeof *rS);
@@ -464,14 +470,14 @@ static void chunked_case(recurrent_rule rule, int n, int d, int dv, int g_cols, 
     attn_recurrent_forward_columns(rule, &io, 8, dv, S2, scratch, 0, spacing);
     CHECK(!memcmp(y, y2, nv * sizeof *y) && !memcmp(S, S2, st * sizeof *S), "%s: columns [0, 8) and [8, dv) differ from the whole", label);
 
-    size_t ng = (size_t)n * g_cols, half_len = 2 * nd + nv + st + ng;
+    size_t ng = (size_t)n * g_cols, half_len = 2 * nd + nv + st + ng + (size_t)n;
     float *all = floats(2 * half_len), *at = all;
     memset(all, 0, 2 * half_len * sizeof *all); /* s0's rows stay 0 without s0, g's without a gate */
     attn_recurrent_grads own, from_kept;
-    float **fields[] = {&own.q, &own.k, &own.v, &own.s0, &own.g, &from_kept.q, &from_kept.k, &from_kept.v, &from_kept.s0, &from_kept.g};
-    size_t len[] = {nd, nd, nv, st, ng};
-    for (int f = 0; f < 10; f++) *fields[f] = at, at += len[f % 5];
-    own.beta = from_kept.beta = 0;
+    float **fields[] = {&own.q, &own.k, &own.v, &own.s0, &own.g, &own.beta,
+                        &from_kept.q, &from_kept.k, &from_kept.v, &from_kept.s0, &from_kept.g, &from_kept.beta};
+    size_t len[] = {nd, nd, nv, st, ng, (size_t)n};
+    for (int f = 0; f < 12; f++) *fields[f] = at, at += len[f % 6];
     if (!s0) own.s0 = from_kept.s0 = 0;
     float *work = floats(attn_recurrent_backward_floats(rule, n, d, dv, spacing, 1));
     memset(y2, 0, nv * sizeof *y2);
@@ -480,7 +486,7 @@ static void chunked_case(recurrent_rule rule, int n, int d, int dv, int g_cols, 
     attn_recurrent_backward(rule, &io, dy, 0, spacing, kept, &from_kept, work);
     CHECK(!memcmp(all, all + (at - all) / 2, (size_t)(at - all) / 2 * sizeof(float)),
           "%s: the gradients from kept checkpoints differ from the backward's own", label);
-    if (rule == RECURRENT_RULE_linear) { /* gla's gradients: against referenceGrad in tests/gradients.test.mjs */
+    if (rule == RECURRENT_RULE_linear) { /* the others': against referenceGrad in tests/gradients.test.mjs */
         float *dF = floats(st);
         for (size_t i = 0; i < st; i++) dF[i] = rnd();
         attn_recurrent_backward(rule, &io, dy, dF, spacing, 0, &own, work);
@@ -493,7 +499,7 @@ static void chunked_case(recurrent_rule rule, int n, int d, int dv, int g_cols, 
         free(dF), free(gq), free(gk), free(gv), free(gs);
     }
     free(q), free(k), free(v), free(s0), free(dy), free(y), free(y2), free(S), free(S2), free(kept), free(scratch);
-    free(ry), free(rS), free(all), free(work), free(g);
+    free(ry), free(rS), free(all), free(work), free(g), free(beta);
 }
 
 int main(void) {
@@ -524,6 +530,9 @@ int main(void) {
     for (int ni = 0; ni < 5; ni++)
         for (int di = 0; di < 4; di++)
             chunked_case(RECURRENT_RULE_linear, cns[ni], cds[di][0], cds[di][1], cds[di][0], GATE_MILD, (ni + di) & 1), cases++;
+    for (int ni = 0; ni < 5; ni++)
+        for (int di = 0; di < 4; di++)
+            chunked_case(RECURRENT_RULE_delta, cns[ni], cds[di][0], cds[di][1], cds[di][0], GATE_MILD, (ni + di + 1) & 1), cases++;
     static const int gated_ds[][2] = {{128, 128}, {131, 129}, {33, 520}};
     for (int ni = 0; ni < 5; ni++)
         for (int di = 0; di < 3; di++)
