@@ -102,9 +102,12 @@ export async function recurrentPhase({ quick = false, dir = HERE, log = console.
   const accuracy = [];
   const accuracyLabs = [];
   for (const simd of [false, true, 'relaxed']) accuracyLabs.push({ build: simd === 'relaxed' ? 'relaxed' : simd ? 'simd' : 'scalar', lab: await init({ simd, threads: 1, fresh: true }) });
+  // at d = dv = 64 (where plain-linear, deltanet and gated-deltanet run their chunked forms), and
+  // gla at 128 (where it runs its own)
+  const accuracyCases = [...family.map((v) => ({ v, width: D })), { v: family.find((v) => v.id === 'gla'), width: 128 }];
   for (const n of sizes.filter((x) => x >= 1024)) {
-    const data = makeInputs(n);
-    for (const v of family) {
+    for (const { v, width } of accuracyCases) {
+      const data = makeInputs(n, { ...dimsFor(n), d: width, dv: width });
       const inputs = callInputs(v, lab.variants, data), ref = definitions[v.id].output(inputs, {});
       for (const { build, lab: l } of accuracyLabs) {
         const y = l.attention(v.id, inputs).output;
@@ -114,7 +117,7 @@ export async function recurrentPhase({ quick = false, dir = HERE, log = console.
           worst = Math.max(worst, e);
           if (e > 1) over++;
         }
-        accuracy.push({ n, variant: v.id, build, worst, over_share: over / y.length });
+        accuracy.push({ n, variant: v.id, d: width, dv: width, build, worst, over_share: over / y.length });
       }
     }
   }
@@ -148,20 +151,20 @@ export async function recurrentPhase({ quick = false, dir = HERE, log = console.
   for (const r of byWidth) {
     L.push(`| ${r.d} | ${(4 * r.d * r.dv / 1024).toFixed(0)} | ${cell(r.chunked)} | ${scanIds.map((id) => `${x2(r.scans[id].median_ms / r.chunked.median_ms)} | ${x2(r.kept_backward[id].median_ms / r.scans[id].median_ms)}`).join(' | ')} |`);
   }
-  L.push('', 'The scan loads and stores the whole state every token, and is bound by that; a chunked form touches it twice a chunk of C tokens but adds C·(d + dv) multiply-adds a token (the chunk\'s own triangle). For plain-linear the chunked form (and its backward, the same products in reverse) won from d = dv = 64 on in the measurements that set the switch (src/c/recurrent.c, chunked_form); below that the scan is as fast or faster. gla\'s chunks carry its decays as per-feature factors e^±G, which cost more: its chunked forward wins from d = dv = 128. deltanet runs the WY form (its corrections by forward substitution a chunk) from 64 (not in this table: its backward, the scan\'s, holds the ratio above); gated-deltanet has no chunked form.', '');
+  L.push('', 'The scan loads and stores the whole state every token, and is bound by that; a chunked form touches it twice a chunk of C tokens but adds C·(d + dv) multiply-adds a token (the chunk\'s own triangle). For plain-linear the chunked form (and its backward, the same products in reverse) won from d = dv = 64 on in the measurements that set the switch (src/c/recurrent.c, chunked_form); below that the scan is as fast or faster. gla\'s chunks carry its decays as per-feature factors e^±G, which cost more: its chunked forward wins from d = dv = 128. The delta rules run the WY form (their corrections by forward substitution a chunk; gated-deltanet with gla\'s factors) from 64 (not in this table; their backward is the scan\'s).', '');
   L.push('## Accuracy at length', '',
-    `Each output against the float64 reference (src/js/reference.js, the recurrences from the math), in units of the bar (${ABS_BAR} + ${REL_BAR}·|ref|): the worst element and the share of elements over 1, d = dv = ${D}, the inputs above, one thread of each build.`, '');
-  L.push('| n | variant | scalar worst | simd worst | relaxed worst | share over the bar (scalar / simd / relaxed) |', '|---:|---|---:|---:|---:|---|');
+    `Each output against the float64 reference (src/js/reference.js, the recurrences from the math), in units of the bar (${ABS_BAR} + ${REL_BAR}·|ref|): the worst element and the share of elements over 1, the inputs of the tables above, one thread of each build; d = dv = ${D} (plain-linear, deltanet and gated-deltanet in their chunked forms, gla in its scan) and gla at 128 (its chunked form).`, '');
+  L.push('| n | variant | d = dv | scalar worst | simd worst | relaxed worst | share over the bar (scalar / simd / relaxed) |', '|---:|---|---:|---:|---:|---:|---|');
   for (const n of [...new Set(accuracy.map((a) => a.n))]) {
-    for (const v of family) {
-      const by = (b) => accuracy.find((a) => a.n === n && a.variant === v.id && a.build === b);
+    for (const { v, width } of accuracyCases) {
+      const by = (b) => accuracy.find((a) => a.n === n && a.variant === v.id && a.d === width && a.build === b);
       const bs = ['scalar', 'simd', 'relaxed'].map(by);
-      L.push(`| ${n} | ${v.id} | ${bs.map((a) => a.worst.toFixed(2)).join(' | ')} | ${bs.map((a) => `${(100 * a.over_share).toFixed(3)} %`).join(' / ')} |`);
+      L.push(`| ${n} | ${v.id} | ${width} | ${bs.map((a) => a.worst.toFixed(2)).join(' | ')} | ${bs.map((a) => `${(100 * a.over_share).toFixed(3)} %`).join(' / ')} |`);
     }
   }
   L.push('', 'plain-linear forgets nothing: its state is a plain sum of n outer products, whose float32 rounding grows with n while an output that cancels to near 0 does not, so past n ≈ 1,024 some of its outputs leave the bar; the gated and delta rules forget, and stay inside it.', '');
   L.push('## Why the delta rules take longer', '',
-    'In the scan, a token of plain-linear or gla is one sweep over the rows of S: decay the row, add k_i·u, add q_i times the row to y. The delta rule needs u = β(v − S̃ᵀk) before it can write, and S̃ᵀk reads every row of the decayed state, so a token is two sweeps (the first decays and reads, the second writes and reads out): about twice the loads and stores of S, which is what bounds the scan (S, 16 KiB at d = dv = 64, stays in the L1 cache). gated-deltanet, a scan at every width, adds the d exponentials of its decay to that. At d = dv = 64 plain-linear and deltanet run their chunked forms (src/c/recurrent_chunked.c): there deltanet\'s chunk adds a third product with the state (K·S, for u) and the forward substitution of its corrections to plain-linear\'s two products.', '');
+    'In the scan, a token of plain-linear or gla is one sweep over the rows of S: decay the row, add k_i·u, add q_i times the row to y. The delta rule needs u = β(v − S̃ᵀk) before it can write, and S̃ᵀk reads every row of the decayed state, so a token is two sweeps (the first decays and reads, the second writes and reads out): about twice the loads and stores of S, which is what bounds the scan (S, 16 KiB at d = dv = 64, stays in the L1 cache). gated-deltanet adds the d exponentials of its decay to that. At d = dv = 64 plain-linear and the delta rules run their chunked forms (src/c/recurrent_chunked.c): there a delta rule\'s chunk adds a third product with the state (K·S, for u) and the forward substitution of its corrections to plain-linear\'s two products (gated-deltanet: and its decays\' factors).', '');
   const md = L.join('\n');
   const results = { meta: { ...machine, loadavg_end: os.loadavg()[0], quick, sizes, d: D, dv: DV }, rows, goals, byWidth, accuracy };
   writeRecorded(dir, 'recurrent', quick, md, results);

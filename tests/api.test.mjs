@@ -226,12 +226,13 @@ describe('the recurrent family: a sequence in two pieces, the second from the fi
       }
     }
   }
-  // plain-linear and deltanet with d, dv >= 32 and a state of 64 x 64 floats or more, and gla from
-  // 128 x 128, run in chunks of tokens (docs/contract.md, "The recurrent family"), whose sums are grouped
+  // plain-linear and the delta rules with d, dv >= 32 and a state of 64 x 64 floats or more, and gla
+  // from 128 x 128, run in chunks of tokens (docs/contract.md, "The recurrent family"), whose sums are grouped
   // otherwise than the scan's: pieces are the whole within the bar there, not bit for bit
   for (const build of await builds()) {
     for (const [id, n, d, dv, cut] of [['plain-linear', 70, 64, 64, 37], ['plain-linear', 33, 131, 127, 16], ['plain-linear', 20, 33, 260, 19],
-      ['gla', 40, 128, 128, 21], ['gla', 33, 131, 129, 16], ['deltanet', 70, 64, 64, 37], ['deltanet', 20, 33, 260, 19]]) {
+      ['gla', 40, 128, 128, 21], ['gla', 33, 131, 129, 16], ['deltanet', 70, 64, 64, 37], ['deltanet', 20, 33, 260, 19],
+      ['gated-deltanet', 70, 64, 64, 37], ['gated-deltanet', 33, 131, 127, 16]]) {
       const seed = 9350 + n + d;
       test(`${id}'s chunked form, n=${n} d=${d} dv=${dv} seed=${seed}: the reference's output and state, pieces [0, ${cut}) and [${cut}, ${n}) within the bar; keep, attentionGrad and 2 or 3 threads give its bits [${build}]`, async () => {
         const lab = await loadBuild(build);

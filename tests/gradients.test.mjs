@@ -257,10 +257,10 @@ function sweepCases() {
     all.L = names.includes('a') ? 256 : 260;
     cases.push({ id: v.id, dims: Object.fromEntries(names.map((k) => [k, all[k]])), options, seed: seed++, big: true });
   });
-  // plain-linear and deltanet with d, dv >= 32 and a state of 64 x 64 floats or more, gla from 128 x 128: their
+  // plain-linear and the delta rules with d, dv >= 32 and a state of 64 x 64 floats or more, gla from 128 x 128: their
   // chunked forms (and the backward's own forward pass in them), around the chunk of 16 tokens
   for (const [id, n, d, dv] of [['plain-linear', 17, 64, 64], ['plain-linear', 40, 131, 127], ['plain-linear', 33, 128, 32],
-    ['gla', 17, 128, 128], ['gla', 40, 131, 129], ['deltanet', 17, 64, 64], ['deltanet', 40, 33, 130]]) {
+    ['gla', 17, 128, 128], ['gla', 40, 131, 129], ['deltanet', 17, 64, 64], ['deltanet', 40, 33, 130], ['gated-deltanet', 17, 64, 64], ['gated-deltanet', 40, 131, 33]]) {
     cases.push({ id, dims: { n, d, dv }, options: {}, seed: seed++, extra: 'chunked form' });
   }
   // Running maxima: k rows a ramp from -4 to 4 (or back), so a streaming softmax (forward and

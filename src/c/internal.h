@@ -567,14 +567,14 @@ typedef struct attn_recurrent_io {
 void attn_recurrent_scan(recurrent_rule rule, const attn_recurrent_io *io, int c0, int c1, float *S,
                          float *scratch, float *checkpoints);
 /* Columns [c0, c1) of y and S as attn_recurrent_scan, in the form that pays for the shape: the
- * scan, or a chunked form (recurrent.c, chunked_form: all but gated-deltanet past a width), whose bits differ
+ * scan, or a chunked form (recurrent.c, chunked_form: every rule past a width), whose bits differ
  * from the scan's (within the bar) and, for a range starting at a multiple of 2 VW, are those of
  * the whole range; checkpoints every `spacing` tokens. scratch: attn_recurrent_forward_scratch
  * (rule, d, dv) floats. */
 void attn_recurrent_forward_columns(recurrent_rule rule, const attn_recurrent_io *io, int c0, int c1, float *S,
                                     float *scratch, float *checkpoints, int spacing);
 uint64_t attn_recurrent_forward_scratch(recurrent_rule rule, int d, int dv);
-/* recurrent_chunked.c, the chunked forms (plain-linear's, gla's, deltanet's): the forward over columns
+/* recurrent_chunked.c, the chunked forms of every rule: the forward over columns
  * [c0, c1) (scratch: attn_recurrent_chunked_scratch floats); plain-linear's backward below. */
 void attn_recurrent_chunked_forward(recurrent_rule rule, const attn_recurrent_io *io, int c0, int c1, float *S,
                                     float *scratch, float *checkpoints, int spacing);

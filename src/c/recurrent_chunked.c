@@ -1,17 +1,18 @@
-/* recurrent_chunked.c — the chunked forms: plain-linear's and deltanet's from 64 x 64 floats of
- * state, gla's from 128 x 128 (recurrent.c picks the form by shape: chunked_form, with the
- * measurements). The same sums as the token-by-token scan,
+/* recurrent_chunked.c — the chunked forms: plain-linear's, deltanet's and gated-deltanet's from
+ * 64 x 64 floats of state, gla's from 128 x 128 (recurrent.c picks the form by shape:
+ * chunked_form, with the measurements). The same sums as the token-by-token scan,
  *   S_t = diag(e^{g_t}) S_{t-1} + k_t u_t^T,   y_t = scale S_t^T q_t
- * (plain-linear: g = 0, u = v; gla: u = v; deltanet: g = 0, u_t = beta_t (v_t - S_{t-1}^T k_t)),
- * taken a chunk of tokens at a time through the GEMM micro-kernel:
+ * (g = 0 without a gate; u = v without the delta rule, else u_t = beta_t (v_t - (e^{g_t} S_{t-1})^T
+ * k_t)), taken a chunk of tokens at a time through the GEMM micro-kernel:
  *   y_c = scale (Qg S + tril(Qg Kg^T) U_c);   S <- e^Gamma S + Kh^T U_c
- * (the state before the chunk, then the chunk's own causal triangle; gla's decays as factors and
- * deltanet's U by forward substitution, below; otherwise Qg, Kg and Kh are Q and K, U is V). The scan loads and stores all of S every token,
- * which bounds it (from L1, and more so from L2 once S outgrows L1); this touches S twice a chunk,
+ * (the state before the chunk, then the chunk's own causal triangle; the decays as factors and the
+ * delta rules' U by forward substitution, below; otherwise Qg, Kg and Kh are Q and K, U is V). The
+ * scan loads and stores all of S every token, which bounds it (from L1, and more so from L2 once S
+ * outgrows L1); this touches S twice a chunk,
  * for CHUNK_T (d + dv) more multiply-adds a token (the triangle). Chunks of 16 tokens: at n = 4096
  * on SIMD128 plain-linear's ran 0.69-0.80x the scan's time at d = dv = 128 and 256, chunks of 32
  * 0.73-0.80x, of 64 0.82-0.94x. plain-linear's backward is the same products in reverse (below);
- * gla's and deltanet's are the scan's, from these checkpoints.
+ * the other rules' are the scan's, from these checkpoints.
  *
  * Chunks end at CHUNK_T tokens and at every multiple of the checkpoint spacing, whether or not
  * checkpoints are kept, so keeping them does not change y, and the backward's own forward pass
@@ -29,7 +30,7 @@ static int chunk_length(int t0, int n, int spacing) { return imin(imin(CHUNK_T, 
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
-/* ---- gla's chunks: the decays as factors ----
+/* ---- the gated rules' chunks: the decays as factors ----
  * With G_s = g_{t0} + ... + g_{t0+s} (per key feature, inside the chunk) and Gamma = G_{bt-1},
  * the state after token s of the chunk is e^{G_s} S + sum_{j<=s} e^{G_s - G_j} k_j v_j^T, so
  *   y_c = scale (Qg S + tril(Qg Kg^T) V_c);   S <- e^Gamma S + Kh^T V_c
@@ -39,7 +40,7 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 #define GATE_LIMIT 20.0f
 
 typedef struct gate_factors {
-    float *E, *Qg, *Kg, *Kh; /* [CHUNK_T, d] each: e^G, then the scaled rows */
+    float *E, *Qg, *Kg, *Kh, *Kq; /* [CHUNK_T, d] each: e^G, then the scaled rows (Kq = k e^G: gated-deltanet's) */
 } gate_factors;
 
 /* The chunk's factors; 0 when some |G| passes GATE_LIMIT (then only E is written). */
@@ -78,17 +79,20 @@ static int make_gate_factors(const attn_recurrent_io *io, int t0, int bt, const 
     for (int s = 0; s < bt; s++) {
         const float *e = E + (size_t)s * d, *q = io->q + (size_t)(t0 + s) * d, *k = io->k + (size_t)(t0 + s) * d;
         float *qg = f->Qg + (size_t)s * d, *kg = f->Kg + (size_t)s * d, *kh = f->Kh + (size_t)s * d;
+        float *kq = f->Kq ? f->Kq + (size_t)s * d : 0;
         int i = 0;
         for (; i + VW <= d; i += VW) {
             vf ev = vf_load(e + i), kgv = vf_div(vf_load(k + i), ev);
             vf_store(qg + i, vf_mul(vf_load(q + i), ev));
             vf_store(kg + i, kgv);
             vf_store(kh + i, vf_mul(kgv, vf_load(gamma + i)));
+            if (kq) vf_store(kq + i, vf_mul(vf_load(k + i), ev));
         }
         for (; i < d; i++) {
             qg[i] = q[i] * e[i];
             kg[i] = k[i] / e[i];
             kh[i] = kg[i] * gamma[i];
+            if (kq) kq[i] = k[i] * e[i];
         }
     }
     return 1;
@@ -101,11 +105,14 @@ static int make_gate_factors(const attn_recurrent_io *io, int t0, int bt, const 
  * rows of U = (I + tril(diag(beta) K K^T, -1))^{-1} diag(beta) (V - K S), the DeltaNet paper's WY
  * form: K S through the micro-kernel, then the chunk's rows in order, each less its earlier rows
  * times k_t . k_j. Then y_c = scale (Q S + tril(Q K^T) U) and S += K^T U, as for plain-linear
- * with U for V. Its backward is the scan's, from these checkpoints. */
-static void delta_corrections(const attn_recurrent_io *io, int t0, int bt, int c0, int w, const float *S,
-                              const float *KK, float *U) {
+ * with U for V. gated-deltanet's decays enter as gla's do: u_t reads the decayed state,
+ * e^{G_t} S + sum_{j<t} e^{G_t - G_j} k_j u_j^T, so K S becomes Kq S (Kq = k e^G) and k_t . k_j
+ * becomes Kq_t . Kg_j; then y and S as gla's, with U for V. Their backward is the scan's, from
+ * these checkpoints. */
+static void delta_corrections(const attn_recurrent_io *io, int t0, int bt, int c0, int w, const float *K,
+                              const float *S, const float *KK, float *U) {
     int d = io->d, dv = io->dv;
-    const float *K = io->k + (size_t)t0 * d, *V = io->v + (size_t)t0 * dv + c0;
+    const float *V = io->v + (size_t)t0 * dv + c0;
     attn_gemm(bt, w, d, K, d, S + c0, dv, U, w, 0);
     for (int t = 0; t < bt; t++) {
         float *u = U + (size_t)t * w;
@@ -119,9 +126,9 @@ static void delta_corrections(const attn_recurrent_io *io, int t0, int bt, int c
 }
 
 uint64_t attn_recurrent_chunked_scratch(int d, int dv) {
-    /* P and K^T; gla: its four factor blocks and the scan's scratch for a chunk past GATE_LIMIT;
-     * deltanet: K K^T and U */
-    return (uint64_t)CHUNK_T * CHUNK_T + (uint64_t)d * CHUNK_T + 4 * (uint64_t)CHUNK_T * d + (uint64_t)dv + d +
+    /* P and K^T; the gated rules: their five factor blocks and the scan's scratch for a chunk past
+     * GATE_LIMIT; the delta rules: K K^T and U */
+    return (uint64_t)CHUNK_T * CHUNK_T + (uint64_t)d * CHUNK_T + 5 * (uint64_t)CHUNK_T * d + (uint64_t)dv + d +
            (uint64_t)CHUNK_T * CHUNK_T + (uint64_t)CHUNK_T * dv;
 }
 
@@ -129,9 +136,10 @@ void attn_recurrent_chunked_forward(recurrent_rule rule, const attn_recurrent_io
                                     float *scratch, float *checkpoints, int spacing) {
     int n = io->n, d = io->d, dv = io->dv, w = c1 - c0, gated = attn_recurrent_gated(rule), delta = attn_recurrent_delta(rule);
     float *P = scratch, *Kt = P + CHUNK_T * CHUNK_T; /* the chunk's Q K^T; K_c^T [d, CHUNK_T] */
-    float *blocks = Kt + (size_t)d * CHUNK_T, *steps = blocks + 4 * (size_t)CHUNK_T * d;
-    float *KK = steps + dv + d, *U = KK + CHUNK_T * CHUNK_T; /* deltanet's K K^T [bt, bt] and U [bt, w] */
-    gate_factors f = {blocks, blocks + (size_t)CHUNK_T * d, blocks + 2 * (size_t)CHUNK_T * d, blocks + 3 * (size_t)CHUNK_T * d};
+    float *blocks = Kt + (size_t)d * CHUNK_T, *steps = blocks + 5 * (size_t)CHUNK_T * d;
+    float *KK = steps + dv + d, *U = KK + CHUNK_T * CHUNK_T; /* the delta rules' K K^T [bt, bt] and U [bt, w] */
+    size_t block = (size_t)CHUNK_T * d;
+    gate_factors f = {blocks, blocks + block, blocks + 2 * block, blocks + 3 * block, delta ? blocks + 4 * block : 0};
     for (int i = 0; i < d; i++) {
         if (io->s0)
             attn_copy(S + (size_t)i * dv + c0, io->s0 + (size_t)i * dv + c0, w);
@@ -143,21 +151,22 @@ void attn_recurrent_chunked_forward(recurrent_rule rule, const attn_recurrent_io
         if (checkpoints && t0 % spacing == 0)
             for (int i = 0; i < d; i++)
                 attn_copy(checkpoints + (size_t)(t0 / spacing) * d * dv + (size_t)i * dv + c0, S + (size_t)i * dv + c0, w);
-        const float *Q = io->q + (size_t)t0 * d, *K = io->k + (size_t)t0 * d, *Kw = K, *V = io->v + (size_t)t0 * dv + c0;
-        if (gated) {
+        const float *Q = io->q + (size_t)t0 * d, *K = io->k + (size_t)t0 * d, *Kw = K, *Kr = K;
+        const float *V = io->v + (size_t)t0 * dv + c0;
+        if (gated) { /* Q K^T with the decays between; S's write; the delta rule's reads of S */
             if (!make_gate_factors(io, t0, bt, &f)) {
                 attn_recurrent_steps(rule, io, t0, t0 + bt, c0, w, S, steps);
                 continue;
             }
-            Q = f.Qg, K = f.Kg, Kw = f.Kh;
+            Q = f.Qg, K = f.Kg, Kw = f.Kh, Kr = f.Kq;
         }
         float *y = io->y + (size_t)t0 * dv + c0;
         int ldv = dv;
         attn_gemm(bt, w, d, Q, d, S + c0, dv, y, dv, 0);
         attn_transpose(bt, d, K, d, Kt, CHUNK_T, 1.0f);
         if (delta) { /* the values the chunk writes: U for V */
-            attn_gemm(bt, bt, d, K, d, Kt, CHUNK_T, KK, CHUNK_T, 0);
-            delta_corrections(io, t0, bt, c0, w, S, KK, U);
+            attn_gemm(bt, bt, d, Kr, d, Kt, CHUNK_T, KK, CHUNK_T, 0);
+            delta_corrections(io, t0, bt, c0, w, Kr, S, KK, U);
             V = U, ldv = w;
         }
         attn_gemm(bt, bt, d, Q, d, Kt, CHUNK_T, P, CHUNK_T, 0);

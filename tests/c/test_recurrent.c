@@ -400,7 +400,8 @@ static void grads_close(const float *got, const double *want, size_t count, cons
         CHECK(fabs(got[i] - want[i]) <= bar, "%s: d%s[%zu] = %.7g, float64 %.7g (bar %.3g)", label, what, i, got[i], want[i], bar);
 }
 
-/* The chunked forms (plain-linear and deltanet with d, dv >= 32 and d dv >= 64^2; gla from 128^2): y, the final state and the checkpoints
+/* The chunked forms (plain-linear, deltanet and gated-deltanet with d, dv >= 32 and d dv >= 64^2;
+ * gla from 128^2; at gla's {64, 64} the scan, which the same checks hold for): y, the final state and the checkpoints
  * against the reference (each state at its token); keeping checkpoints leaves y's bits alone; a
  * split of the columns at a multiple of 8 gives the whole's bits; the backward's own forward
  * pass gives the forward's y, its gradients are those from a kept pass's checkpoints, and (with a
@@ -533,15 +534,17 @@ int main(void) {
     for (int ni = 0; ni < 5; ni++)
         for (int di = 0; di < 4; di++)
             chunked_case(RECURRENT_RULE_delta, cns[ni], cds[di][0], cds[di][1], cds[di][0], GATE_MILD, (ni + di + 1) & 1), cases++;
-    static const int gated_ds[][2] = {{128, 128}, {131, 129}, {33, 520}};
-    for (int ni = 0; ni < 5; ni++)
-        for (int di = 0; di < 3; di++)
-            for (int gates = 0; gates < 3; gates++) {
-                if (gates == GATE_GROWING && cns[ni] > 65) continue; /* e^{0.3 n}: past float32's range */
-                chunked_case(RECURRENT_RULE_gated, cns[ni], gated_ds[di][0], gated_ds[di][1], (ni + gates) & 1 ? 1 : gated_ds[di][0],
-                             (gate_kind)gates, (ni + di) & 1);
-                cases++;
-            }
+    static const int gated_ds[][2] = {{128, 128}, {131, 129}, {33, 520}, {64, 64}};
+    static const recurrent_rule gated_rules[] = {RECURRENT_RULE_gated, RECURRENT_RULE_gated_delta};
+    for (int r = 0; r < 2; r++)
+        for (int ni = 0; ni < 5; ni++)
+            for (int di = 0; di < 4; di++)
+                for (int gates = 0; gates < 3; gates++) {
+                    if (gates == GATE_GROWING && cns[ni] > 65) continue; /* e^{0.3 n}: past float32's range */
+                    chunked_case(gated_rules[r], cns[ni], gated_ds[di][0], gated_ds[di][1],
+                                 (ni + gates) & 1 ? 1 : gated_ds[di][0], (gate_kind)gates, (ni + di) & 1);
+                    cases++;
+                }
     static const int gns[] = {1, 2, 5, 9}, gds[] = {1, 3}, gdvs[] = {1, 4};
     for (int rule = 0; rule < RECURRENT_RULE_COUNT; rule++) {
         double worst = 0;
