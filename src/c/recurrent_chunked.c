@@ -194,9 +194,12 @@ void attn_recurrent_chunked_forward(recurrent_rule rule, const attn_recurrent_io
  * own forward pass), the states of one stretch, dS, and a few chunk-sized blocks. */
 
 /* The chunk-sized blocks after the states: P, dP [CHUNK_T, CHUNK_T]; K^T, T [d, CHUNK_T] and T^T
- * [CHUNK_T, d]; V^T, Y^T [dv, CHUNK_T]; Y [CHUNK_T, dv]. */
+ * [CHUNK_T, d]; V^T, Y^T [dv, CHUNK_T]; Y [CHUNK_T, dv]; or, before them, the own forward pass's
+ * scratch. */
 static uint64_t blocks_floats(int d, int dv) {
-    return 2 * (uint64_t)CHUNK_T * CHUNK_T + (uint64_t)CHUNK_T * (3 * (uint64_t)d + 3 * (uint64_t)dv);
+    uint64_t blocks = 2 * (uint64_t)CHUNK_T * CHUNK_T + (uint64_t)CHUNK_T * (3 * (uint64_t)d + 3 * (uint64_t)dv);
+    uint64_t forward = attn_recurrent_chunked_scratch(d, dv);
+    return blocks > forward ? blocks : forward;
 }
 
 uint64_t attn_recurrent_chunked_backward_floats(int n, int d, int dv, int spacing, int own_checkpoints) { /* plain-linear's */
