@@ -113,8 +113,8 @@ static void sweep(int d, int w, size_t ld, const float *from, float *S, const fl
 }
 
 /* Token t on columns [c0, c0 + w) of the state (row stride dv), from `from` (S_{t-1}) into Sc
- * (S_t; the same array for a step in place): the decay, u, the write, and y_t's columns (into y), in one
- * sweep of the state (two for the delta rules, whose u needs S~^T k before the write). u [w] and
+ * (S_t; the same array for a step in place): the decay, u, the write, and y_t's columns (into y),
+ * in one sweep of the state (two for the delta rules, whose u needs S~^T k before the write). u [w] and
  * decay [d] are scratch; r [w], when not NULL, receives the delta rules' residual v - S~^T k
  * (the backward's). */
 static void step(recurrent_rule rule, const attn_recurrent_io *io, int t, int c0, int w, const float *from,
@@ -183,14 +183,12 @@ static void scan_columns(recurrent_rule rule, const attn_recurrent_io *io, int c
 #define CHUNKED_MIN_GATED_STATE (128 * 128)
 
 static int chunked_form(recurrent_rule rule, int d, int dv) {
+    int wide = d >= CHUNKED_MIN_WIDTH && dv >= CHUNKED_MIN_WIDTH;
     switch (rule) {
-    case RECURRENT_RULE_linear:
-        return d >= CHUNKED_MIN_WIDTH && dv >= CHUNKED_MIN_WIDTH && (int64_t)d * dv >= CHUNKED_MIN_STATE;
-    case RECURRENT_RULE_gated: /* the decays' factors cost more: from 128 x 128 */
-        return d >= CHUNKED_MIN_WIDTH && dv >= CHUNKED_MIN_WIDTH && (int64_t)d * dv >= CHUNKED_MIN_GATED_STATE;
-    case RECURRENT_RULE_delta: return d >= CHUNKED_MIN_WIDTH && dv >= CHUNKED_MIN_WIDTH && (int64_t)d * dv >= CHUNKED_MIN_STATE;
-    case RECURRENT_RULE_gated_delta:
-        return d >= CHUNKED_MIN_WIDTH && dv >= CHUNKED_MIN_WIDTH && (int64_t)d * dv >= CHUNKED_MIN_STATE;
+    case RECURRENT_RULE_linear: case RECURRENT_RULE_delta: case RECURRENT_RULE_gated_delta:
+        return wide && (int64_t)d * dv >= CHUNKED_MIN_STATE;
+    case RECURRENT_RULE_gated: /* the decays' factors cost more than the scan saves below 128 x 128 */
+        return wide && (int64_t)d * dv >= CHUNKED_MIN_GATED_STATE;
     case RECURRENT_RULE_COUNT: break;
     }
     return 0;
@@ -310,9 +308,11 @@ void attn_recurrent_weights(recurrent_rule rule, const attn_recurrent_io *io, fl
  * The recurrence is not run backwards instead: with beta = 1 and a unit key its transition is a
  * projection, which has no inverse. A token of the delta rules takes two sweeps of the rows of dS
  * (read_out_sweep, then write_sweep: the write needs du, a sum over every row); the other rules
- * take one (read_out_write_sweep). S~ is made in registers from S_{t-1}, never stored. The dot products over the dv
- * columns (dq_i, dk_i, dg_i, dbeta) are summed in four lanes of partial sums in column order,
- * added as vf_hsum adds them, then the scalar tail in order: one order on every build.
+ * take one (read_out_write_sweep). S~ is made in registers from S_{t-1}, never stored. The dot
+ * products over the dv columns (dq_i, dk_i, dg_i, dbeta) are summed in four lanes of partial sums
+ * in column order, added as vf_hsum adds them, then the scalar tail in order: one order on every
+ * build. plain-linear's chunked form has a backward of its own (recurrent_chunked.c); the other
+ * rules' chunked forms keep checkpoints for this one.
  * Memory: ceil(n / chunk) + chunk + 2 states of d x dv, the chunk's residuals r and decays e^g
  * (kept from the recomputation: d exponentials a token are a share of a gated token's work worth
  * not doing twice), a few rows. */
@@ -409,10 +409,11 @@ static void write_sweep(int d, int dv, float beta, const float *k, const float *
 /* The read-out's, the write's and the decay's backward in one sweep of the rows, for the rules
  * without the delta rule (plain-linear, gla), whose write needs neither du nor dk's second term:
  * per row, dS_i += scale q_i dy, du += k_i dS_i, dq_i = scale S_t,i . dy, dk_i = dS_i . u,
- * dg_i = dS_i . S~_i and dS_i *= e^{g_i}. Why: dS is loaded and stored once a token instead of twice, and S_t is made in registers from
- * S_{t-1} (S~ + k u^T, as the forward's sweep makes it: the same bits) instead of loaded; the
- * backward is bound by those loads and stores. Each value sees the operations of a read-out sweep
- * and a write sweep in their order. The scalar tail loads S_t. */
+ * dg_i = dS_i . S~_i and dS_i *= e^{g_i}. Why: dS is loaded and stored once a token instead of
+ * twice, and S_t is made in registers from S_{t-1} (S~ + k u^T, as the forward's sweep makes it:
+ * the same bits) instead of loaded; the backward is bound by those loads and stores. Each value
+ * sees the operations of a read-out sweep and a write sweep in their order. The scalar tail loads
+ * S_t. */
 static void read_out_write_sweep(int d, int dv, float scale, const float *q, const float *k, const float *dy,
                                  const float *decay, const float *Sprev, const float *Snow, const float *u,
                                  float *dS, float *du, float *dq, float *dk, float *dg) {
