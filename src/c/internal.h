@@ -574,6 +574,11 @@ void attn_recurrent_scan(recurrent_rule rule, const attn_recurrent_io *io, int c
 void attn_recurrent_forward_columns(recurrent_rule rule, const attn_recurrent_io *io, int c0, int c1, float *S,
                                     float *scratch, float *checkpoints, int spacing);
 uint64_t attn_recurrent_forward_scratch(recurrent_rule rule, int d, int dv);
+/* Columns [c0, c0 + w) of S [d, dv]: from s0 (zeros without it); into checkpoint `index` of
+ * checkpoints (states of d x dv, one after another). Both forms start and keep states so. */
+void attn_recurrent_load_state(const attn_recurrent_io *io, int c0, int w, float *S);
+void attn_recurrent_keep_checkpoint(const attn_recurrent_io *io, int c0, int w, const float *S, float *checkpoints,
+                                    int index);
 /* recurrent_chunked.c, the chunked forms of every rule: the forward over columns
  * [c0, c1) (scratch: attn_recurrent_chunked_scratch floats); plain-linear's backward below. */
 void attn_recurrent_chunked_forward(recurrent_rule rule, const attn_recurrent_io *io, int c0, int c1, float *S,

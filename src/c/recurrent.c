@@ -35,14 +35,20 @@ int attn_recurrent_delta(recurrent_rule rule) {
     return 0;
 }
 
-/* The load of s0's columns [c0, c0 + w) into Sc (row stride dv), or zeros. */
-static void load_state(const attn_recurrent_io *io, int c0, int w, float *Sc) {
+void attn_recurrent_load_state(const attn_recurrent_io *io, int c0, int w, float *S) {
     for (int i = 0; i < io->d; i++) {
         if (io->s0)
-            attn_copy(Sc + (size_t)i * io->dv, io->s0 + (size_t)i * io->dv + c0, w);
+            attn_copy(S + (size_t)i * io->dv + c0, io->s0 + (size_t)i * io->dv + c0, w);
         else
-            attn_fill(Sc + (size_t)i * io->dv, (size_t)w, 0.0f);
+            attn_fill(S + (size_t)i * io->dv + c0, (size_t)w, 0.0f);
     }
+}
+
+void attn_recurrent_keep_checkpoint(const attn_recurrent_io *io, int c0, int w, const float *S, float *checkpoints,
+                                    int index) {
+    size_t state = (size_t)io->d * io->dv;
+    for (int i = 0; i < io->d; i++)
+        attn_copy(checkpoints + (size_t)index * state + (size_t)i * io->dv + c0, S + (size_t)i * io->dv + c0, w);
 }
 
 /* decay[i] = exp(g_t[i]) (one decay a token: one exp, every i alike). */
@@ -156,12 +162,10 @@ uint64_t attn_recurrent_checkpoint_floats(int n, int d, int dv) {
  * the backward's own forward pass (its chunk) are this one loop. */
 static void scan_columns(recurrent_rule rule, const attn_recurrent_io *io, int c0, int c1, float *S, float *scratch,
                          float *checkpoints, int spacing) {
-    int w = c1 - c0, d = io->d, dv = io->dv;
-    load_state(io, c0, w, S + c0);
+    int w = c1 - c0, dv = io->dv;
+    attn_recurrent_load_state(io, c0, w, S);
     for (int t = 0; t < io->n; t++) {
-        if (checkpoints && t % spacing == 0)
-            for (int i = 0; i < d; i++)
-                attn_copy(checkpoints + (size_t)(t / spacing) * d * dv + (size_t)i * dv + c0, S + (size_t)i * dv + c0, w);
+        if (checkpoints && t % spacing == 0) attn_recurrent_keep_checkpoint(io, c0, w, S, checkpoints, t / spacing);
         step(rule, io, t, c0, w, S + c0, S + c0, scratch, scratch + w, 0, io->y + (size_t)t * dv + c0);
     }
 }

@@ -30,6 +30,11 @@ static int chunk_length(int t0, int n, int spacing) { return imin(imin(CHUNK_T, 
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
+/* Zeros above the diagonal of a chunk's bt x bt block (row stride CHUNK_T): the causal triangle. */
+static void keep_lower_triangle(float *P, int bt) {
+    for (int i = 0; i + 1 < bt; i++) attn_fill(P + (size_t)i * CHUNK_T + i + 1, (size_t)(bt - i - 1), 0.0f);
+}
+
 /* ---- the gated rules' chunks: the decays as factors ----
  * With G_s = g_{t0} + ... + g_{t0+s} (per key feature, inside the chunk) and Gamma = G_{bt-1},
  * the state after token s of the chunk is e^{G_s} S + sum_{j<=s} e^{G_s - G_j} k_j v_j^T, so
@@ -140,17 +145,10 @@ void attn_recurrent_chunked_forward(recurrent_rule rule, const attn_recurrent_io
     float *KK = steps + dv + d, *U = KK + CHUNK_T * CHUNK_T; /* the delta rules' K K^T [bt, bt] and U [bt, w] */
     size_t block = (size_t)CHUNK_T * d;
     gate_factors f = {blocks, blocks + block, blocks + 2 * block, blocks + 3 * block, delta ? blocks + 4 * block : 0};
-    for (int i = 0; i < d; i++) {
-        if (io->s0)
-            attn_copy(S + (size_t)i * dv + c0, io->s0 + (size_t)i * dv + c0, w);
-        else
-            attn_fill(S + (size_t)i * dv + c0, (size_t)w, 0.0f);
-    }
+    attn_recurrent_load_state(io, c0, w, S);
     for (int t0 = 0, bt; t0 < n; t0 += bt) {
         bt = chunk_length(t0, n, spacing);
-        if (checkpoints && t0 % spacing == 0)
-            for (int i = 0; i < d; i++)
-                attn_copy(checkpoints + (size_t)(t0 / spacing) * d * dv + (size_t)i * dv + c0, S + (size_t)i * dv + c0, w);
+        if (checkpoints && t0 % spacing == 0) attn_recurrent_keep_checkpoint(io, c0, w, S, checkpoints, t0 / spacing);
         const float *Q = io->q + (size_t)t0 * d, *K = io->k + (size_t)t0 * d, *Kw = K, *Kr = K;
         const float *V = io->v + (size_t)t0 * dv + c0;
         if (gated) { /* Q K^T with the decays between; S's write; the delta rule's reads of S */
@@ -170,7 +168,7 @@ void attn_recurrent_chunked_forward(recurrent_rule rule, const attn_recurrent_io
             V = U, ldv = w;
         }
         attn_gemm(bt, bt, d, Q, d, Kt, CHUNK_T, P, CHUNK_T, 0);
-        for (int i = 0; i + 1 < bt; i++) attn_fill(P + (size_t)i * CHUNK_T + i + 1, (size_t)(bt - i - 1), 0.0f);
+        keep_lower_triangle(P, bt);
         attn_gemm(bt, w, bt, P, CHUNK_T, V, ldv, y, dv, 1);
         for (int i = 0; i < bt; i++) attn_scale(y + (size_t)i * dv, w, io->scale);
         if (gated)
@@ -256,10 +254,8 @@ void attn_recurrent_chunked_backward(const attn_recurrent_io *io, const float *d
             attn_transpose(bt, d, K, d, Kt, CHUNK_T, 1.0f);
             attn_gemm(bt, bt, d, Q, d, Kt, CHUNK_T, P, CHUNK_T, 0);
             attn_gemm(bt, bt, dv, Y, dv, Vt, CHUNK_T, dP, CHUNK_T, 0);
-            for (int i = 0; i + 1 < bt; i++) {
-                attn_fill(P + (size_t)i * CHUNK_T + i + 1, (size_t)(bt - i - 1), 0.0f);
-                attn_fill(dP + (size_t)i * CHUNK_T + i + 1, (size_t)(bt - i - 1), 0.0f);
-            }
+            keep_lower_triangle(P, bt);
+            keep_lower_triangle(dP, bt);
             attn_gemm(bt, d, bt, dP, CHUNK_T, K, d, dQ, d, 0); /* dQ = dP K + (S_c Y^T)^T */
             attn_gemm(d, bt, dv, Sc, dv, Yt, CHUNK_T, T, CHUNK_T, 0);
             add_transposed(bt, d, T, CHUNK_T, Tt, dQ, d);
