@@ -22,7 +22,9 @@ export const USAGE = `attnlab benchmark: \`npm run bench\` (node bench/run.mjs a
   node bench/run.mjs --skip native,onnxruntime-web,...   leave contenders out (development);
                                         also backward (the backward pass), tfjs-wasm-grad,
                                         training (the training part), recurrent, threads and
-                                        throughput
+                                        throughput, step-cost
+  node bench/run.mjs --baseline DIR     the step-cost part also runs DIR (a dist/ of another
+                                        commit) in its rounds, and gives the ratios
   node bench/run.mjs --training-only    measure only the training part and put it into the
                                         recorded results (results.json / results.md of --out)
   node bench/run.mjs --threads-only     the same for the threads part (bench/threads.mjs)
@@ -41,7 +43,9 @@ that shape and at each task's defaults, and generation ms/token against position
 recurrent family against linear attention, forward and backward, interleaved (bench/recurrent.mjs,
 bench/recurrent.md). Then threads
 (bench/threads.mjs) and training tokens/s of every variant at seqLen 64 … 2048, one thread and all
-(bench/throughput.mjs), each thread count in a process of its own. See bench/README.md.`;
+(bench/throughput.mjs), each thread count in a process of its own; and the cost of a step (trainStep,
+evaluate, a token of generate) of every experiment variant at the recall, copy and text defaults
+(bench/step-cost.mjs). See bench/README.md.`;
 
 /**
  * glibc's allocator settings for every benchmark process. Each call returns fresh arrays (4 MiB of
@@ -79,7 +83,7 @@ export function parseArgs(argv) {
       options: {
         quick: { type: 'boolean', default: false }, 'training-only': { type: 'boolean', default: false },
         'threads-only': { type: 'boolean', default: false }, 'throughput-only': { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false },
-        only: { type: 'string' }, out: { type: 'string' }, sizes: { type: 'string' }, skip: { type: 'string', multiple: true },
+        only: { type: 'string' }, out: { type: 'string' }, baseline: { type: 'string' }, sizes: { type: 'string' }, skip: { type: 'string', multiple: true },
       },
     }));
   } catch (err) {
@@ -91,6 +95,7 @@ export function parseArgs(argv) {
     only: values.only != null ? list(values.only) : null,
     out: values.out != null ? path.resolve(process.cwd(), values.out) : BENCH_DIR,
     sizes: values.sizes != null ? list(values.sizes).map(Number) : null,
+    baseline: values.baseline != null ? path.resolve(process.cwd(), values.baseline) : null,
     skip: new Set((values.skip ?? []).flatMap(list)),
   };
 }
@@ -105,6 +110,7 @@ export function configure(o) {
     quick,
     only: o.only,
     out: o.out,
+    baseline: o.baseline,
     suffix: quick ? '-quick' : '',
     sizes: o.sizes ?? (quick ? [64, 256, 1024] : [64, 256, 1024, 4096, 16384]),
     policy: quick ? { minTimeMs: 100, minReps: 3, warmMs: 30, quick } : { minTimeMs: 300, minReps: 5, warmMs: 100, quick },

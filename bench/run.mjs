@@ -9,6 +9,7 @@
 //                onnxruntime-web.mjs and tfjs-wasm.mjs (through external.mjs), peak.mjs
 //   paired.mjs   the interleaved pass behind the headline ratios
 //   backward.mjs the backward pass (attentionGrad against attention; tfjs-grad.mjs: tfjs's gradient)
+//   step-cost.mjs a step's cost at the experiments' small shapes (bench/step-cost.md)
 //   training.mjs model.trainStep against tfjs-wasm (tfjs-train.mjs), every variant, generation
 //   report.mjs   results.json, results.md (targets.mjs) and scaling.svg (svg.mjs)
 import fs from 'node:fs';
@@ -29,6 +30,7 @@ import { recurrentPhase } from './recurrent.mjs';
 import { writeReports } from './report.mjs';
 import { tfjsWasm } from './tfjs-wasm.mjs';
 import { threadsPhase } from './threads.mjs';
+import { stepCostPhase } from './step-cost.mjs';
 import { throughputPhase } from './throughput.mjs';
 import { trainingPhase } from './training.mjs';
 
@@ -182,6 +184,7 @@ async function main() {
   for (const c of all) await c.dispose();
   results.threads = cfg.want('threads') ? await threadsPhase({ quick: cfg.quick, dir: cfg.out, log }) : null; // bench/threads.md
   results.throughput = cfg.want('throughput') ? await throughputPhase({ quick: cfg.quick, dir: cfg.out, log, machine }) : null; // bench/throughput.md
+  results.step_cost = cfg.want('step-cost') ? await stepCostPhase({ quick: cfg.quick, dir: cfg.out, log, baseline: cfg.baseline }) : null; // bench/step-cost.md
   results.peak = peaksAfter(before, cfg.quick);
   log(`\nSIMD128 peak: before ${before.simd128.gflops.toFixed(1)}, after ${results.peak.simd128.after.toFixed(1)} GFLOP/s (the higher is used)`);
   finish(results, plan, cfg);

@@ -1,0 +1,131 @@
+// The cost of one step of a model at the experiments' small shapes, where the work around the
+// arithmetic (checking the configuration, laying out the workspace, making each head's attention
+// plan) is the largest share: trainStep, evaluate and a token of generate, for every variant the
+// experiments train, at the recall, copy and text tasks' defaults (src/js/tasks.js), SIMD build,
+// one thread.
+//
+// With a baseline (--baseline DIR: a dist/ of another commit, e.g. one built in a worktree) both
+// bindings run in the same interleaved rounds (each round calls every entry once, starting from a
+// different one, so load from other processes hits them alike) and the table gives this build's
+// time as a ratio to the baseline's: the before and after of a change, measured side by side.
+//
+//   node --experimental-wasm-relaxed-simd bench/step-cost.mjs [--quick] [--out DIR] [--baseline DIR]
+//
+// Writes step-cost.md and step-cost.json (step-cost-quick.* with --quick) into DIR (bench/).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { commitText, machineInfo, respawnWithFlags } from './cli.mjs';
+import { CONTENDED, roundRobin } from './measure.mjs';
+import { fmtMs, writeRecorded } from './record.mjs';
+import { tasks } from '../src/js/tasks.js';
+import { modelConfig, experimentVariants } from '../web/experiment/variants.js';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const CURRENT = path.resolve(HERE, '../dist');
+export const STEP_COST_TASKS = ['recall', 'copy', 'text'];
+const LR = 1e-3;
+const cell = (s) => `${fmtMs(s.median_ms)} ±${(50 * (s.q3_ms - s.q1_ms) / s.median_ms).toFixed(0)}%${s.cpu_wall_ratio < CONTENDED ? ' †' : ''}`;
+
+/** The commit a dist/ was built from: its COMMIT file, else the commit of the repository it sits in. */
+function distCommit(dir) {
+  const file = path.join(dir, 'COMMIT');
+  if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
+  const r = spawnSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: dir, encoding: 'utf8' });
+  return r.status === 0 ? r.stdout.trim() : 'unknown';
+}
+
+async function open(dir) {
+  const { init } = await import(pathToFileURL(path.join(dir, 'attnlab.js')).href);
+  return init({ simd: true, threads: 1, fresh: true });
+}
+
+export async function stepCostPhase({ quick = false, dir = HERE, log = console.log, baseline = null } = {}) {
+  const machine = machineInfo();
+  const builds = [{ key: 'this', lab: await open(CURRENT), commit: commitText(machine) }];
+  if (baseline) builds.push({ key: 'baseline', lab: await open(baseline), commit: distCommit(baseline) });
+  const rounds = quick ? 3 : 9;
+  log(`\nstep cost: SIMD build, one thread; ${STEP_COST_TASKS.join(', ')} at their defaults${baseline ? `; against the baseline ${builds[1].commit} (${baseline})` : ''}`);
+  const rows = [];
+  for (const name of STEP_COST_TASKS) {
+    const task = tasks[name]();
+    const d = task.defaults;
+    const batch = task.sample(d.batch, 1, 'train');
+    const prompt = batch.tokens.subarray(0, 1);
+    for (const v of experimentVariants(builds[0].lab.variants)) {
+      const config = modelConfig(task, v, d, 1);
+      const models = builds.map((b) => b.lab.model(config));
+      try {
+        const entries = [];
+        models.forEach((m, i) => {
+          const k = builds[i].key;
+          entries.push({ key: `${k} trainStep`, fn: () => m.trainStep(batch.tokens, batch.targets, { lr: LR }) });
+          entries.push({ key: `${k} evaluate`, fn: () => m.evaluate(batch.tokens, batch.targets) });
+          entries.push({ key: `${k} generate`, fn: () => m.generate(prompt, task.seqLen - 1, { temperature: 0 }) });
+        });
+        const st = await roundRobin(entries, rounds);
+        const row = { task: name, variant: v.name, shape: { seqLen: task.seqLen, vocab: task.vocab, batch: d.batch, dModel: d.dModel, heads: d.heads, layers: d.layers, dFF: d.dFF },
+          parameters: models[0].parameterCount };
+        for (const b of builds) {
+          row[b.key] = {
+            train_step: st[`${b.key} trainStep`], evaluate: st[`${b.key} evaluate`],
+            // a generate call decodes seqLen - 1 positions (the prompt's one, then each drawn token)
+            generate_token: scale(st[`${b.key} generate`], 1 / (task.seqLen - 1)),
+          };
+        }
+        if (baseline) for (const k of ['train_step', 'evaluate', 'generate_token']) row[`${k}_ratio`] = row.this[k].median_ms / row.baseline[k].median_ms;
+        rows.push(row);
+        log(`  ${name} ${v.name}: trainStep ${fmtMs(row.this.train_step.median_ms)} ms, evaluate ${fmtMs(row.this.evaluate.median_ms)} ms, ` +
+          `generate ${fmtMs(row.this.generate_token.median_ms)} ms/token` +
+          (baseline ? ` (× ${row.train_step_ratio.toFixed(2)}, ${row.evaluate_ratio.toFixed(2)}, ${row.generate_token_ratio.toFixed(2)} of the baseline)` : ''));
+      } finally { for (const m of models) m.dispose(); }
+    }
+  }
+  for (const b of builds) b.lab.dispose();
+  const md = report(rows, builds, machine, quick, baseline);
+  const results = { meta: { ...machine, loadavg_end: os.loadavg()[0], quick, rounds, baseline: baseline && { dir: baseline, commit: builds[1].commit } }, rows };
+  writeRecorded(dir, 'step-cost', quick, md, results);
+  return results;
+}
+
+const scale = (s, f) => Object.fromEntries(Object.entries(s).map(([k, x]) => [k, k.endsWith('_ms') ? x * f : x]));
+
+function report(rows, builds, machine, quick, baseline) {
+  const L = [];
+  const x2 = (r) => `${r.toFixed(2)}×`;
+  L.push('# The cost of a step at the experiments\' shapes', '');
+  L.push(`${machine.cpu} (${machine.cores} cores), Node ${machine.node}, ${machine.platform}; ${machine.date.slice(0, 10)}; commit ${builds[0].commit}` +
+    (baseline ? `, against commit ${builds[1].commit} (the baseline)` : '') + `. SIMD build, one thread. Load average (1 min) at the start / end: ` +
+    `${machine.loadavg_start.toFixed(2)} / ${os.loadavg()[0].toFixed(2)}. Written by \`node bench/step-cost.mjs\`${quick ? ' --quick' : ''}` +
+    `${baseline ? ' --baseline DIR' : ''} (a part of \`npm run bench\`).`, '');
+  L.push('Each model is the experiments\' (web/experiment/variants.js) at the task\'s defaults (src/js/tasks.js), seed 1, on one training batch of the task. ' +
+    '*trainStep* is the loss, the backward pass and the AdamW step; *evaluate* the loss alone; *generate* a token of `generate(prompt, seqLen − 1, { temperature: 0 })`, one position decoded a step. ' +
+    'Every time is the median over interleaved rounds ± half the IQR; † marks less than 90 % CPU/wall.' +
+    (baseline ? ' The ratios divide this build\'s median by the baseline\'s from the same rounds: below 1 is faster.' : ''), '');
+  for (const name of [...new Set(rows.map((r) => r.task))]) {
+    const of = rows.filter((r) => r.task === name);
+    const s = of[0].shape;
+    L.push(`## ${name}`, '', `seqLen ${s.seqLen}, vocab ${s.vocab}, batch ${s.batch}, dModel ${s.dModel}, ${s.heads} heads, ${s.layers} layers, dFF ${s.dFF}.`, '');
+    if (baseline) {
+      L.push('| variant | parameters | trainStep ms | / baseline | evaluate ms | / baseline | generate ms/token | / baseline |', '|---|---:|---:|---:|---:|---:|---:|---:|');
+      for (const r of of) L.push(`| ${r.variant} | ${r.parameters} | ${cell(r.this.train_step)} | ${x2(r.train_step_ratio)} | ${cell(r.this.evaluate)} | ${x2(r.evaluate_ratio)} | ${cell(r.this.generate_token)} | ${x2(r.generate_token_ratio)} |`);
+    } else {
+      L.push('| variant | parameters | trainStep ms | evaluate ms | generate ms/token |', '|---|---:|---:|---:|---:|');
+      for (const r of of) L.push(`| ${r.variant} | ${r.parameters} | ${cell(r.this.train_step)} | ${cell(r.this.evaluate)} | ${cell(r.this.generate_token)} |`);
+    }
+    L.push('');
+  }
+  return L.join('\n');
+}
+
+const isMain = process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1]);
+if (isMain) {
+  const status = respawnWithFlags(fileURLToPath(import.meta.url), () => true);
+  if (status != null) process.exit(status);
+  const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, out: { type: 'string' }, baseline: { type: 'string' } } });
+  stepCostPhase({ quick: values.quick, dir: values.out ? path.resolve(values.out) : HERE, baseline: values.baseline ? path.resolve(values.baseline) : null })
+    .catch((e) => { console.error(e?.stack ?? e); process.exit(1); });
+}
