@@ -14,6 +14,7 @@ import assert from 'node:assert/strict';
 import { initParameters, forwardLoss, gradients } from '../src/js/reference-model.js';
 import { mulberry32 } from '../src/js/prng.js';
 import { binding, builds, loadBuild, VARIANTS, MODEL_VARIANTS, OPTIONS, isMixture, sameBits, reseal } from './helpers.mjs';
+import { PLANS_MADE } from '../dist/internal.js';
 
 const { AttnError } = await binding();
 const buildList = await builds();
@@ -289,6 +290,30 @@ describe('SIMD and scalar builds', () => {
       a.dispose(), b.dispose();
     }
   });
+});
+
+test('a model makes its heads\' plans once, when it is made: no trainStep, evaluate, forward, gradients or generate makes another', async () => {
+  const lab = await loadBuild('simd');
+  for (const v of MODEL_VARIANTS) {
+    const config = configFor(v, { layers: 2, seed: 5 });
+    const before = lab[PLANS_MADE]();
+    const model = lab.model(config);
+    const made = lab[PLANS_MADE]() - before;
+    assert.ok(made >= config.layers * config.heads, `${v.id}: making a model of ${config.layers} x ${config.heads} heads made ${made} plans`);
+    const opened = lab[PLANS_MADE]();
+    const losses = [];
+    for (let s = 0; s < 4; s++) {
+      const { tokens, targets } = batchFor(config, 2, s);
+      losses.push(model.trainStep(tokens, targets, { lr: 1e-2 }).loss);
+      model.evaluate(tokens, targets);
+      model.forward(tokens);
+      model.gradients(tokens, targets);
+      model.generate([1, 2], config.seqLen - 2, { temperature: 0 });
+    }
+    assert.ok(losses.every(Number.isFinite), `${v.id}: losses ${losses}`);
+    assert.equal(lab[PLANS_MADE]() - opened, 0, `${v.id}: the steps after making the model made plans`);
+    model.dispose();
+  }
 });
 
 test('lab.model refuses the variants no model layer holds yet (the recurrent family): UNSUPPORTED, saying why', async () => {

@@ -16,6 +16,12 @@ static uint32_t plan_seal(const attn_plan *plan) {
 /* Internal plan flag: the state alone, no output (attn_state). */
 #define WANT_STATE_ONLY 0x100
 
+/* Plans made so far (attn_plans_made). Plans are made on the calling thread, never by the pool's
+ * workers, so a plain counter is exact. */
+static uint32_t plans_made;
+
+uint32_t attn_plans_made(void) { return plans_made; }
+
 const char *attn_status_string(attn_status status) {
     switch (status) {
     case ATTN_OK: return "ok";
@@ -232,7 +238,20 @@ attn_status attn_plan_make(attn_variant v, const attn_dims *dims, const attn_opt
     if (need > (uint64_t)(SIZE_MAX / 2)) FAIL(ATTN_ERR_MEMORY, "the problem does not fit in the address space");
     plan->workspace_bytes = (size_t)need;
     plan->magic = plan_seal(plan);
+    plans_made++;
     if (detail) *detail = "";
+    return ATTN_OK;
+}
+
+attn_status attn_plan_set_alpha_logits(attn_plan *plan, const float *logits, const char **detail) {
+    if (!plan || plan->magic != plan_seal(plan))
+        FAIL(ATTN_ERR_SHAPE, "plan was not made by attn_plan_make, or was changed since");
+    if (!attn_is_composite(plan->variant) || !plan->options.alpha_is_logits)
+        FAIL(ATTN_ERR_SHAPE, "the plan is not a mixture's with weights as logits");
+    for (int c = 0; c < plan->options.n_components; c++)
+        if (!(logits[c] - logits[c] == 0.0f)) FAIL(ATTN_ERR_VALUE, "alpha must hold finite numbers");
+    for (int c = 0; c < plan->options.n_components; c++) plan->options.alpha[c] = logits[c];
+    plan->magic = plan_seal(plan);
     return ATTN_OK;
 }
 

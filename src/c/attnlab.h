@@ -197,6 +197,11 @@ typedef struct attn_plan {
 attn_status attn_plan_make(attn_variant variant, const attn_dims *dims, const attn_options *opt,
                            int32_t flags, attn_plan *plan, const char **detail);
 
+/* How many plans attn_plan_make has made in this process (this instance), the ones made inside
+ * attn_check, attn_run and the other one-call conveniences included: a diagnostic, e.g. to see
+ * that an opened model's passes make none (attn_model_open makes them all). Wraps at 2^32. */
+uint32_t attn_plans_made(void);
+
 /* Runs a plan.
  *   inputs: the arrays the variant reads (attn_inputs)         out: [n, dv]
  *   weights: [n, n] when the plan wants weights, else ignored: receives A (linear variants compute
@@ -397,7 +402,14 @@ int32_t attn_threads_probe(int32_t pieces, int32_t trap);
  * parameters [0, P), gradients [P, 2P), AdamW m [2P, 3P), AdamW v [3P, 4P), each section laid out in
  * the parameter table's order (attn_model_param_info). Every call also takes a workspace
  * (attn_model_workspace_size, 16-byte aligned) that holds the activations of one batch; nothing is
- * allocated. Results depend only on the inputs, the seed and the build (fixed summation order). */
+ * allocated. Results depend only on the inputs, the seed and the build (fixed summation order).
+ *
+ * Lifetime: a configuration is checked and measured by the calls that take it (attn_model_check,
+ * the parameter table, attn_model_size, attn_model_init); attn_model_open then opens the model once
+ * into caller memory: the configuration's shape (every parameter's offset), one attention plan for
+ * every head of every layer and the largest plan workspace. The passes (forward, loss, backward,
+ * AdamW, decoding, attention maps) take the opened model and check, measure and plan nothing of
+ * the configuration again (attn_plans_made stays where attn_model_open left it). */
 
 /* The configuration. The binding writes it by the layout attn_metadata_json publishes (each
  * field's name, type and offset; registry.c lists the fields). attn_model_config_default fills
@@ -480,11 +492,30 @@ attn_status attn_model_size(const attn_model_config *cfg, size_t *bytes);
 attn_status attn_model_init(const attn_model_config *cfg, float *memory, size_t bytes,
                             const char **detail);
 
+/* An opened model (model.h defines it): the configuration copied in, its shape, each head's plan.
+ * Plain data in caller memory; nothing to close: free the memory when done. */
+typedef struct attn_model attn_model;
+
+/* Bytes of an opened model of cfg: a fixed part and one plan per head of every layer (16-byte
+ * multiple). */
+attn_status attn_model_open_size(const attn_model_config *cfg, size_t *bytes);
+
+/* Opens cfg into `memory` (bytes >= attn_model_open_size, 16-byte aligned) and sets *model to it:
+ * the checks of attn_model_check, the shape, and layers * heads plans (ATTN_WANT_KEPT), made on
+ * this call's thread for this instance's thread count. cfg is copied: the caller may change or
+ * free it; cfg->frozen is read through its pointer by every loss_backward and adamw call, so the
+ * flags must outlive the model (their values may change between calls). A mixture's plans take the
+ * head's learned alpha logits from the model block at each pass (no new plan). The passes refuse
+ * (ATTN_ERR_SHAPE) a model whose memory was not opened, or opened under another thread count
+ * (attn_threads_start / attn_threads_stop since): open it again. */
+attn_status attn_model_open(const attn_model_config *cfg, void *memory, size_t bytes, attn_model **model,
+                            const char **detail);
+
 /* Workspace bytes of every call below for batches of up to `batch` sequences. */
-attn_status attn_model_workspace_size(const attn_model_config *cfg, int32_t batch, size_t *bytes);
+attn_status attn_model_workspace_size(const attn_model *model, int32_t batch, size_t *bytes);
 
 /* logits [batch * seq_len, vocab] of tokens [batch * seq_len] (each in [0, vocab)). */
-attn_status attn_model_forward(const attn_model_config *cfg, const float *memory, size_t bytes,
+attn_status attn_model_forward(const attn_model *model, const float *memory, size_t bytes,
                                const int32_t *tokens, int32_t batch, float *logits,
                                void *workspace, size_t ws_bytes, const char **detail);
 
@@ -493,11 +524,11 @@ attn_status attn_model_forward(const attn_model_config *cfg, const float *memory
  * maximum), *counted = how many there are. attn_model_loss leaves the model block alone;
  * attn_model_loss_backward also overwrites the gradient section with the gradient of that mean
  * (0 for frozen parameters). loss, correct and counted may be NULL. */
-attn_status attn_model_loss(const attn_model_config *cfg, const float *memory, size_t bytes,
+attn_status attn_model_loss(const attn_model *model, const float *memory, size_t bytes,
                             const int32_t *tokens, const int32_t *targets, int32_t batch,
                             float *loss, int32_t *correct, int32_t *counted, void *workspace,
                             size_t ws_bytes, const char **detail);
-attn_status attn_model_loss_backward(const attn_model_config *cfg, float *memory, size_t bytes,
+attn_status attn_model_loss_backward(const attn_model *model, float *memory, size_t bytes,
                                      const int32_t *tokens, const int32_t *targets, int32_t batch,
                                      float *loss, int32_t *correct, int32_t *counted,
                                      void *workspace, size_t ws_bytes, const char **detail);
@@ -508,7 +539,7 @@ attn_status attn_model_loss_backward(const attn_model_config *cfg, float *memory
  * All or nothing: a gradient that is not finite, or a step that would leave any parameter or moment
  * non-finite (an lr or weight decay too large for float32), is ATTN_ERR_VALUE and changes nothing
  * (the step is computed once to check it, then again to write it: the same bits). */
-attn_status attn_model_adamw(const attn_model_config *cfg, float *memory, size_t bytes, float lr,
+attn_status attn_model_adamw(const attn_model *model, float *memory, size_t bytes, float lr,
                              int32_t step, float *grad_norm, const char **detail);
 
 /* ---- step-by-step decoding of a causal model (one sequence) ----
@@ -525,16 +556,16 @@ attn_status attn_model_adamw(const attn_model_config *cfg, float *memory, size_t
  * step by step: ATTN_ERR_UNSUPPORTED from every call below. */
 
 /* Bytes of the state and of the workspace attn_model_decode_step needs (both 16-byte aligned). */
-attn_status attn_model_decode_size(const attn_model_config *cfg, size_t *bytes);
-attn_status attn_model_decode_workspace_size(const attn_model_config *cfg, size_t *bytes);
+attn_status attn_model_decode_size(const attn_model *model, size_t *bytes);
+attn_status attn_model_decode_workspace_size(const attn_model *model, size_t *bytes);
 
 /* Empties the state: the next step feeds position 0. */
-attn_status attn_model_decode_reset(const attn_model_config *cfg, void *state);
+attn_status attn_model_decode_reset(const attn_model *model, void *state);
 
 /* Feeds token (in [0, vocab)) at `position`, which must be the number of tokens fed since the
  * reset, and writes logits [vocab]: the scores of the token at position + 1. ATTN_ERR_VALUE for a
  * position at or past seq_len or out of turn, or a state that was not reset. */
-attn_status attn_model_decode_step(const attn_model_config *cfg, const float *memory, size_t bytes,
+attn_status attn_model_decode_step(const attn_model *model, const float *memory, size_t bytes,
                                    void *state, int32_t token, int32_t position, float *logits,
                                    void *workspace, size_t ws_bytes, const char **detail);
 
@@ -544,8 +575,8 @@ attn_status attn_model_decode_step(const attn_model_config *cfg, const float *me
  * definition for display, as attn_plan_run does). Rows are non-negative and sum to 1 (up to the
  * linear family's eps); causal: zero above the diagonal. The workspace holds one sequence's forward
  * pass and the weights plan: attn_model_attention_map_workspace_size bytes, 16-byte aligned. */
-attn_status attn_model_attention_map_workspace_size(const attn_model_config *cfg, size_t *bytes);
-attn_status attn_model_attention_map(const attn_model_config *cfg, const float *memory, size_t bytes,
+attn_status attn_model_attention_map_workspace_size(const attn_model *model, size_t *bytes);
+attn_status attn_model_attention_map(const attn_model *model, const float *memory, size_t bytes,
                                      const int32_t *tokens, int32_t layer, int32_t head, float *A,
                                      void *workspace, size_t ws_bytes, const char **detail);
 

@@ -199,6 +199,12 @@ input_list attn_inputs_of(attn_variant v);
 /* The value of a dimension: 1 for DIM_ONE, n for an L of 0 (L's default). */
 int32_t attn_dim(const attn_dims *dims, dim_id dim);
 
+/* A mixture plan's weights replaced by other logits (finite, n_components of them) and the plan
+ * sealed again: its checks and workspace do not depend on the weights' values, so a model keeps
+ * one plan per head and gives it the head's learned logits before each pass instead of making it
+ * again. ATTN_ERR_SHAPE for a plan that is not a mixture's with alpha_is_logits. */
+attn_status attn_plan_set_alpha_logits(attn_plan *plan, const float *logits, const char **detail);
+
 /* Dimensions, option values and their relations (attn_check's rules); does not read arrays. */
 attn_status attn_validate(attn_variant v, const attn_dims *dims, const attn_options *opt,
                           const char **detail);

@@ -1,6 +1,7 @@
-/* model.h — what the files of the model share; not part of the API. A model is told in six files:
+/* model.h — what the files of the model share; not part of the API. A model is told in seven files:
  *   model_shape.c   the configuration's checks, the parameter table (every offset) and the seeded
  *                   initialisation;
+ *   model_open.c    the model opened once: its shape, every head's plan, the plans' workspace;
  *   model_layer.c   the ops of a layer, each forward beside its backward: LayerNorm, GELU, a head's
  *                   attention, the cross-entropy;
  *   model_pass.c    a batch through the layers and back (the forward and backward passes, as the
@@ -88,6 +89,29 @@ void model_head_options(const attn_model_config *cfg, const model_shape *s, int 
 /* Entry `index` (< s->params) of the parameter table. */
 void model_param_describe(const model_shape *s, int index, attn_model_param *info);
 
+/* ---- the opened model (model_open.c) ---- */
+
+#define MODEL_MAGIC 0x6d6f646cu /* "modl" */
+
+/* What attn_model_open makes once and every pass reads. */
+struct attn_model {
+    uint32_t magic;
+    int32_t threads;         /* attn_thread_count() at opening: the plans' and workspace's slices */
+    attn_model_config cfg;   /* the caller's, copied (frozen still points at the caller's flags) */
+    model_shape s;
+    size_t plan_bytes;       /* the largest workspace of any head's plan */
+    int32_t nplans;          /* layers * heads */
+    attn_plan plans[];       /* head h of layer l at l * H + h, ATTN_WANT_KEPT, made with zero
+                              * mixture logits (model_head_plan gives it the learned ones) */
+};
+
+/* The checks every pass makes of an opened model (opened, under this thread count). */
+attn_status model_opened(const attn_model *m, const char **detail);
+/* Head h of layer l's plan into *plan: the opened model's, with a mixture's weights set from the
+ * head's alpha logits (parameters at hp); no plan is made. */
+attn_status model_head_plan(const attn_model *m, int l, int h, const float *hp, attn_plan *plan,
+                            const char **detail);
+
 /* ---- the workspace of a batch (model_pass.c) ---- */
 
 typedef struct bufs {
@@ -123,13 +147,12 @@ typedef struct layer_view {
 void model_layer_view(const model_shape *s, const bufs *w, int l, layer_view *v);
 /* Carves (or, measuring, counts) the workspace of a batch of B sequences; pbytes: a head's plan. */
 void model_layout(const model_shape *s, int B, size_t pbytes, arena *ws, bufs *w);
-/* The workspace size (and a head plan's, pbytes), with the checks every pass needs on batch. */
-attn_status model_workspace_bytes(const attn_model_config *cfg, const model_shape *s, int32_t batch, size_t *bytes,
-                                  size_t *pbytes, const char **detail);
+/* The workspace size of a batch, with the checks every pass needs on batch. */
+attn_status model_workspace_bytes(const attn_model *m, int32_t batch, size_t *bytes, const char **detail);
 /* Logits of the batch; with `ce`, each row's loss too (and the loss's gradient in the logits). */
 typedef struct ce_args ce_args;
-attn_status model_forward(const attn_model_config *cfg, const model_shape *s, const float *P, const int32_t *tokens,
-                          const bufs *w, float *logits, const ce_args *ce, const char **detail);
+attn_status model_forward(const attn_model *m, const float *P, const int32_t *tokens, const bufs *w, float *logits,
+                          const ce_args *ce, const char **detail);
 
 /* ---- the ops of a layer (model_layer.c) ---- */
 
@@ -163,8 +186,6 @@ void model_gelu_forward(size_t count, const float *x, float *y); /* on the calli
  * attn_plan_backward, bit for bit, without a second forward pass). */
 void model_head_inputs(const model_shape *s, const float *hp, const float *proj, int h, int b, int NR,
                        attn_inputs *in);
-attn_status model_head_plan(const attn_model_config *cfg, const model_shape *s, const float *hp, int h,
-                            attn_plan *plan, const char **detail);
 /* One head's attention over the sequences of a batch, a piece per sequence b (threads.c): each
  * writes its own rows of y (and of dproj) and uses its thread's workspace slice; the backward
  * pass leaves the gradients of the head's own parameters per sequence, summed afterwards. */

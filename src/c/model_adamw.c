@@ -52,20 +52,21 @@ static void adamw_piece(void *ctx, int i, int thread) {
     if (!j->write && !(check == 0.0f)) j->bad[thread] = 1;
 }
 
-attn_status attn_model_adamw(const attn_model_config *cfg, float *memory, size_t bytes, float lr,
+attn_status attn_model_adamw(const attn_model *model, float *memory, size_t bytes, float lr,
                              int32_t step, float *grad_norm, const char **detail) {
-    model_shape s;
-    attn_status st = model_shape_of(cfg, &s, detail);
+    attn_status st = model_opened(model, detail);
     if (st != ATTN_OK) return st;
-    if (!memory || bytes < (size_t)s.total * 16u) FAIL(ATTN_ERR_MEMORY, "the model block is smaller than attn_model_size");
+    const attn_model_config *cfg = &model->cfg;
+    const model_shape *s = &model->s;
+    if (!memory || bytes < (size_t)s->total * 16u) FAIL(ATTN_ERR_MEMORY, "the model block is smaller than attn_model_size");
     if (!(lr - lr == 0.0f) || lr < 0.0f) FAIL(ATTN_ERR_VALUE, "lr must be a finite number >= 0");
     if (step < 1) FAIL(ATTN_ERR_VALUE, "step must be an integer >= 1");
-    float *P = memory, *G = memory + s.total, *M = G + s.total, *Vm = M + s.total;
+    float *P = memory, *G = memory + s->total, *M = G + s->total, *Vm = M + s->total;
     double norm2 = 0.0;
-    for (int i = 0; i < s.params; i++) {
+    for (int i = 0; i < s->params; i++) {
         if (frozen(cfg, i)) continue;
         attn_model_param info;
-        model_param_describe(&s, i, &info);
+        model_param_describe(s, i, &info);
         const float *g = G + info.offset;
         for (int e = 0; e < info.count; e++) norm2 += (double)g[e] * g[e];
     }
@@ -73,15 +74,15 @@ attn_status attn_model_adamw(const attn_model_config *cfg, float *memory, size_t
     if (grad_norm) *grad_norm = (float)norm;
     if (!(norm - norm == 0.0)) FAIL(ATTN_ERR_VALUE, "the gradient is not finite: nothing was changed");
     float clip = norm > 1.0 ? (float)(1.0 / norm) : 1.0f;
-    adamw_job job = {cfg, &s, P, G, M, Vm, lr, clip, (float)(1.0 - power(ADAM_B1, step)),
+    adamw_job job = {cfg, s, P, G, M, Vm, lr, clip, (float)(1.0 - power(ADAM_B1, step)),
                      (float)(1.0 - power(ADAM_B2, step)), 0, {0}};
-    attn_parallel(s.params, adamw_piece, &job); /* a parameter a piece: elementwise, any order */
+    attn_parallel(s->params, adamw_piece, &job); /* a parameter a piece: elementwise, any order */
     for (int t = 0; t < ATTN_MAX_THREADS; t++)
         if (job.bad[t])
             FAIL(ATTN_ERR_VALUE, "the step would leave a parameter or an AdamW moment non-finite (lr or "
                                  "weightDecay too large for float32): nothing was changed");
     job.write = 1;
-    attn_parallel(s.params, adamw_piece, &job);
+    attn_parallel(s->params, adamw_piece, &job);
     if (detail) *detail = "";
     return ATTN_OK;
 }

@@ -103,22 +103,20 @@ static attn_status decode_ws_bytes(const model_shape *s, const decode_shape *ds,
     return ATTN_OK;
 }
 
-attn_status attn_model_decode_size(const attn_model_config *cfg, size_t *bytes) {
-    model_shape s;
+attn_status attn_model_decode_size(const attn_model *model, size_t *bytes) {
     decode_shape ds;
-    attn_status st = model_shape_of(cfg, &s, 0);
-    if (st == ATTN_OK) st = decode_shape_of(cfg, &s, &ds, 0);
+    attn_status st = model_opened(model, 0);
+    if (st == ATTN_OK) st = decode_shape_of(&model->cfg, &model->s, &ds, 0);
     if (st == ATTN_OK && bytes) *bytes = (size_t)ds.state_floats * 4u;
     return st;
 }
 
-attn_status attn_model_decode_workspace_size(const attn_model_config *cfg, size_t *bytes) {
-    model_shape s;
+attn_status attn_model_decode_workspace_size(const attn_model *model, size_t *bytes) {
     decode_shape ds;
     size_t need = 0;
-    attn_status st = model_shape_of(cfg, &s, 0);
-    if (st == ATTN_OK) st = decode_shape_of(cfg, &s, &ds, 0);
-    if (st == ATTN_OK) st = decode_ws_bytes(&s, &ds, &need, 0);
+    attn_status st = model_opened(model, 0);
+    if (st == ATTN_OK) st = decode_shape_of(&model->cfg, &model->s, &ds, 0);
+    if (st == ATTN_OK) st = decode_ws_bytes(&model->s, &ds, &need, 0);
     if (st == ATTN_OK && bytes) *bytes = need;
     return st;
 }
@@ -127,18 +125,19 @@ static float *head_block(const model_shape *s, const decode_shape *ds, void *sta
     return (float *)state + 4 + residual_floats(s) + ((int64_t)l * s->H + h) * ds->head_floats;
 }
 
-attn_status attn_model_decode_reset(const attn_model_config *cfg, void *state) {
-    model_shape s;
+attn_status attn_model_decode_reset(const attn_model *model, void *state) {
     decode_shape ds;
-    attn_status st = model_shape_of(cfg, &s, 0);
-    if (st == ATTN_OK) st = decode_shape_of(cfg, &s, &ds, 0);
+    attn_status st = model_opened(model, 0);
+    if (st == ATTN_OK) st = decode_shape_of(&model->cfg, &model->s, &ds, 0);
     if (st != ATTN_OK) return st;
+    const attn_model_config *cfg = &model->cfg;
+    const model_shape *s = &model->s;
     if (!state) return ATTN_ERR_SHAPE;
     attn_fill((float *)state, (size_t)ds.state_floats, 0.0f);
     if (ds.keep == KEEP_STATE)
-        for (int l = 0; l < s.layers; l++)
-            for (int h = 0; h < s.H; h++)
-                attn_linear_step_reset((attn_variant)cfg->variant, s.dh, s.dh, head_block(&s, &ds, state, l, h));
+        for (int l = 0; l < s->layers; l++)
+            for (int h = 0; h < s->H; h++)
+                attn_linear_step_reset((attn_variant)cfg->variant, s->dh, s->dh, head_block(s, &ds, state, l, h));
     decode_header *hd = (decode_header *)state;
     hd->magic = DECODE_MAGIC, hd->next = 0, hd->bytes = (uint64_t)ds.state_floats * 4u;
     return ATTN_OK;
@@ -176,17 +175,18 @@ static void decode_head(const attn_model_config *cfg, const model_shape *s, cons
     }
 }
 
-attn_status attn_model_decode_step(const attn_model_config *cfg, const float *memory, size_t bytes,
+attn_status attn_model_decode_step(const attn_model *model, const float *memory, size_t bytes,
                                    void *state, int32_t token, int32_t position, float *logits,
                                    void *workspace, size_t ws_bytes, const char **detail) {
-    model_shape s;
     decode_shape ds;
-    attn_status st = model_shape_of(cfg, &s, detail);
-    if (st == ATTN_OK) st = decode_shape_of(cfg, &s, &ds, detail);
+    attn_status st = model_opened(model, detail);
+    if (st == ATTN_OK) st = decode_shape_of(&model->cfg, &model->s, &ds, detail);
     if (st != ATTN_OK) return st;
-    if (!memory || bytes < (size_t)s.total * 16u) FAIL(ATTN_ERR_MEMORY, "the model block is smaller than attn_model_size");
+    const attn_model_config *cfg = &model->cfg;
+    const model_shape *s = &model->s;
+    if (!memory || bytes < (size_t)s->total * 16u) FAIL(ATTN_ERR_MEMORY, "the model block is smaller than attn_model_size");
     size_t need;
-    st = decode_ws_bytes(&s, &ds, &need, detail);
+    st = decode_ws_bytes(s, &ds, &need, detail);
     if (st != ATTN_OK) return st;
     if (!workspace || ws_bytes < need) FAIL(ATTN_ERR_MEMORY, "workspace is smaller than attn_model_decode_workspace_size");
     if (!state) FAIL(ATTN_ERR_SHAPE, "state is required");
@@ -195,44 +195,44 @@ attn_status attn_model_decode_step(const attn_model_config *cfg, const float *me
     if (hd->magic != DECODE_MAGIC) FAIL(ATTN_ERR_VALUE, "state was not set up by attn_model_decode_reset");
     if (hd->bytes != (uint64_t)ds.state_floats * 4u)
         FAIL(ATTN_ERR_SHAPE, "state was reset for a configuration of another size");
-    if (token < 0 || token >= s.V) FAIL(ATTN_ERR_VALUE, "token is outside [0, vocab)");
+    if (token < 0 || token >= s->V) FAIL(ATTN_ERR_VALUE, "token is outside [0, vocab)");
     if (position < 0) FAIL(ATTN_ERR_VALUE, "position must be >= 0");
-    if (position >= s.T)
+    if (position >= s->T)
         FAIL(ATTN_ERR_VALUE, "position is past seqLen: the position embeddings and the Synthesizer's L-sized parameters end there");
     if (position != hd->next) FAIL(ATTN_ERR_VALUE, "position must be the number of tokens fed since attn_model_decode_reset");
 
     arena ws = {(unsigned char *)workspace, 0, 0, 1};
     decode_bufs b;
-    decode_layout(&s, &ds, &ws, &b);
-    int D = s.D, F = s.F, dh = s.dh, t = position;
+    decode_layout(s, &ds, &ws, &b);
+    int D = s->D, F = s->F, dh = s->dh, t = position;
     const float *P = memory;
     float *res = (float *)state + 4; /* the residual stream of this position */
-    add_into((size_t)D, P + (size_t)token * D, P + (size_t)s.V * D + (size_t)t * D, res);
-    for (int l = 0; l < s.layers; l++) {
-        const float *Pl = P + s.layers_off + l * s.layer_floats;
+    add_into((size_t)D, P + (size_t)token * D, P + (size_t)s->V * D + (size_t)t * D, res);
+    for (int l = 0; l < s->layers; l++) {
+        const float *Pl = P + s->layers_off + l * s->layer_floats;
         float stats[2];
-        model_layernorm(1, D, res, Pl + s.ln1g, Pl + s.ln1b, b.a, stats);
-        for (int h = 0; h < s.H; h++) {
-            const float *hp = Pl + s.heads + h * s.head_floats;
-            for (int k = 0; k < s.nproj; k++)
-                attn_gemm(1, dh, D, b.a, D, hp + s.slots[s.proj_slot[k]].offset, dh, b.proj + (size_t)k * dh, dh, 0);
-            decode_head(cfg, &s, &ds, hp, h, head_block(&s, &ds, state, l, h), t, &b, b.ycat + (size_t)h * dh);
+        model_layernorm(1, D, res, Pl + s->ln1g, Pl + s->ln1b, b.a, stats);
+        for (int h = 0; h < s->H; h++) {
+            const float *hp = Pl + s->heads + h * s->head_floats;
+            for (int k = 0; k < s->nproj; k++)
+                attn_gemm(1, dh, D, b.a, D, hp + s->slots[s->proj_slot[k]].offset, dh, b.proj + (size_t)k * dh, dh, 0);
+            decode_head(cfg, s, &ds, hp, h, head_block(s, &ds, state, l, h), t, &b, b.ycat + (size_t)h * dh);
         }
-        for (int h = 0; h < s.H; h++)
-            attn_gemm(1, D, dh, b.ycat + (size_t)h * dh, dh, Pl + s.wo + (size_t)h * dh * D, D, b.dtmp, D, h > 0);
+        for (int h = 0; h < s->H; h++)
+            attn_gemm(1, D, dh, b.ycat + (size_t)h * dh, dh, Pl + s->wo + (size_t)h * dh * D, D, b.dtmp, D, h > 0);
         add_into((size_t)D, res, b.dtmp, res);
-        model_layernorm(1, D, res, Pl + s.ln2g, Pl + s.ln2b, b.a, stats);
-        attn_copy(b.pre, Pl + s.fc1b, F);
-        attn_gemm(1, F, D, b.a, D, Pl + s.fc1, F, b.pre, F, 1);
+        model_layernorm(1, D, res, Pl + s->ln2g, Pl + s->ln2b, b.a, stats);
+        attn_copy(b.pre, Pl + s->fc1b, F);
+        attn_gemm(1, F, D, b.a, D, Pl + s->fc1, F, b.pre, F, 1);
         model_gelu_forward((size_t)F, b.pre, b.act);
-        attn_copy(b.dtmp, Pl + s.fc2b, D);
-        attn_gemm(1, D, F, b.act, F, Pl + s.fc2, D, b.dtmp, D, 1);
+        attn_copy(b.dtmp, Pl + s->fc2b, D);
+        attn_gemm(1, D, F, b.act, F, Pl + s->fc2, D, b.dtmp, D, 1);
         add_into((size_t)D, res, b.dtmp, res);
     }
     float stats[2];
-    model_layernorm(1, D, res, P + s.lnfg, P + s.lnfb, b.a, stats);
-    attn_copy(logits, P + s.outb, s.V);
-    attn_gemm(1, s.V, D, b.a, D, P + s.out, s.V, logits, s.V, 1);
+    model_layernorm(1, D, res, P + s->lnfg, P + s->lnfb, b.a, stats);
+    attn_copy(logits, P + s->outb, s->V);
+    attn_gemm(1, s->V, D, b.a, D, P + s->out, s->V, logits, s->V, 1);
     hd->next = position + 1;
     if (detail) *detail = "";
     return ATTN_OK;

@@ -158,13 +158,6 @@ void model_head_inputs(const model_shape *s, const float *hp, const float *proj,
     }
 }
 
-attn_status model_head_plan(const attn_model_config *cfg, const model_shape *s, const float *hp, int h,
-                            attn_plan *plan, const char **detail) {
-    attn_options opt;
-    model_head_options(cfg, s, h, s->alpha_slot >= 0 ? hp + s->slots[s->alpha_slot].offset : 0, &opt);
-    return attn_plan_make((attn_variant)cfg->variant, &s->dims, &opt, ATTN_WANT_KEPT, plan, detail);
-}
-
 /* Sequence b: y of the head's rows (and their lse), on the thread's workspace slice. */
 void model_head_forward_piece(const void *ctx, int b, int thread) {
     head_job *job = (head_job *)(uintptr_t)ctx; /* the stage's task passes it back as const */

@@ -31,22 +31,6 @@ void model_layer_view(const model_shape *s, const bufs *w, int l, layer_view *v)
     v->lse = s->keeps_lse ? p : 0; /* last: the buffers before it keep the offsets they had without it */
 }
 
-/* The largest attention workspace of any head (patterns differ, nothing else does): a kept forward
- * pass and the backward pass from it. */
-static attn_status plan_bytes(const attn_model_config *cfg, const model_shape *s, size_t *bytes,
-                              const char **detail) {
-    *bytes = 0;
-    for (int h = 0; h < s->H && h < s->npatterns; h++) {
-        attn_options opt;
-        attn_plan plan;
-        model_head_options(cfg, s, h, 0, &opt);
-        attn_status st = attn_plan_make((attn_variant)cfg->variant, &s->dims, &opt, ATTN_WANT_KEPT, &plan, detail);
-        if (st != ATTN_OK) return st;
-        if (plan.workspace_bytes > *bytes) *bytes = plan.workspace_bytes;
-    }
-    return ATTN_OK;
-}
-
 /* Floats of one layer's transposed weights in bufs.wt (the backward pass: wt_layer). */
 static int64_t wt_layer_floats(const model_shape *s) {
     return sadd(sadd(smul(2 * (int64_t)s->F, s->D), smul(s->D, s->D)), smul(smul(s->H, s->nproj), smul(s->dh, s->D)));
@@ -79,57 +63,119 @@ void model_layout(const model_shape *s, int B, size_t pbytes, arena *ws, bufs *w
 }
 
 /* The workspace size, with the checks every pass needs on batch. */
-attn_status model_workspace_bytes(const attn_model_config *cfg, const model_shape *s, int32_t batch,
-                                  size_t *bytes, size_t *pbytes, const char **detail) {
+attn_status model_workspace_bytes(const attn_model *m, int32_t batch, size_t *bytes, const char **detail) {
+    const model_shape *s = &m->s;
     if (batch < 1) FAIL(ATTN_ERR_SHAPE, "batch must be a positive integer");
     int64_t NR = smul(batch, s->T);
     int64_t widest = s->D > s->F ? s->D : s->F;
     if (s->V > widest) widest = s->V;
     if (smul(NR, widest) >= ((int64_t)1 << 31) || smul(s->nproj, smul(NR, s->D)) >= ((int64_t)1 << 31))
         FAIL(ATTN_ERR_MEMORY, "batch * seqLen * width exceeds 2^31");
-    attn_status st = plan_bytes(cfg, s, pbytes, detail);
-    if (st != ATTN_OK) return st;
     arena measure = {0, 0, 1, 1};
     bufs w;
-    model_layout(s, batch, *pbytes, &measure, &w);
+    model_layout(s, batch, m->plan_bytes, &measure, &w);
     uint64_t need = (measure.used + 15u) & ~(uint64_t)15u;
     if (need >= ARENA_LIMIT || need > (uint64_t)(SIZE_MAX / 2)) FAIL(ATTN_ERR_MEMORY, "the workspace does not fit in the address space");
     *bytes = (size_t)need;
     return ATTN_OK;
 }
 
-attn_status attn_model_workspace_size(const attn_model_config *cfg, int32_t batch, size_t *bytes) {
-    model_shape s;
-    size_t need, pbytes;
-    attn_status st = model_shape_of(cfg, &s, 0);
-    if (st == ATTN_OK) st = model_workspace_bytes(cfg, &s, batch, &need, &pbytes, 0);
+attn_status attn_model_workspace_size(const attn_model *model, int32_t batch, size_t *bytes) {
+    size_t need;
+    attn_status st = model_opened(model, 0);
+    if (st == ATTN_OK) st = model_workspace_bytes(model, batch, &need, 0);
     if (st == ATTN_OK && bytes) *bytes = need;
     return st;
 }
 
-/* ---- the forward pass: per layer, a stage of rows and a stage per head ---- */
+/* ---- the forward pass: the embedding, then per layer its norm and projections, its heads'
+ * attention, its output and MLP, then the logits. Each part is a stage (stages.c): rows split
+ * over the threads, or a head's sequences. ---- */
 
 typedef struct forward_ctx {
     const model_shape *s;
     const bufs *w;
     const float *P;
     const int32_t *tokens;
-    int after;          /* the layer whose attention output these rows finish, or -1: the embedding */
-    int next;           /* the layer whose LayerNorm and projections follow, or s->layers: the logits */
+    int l;              /* the layer the rows are in */
     float *logits;
     const ce_args *ce;  /* each row's loss (and gradient), or NULL */
 } forward_ctx;
 
-/* Rows [lo, hi) of the rest of layer l after its attention: the output projection (heads in
- * order, accumulating as one call per head does), the residual, LayerNorm, fc1 and GELU, fc2, the
- * residual. */
-static void finish_layer_rows(const model_shape *s, const bufs *w, const float *P, int l, int lo, int hi) {
-    int NR = w->NR, D = s->D, F = s->F, dh = s->dh, n = hi - lo;
-    size_t BD = (size_t)NR * D;
-    const float *Pl = P + s->layers_off + l * s->layer_floats;
-    float *hin = w->res + 2 * (size_t)l * BD, *hmid = hin + BD, *hout = hmid + BD;
+/* The rows of one part, as a stage over the threads (every row's operations those of one call). */
+static void run_rows(const bufs *w, block_fn rows_fn, const forward_ctx *c) {
+    stage st = {0};
+    blocks rows;
+    attn_stage_rows(&st, &rows, w->NR, rows_fn, c);
+    attn_stage_run(&st);
+}
+
+/* Rows [lo, hi): h = tok_emb[token] + pos_emb[position], layer 0's input. */
+static void embed_rows(const void *ctx, int lo, int hi, int thread) {
+    (void)thread;
+    const forward_ctx *c = ctx;
+    const model_shape *s = c->s;
+    int D = s->D, V = s->V;
+    for (int i = lo; i < hi; i++)
+        add_into((size_t)D, c->P + (size_t)c->tokens[i] * D, c->P + (size_t)V * D + (size_t)(i % s->T) * D,
+                 c->w->res + (size_t)i * D);
+}
+
+/* Rows [lo, hi) of layer l: a = LN1(h), then every head's projections of a (head-major). */
+static void norm_project_rows(const void *ctx, int lo, int hi, int thread) {
+    (void)thread;
+    const forward_ctx *c = ctx;
+    const model_shape *s = c->s;
+    const bufs *w = c->w;
+    int NR = w->NR, D = s->D, dh = s->dh, n = hi - lo;
+    const float *Pl = c->P + s->layers_off + c->l * s->layer_floats;
+    layer_view v;
+    model_layer_view(s, w, c->l, &v);
+    ln_args ln = {NR, D, w->res + 2 * (size_t)c->l * NR * D, Pl + s->ln1g, Pl + s->ln1b, 0, 0, v.ln1, v.ln1_stats, 0, 0, 0};
+    model_layernorm_rows(&ln, lo, hi);
+    for (int h = 0; h < s->H; h++)
+        for (int k = 0; k < s->nproj; k++)
+            attn_gemm(n, dh, D, v.ln1 + (size_t)lo * D, D, Pl + s->heads + h * s->head_floats + s->slots[s->proj_slot[k]].offset,
+                      dh, v.proj + ((size_t)(h * s->nproj + k) * NR + lo) * dh, dh, 0);
+}
+
+/* Layer l's heads, one after another, each a stage of its sequences: y_h = attention(q, k, v, ...)
+ * from the head's plan (made when the model was opened). */
+static attn_status attend(const attn_model *m, const float *P, const bufs *w, int l, const char **detail) {
+    const model_shape *s = &m->s;
     layer_view v;
     model_layer_view(s, w, l, &v);
+    const float *Pl = P + s->layers_off + l * s->layer_floats;
+    for (int h = 0; h < s->H; h++) {
+        const float *hp = Pl + s->heads + h * s->head_floats;
+        attn_plan plan;
+        attn_status st = model_head_plan(m, l, h, hp, &plan, detail);
+        if (st != ATTN_OK) return st;
+        head_job job = {s, w, &plan, hp, 0, v.proj, v.y, v.lse, 0, h, ATTN_OK, 0};
+        stage heads = {0};
+        attn_stage_add(&heads, model_head_forward_piece, &job, w->B);
+        attn_stage_run(&heads);
+        if (job.status != ATTN_OK) {
+            if (detail) *detail = job.detail;
+            return job.status;
+        }
+    }
+    return ATTN_OK;
+}
+
+/* Rows [lo, hi) of layer l after its attention: h += concat(y) wo (heads in order, accumulating as
+ * one call per head does); h += fc2(GELU(fc1(LN2(h)))). */
+static void output_mlp_rows(const void *ctx, int lo, int hi, int thread) {
+    (void)thread;
+    const forward_ctx *c = ctx;
+    const model_shape *s = c->s;
+    const bufs *w = c->w;
+    int NR = w->NR, D = s->D, F = s->F, dh = s->dh, n = hi - lo;
+    size_t BD = (size_t)NR * D;
+    const float *Pl = c->P + s->layers_off + c->l * s->layer_floats;
+    float *hin = w->res + 2 * (size_t)c->l * BD, *hmid = hin + BD, *hout = hmid + BD;
+    layer_view v;
+    model_layer_view(s, w, c->l, &v);
     float *tmp = w->dtmp + (size_t)lo * D;
     for (int h = 0; h < s->H; h++)
         attn_gemm(n, D, dh, v.y + ((size_t)h * NR + lo) * dh, dh, Pl + s->wo + (size_t)h * dh * D, D, tmp, D, h > 0);
@@ -145,73 +191,36 @@ static void finish_layer_rows(const model_shape *s, const bufs *w, const float *
     add_into((size_t)n * D, hmid + (size_t)lo * D, tmp, hout + (size_t)lo * D);
 }
 
-/* Rows [lo, hi) from one attention to the next: the end of layer `after` (or the embedding), then
- * layer `next`'s LayerNorm and every head's projections (or the final LayerNorm, the logits and
- * the loss). */
-static void forward_rows(const void *ctx, int lo, int hi, int thread) {
+/* Rows [lo, hi) at the top: logits = LNf(h) out + outb, and with ce each row's loss. */
+static void logits_rows(const void *ctx, int lo, int hi, int thread) {
     (void)thread;
     const forward_ctx *c = ctx;
     const model_shape *s = c->s;
     const bufs *w = c->w;
-    const float *P = c->P;
-    int NR = w->NR, D = s->D, V = s->V, dh = s->dh, n = hi - lo;
-    size_t BD = (size_t)NR * D;
-    if (c->after < 0)
-        for (int i = lo; i < hi; i++)
-            add_into((size_t)D, P + (size_t)c->tokens[i] * D, P + (size_t)V * D + (size_t)(i % s->T) * D,
-                     w->res + (size_t)i * D);
-    else
-        finish_layer_rows(s, w, P, c->after, lo, hi);
-    if (c->next < s->layers) {
-        const float *Pl = P + s->layers_off + c->next * s->layer_floats;
-        layer_view v;
-        model_layer_view(s, w, c->next, &v);
-        ln_args ln = {NR, D, w->res + 2 * (size_t)c->next * BD, Pl + s->ln1g, Pl + s->ln1b, 0, 0, v.ln1, v.ln1_stats, 0, 0, 0};
-        model_layernorm_rows(&ln, lo, hi);
-        for (int h = 0; h < s->H; h++)
-            for (int k = 0; k < s->nproj; k++)
-                attn_gemm(n, dh, D, v.ln1 + (size_t)lo * D, D,
-                          Pl + s->heads + h * s->head_floats + s->slots[s->proj_slot[k]].offset, dh,
-                          v.proj + ((size_t)(h * s->nproj + k) * NR + lo) * dh, dh, 0);
-    } else {
-        ln_args ln = {NR, D, w->res + 2 * (size_t)s->layers * BD, P + s->lnfg, P + s->lnfb, 0, 0, w->lnf, w->lnf_stats, 0, 0, 0};
-        model_layernorm_rows(&ln, lo, hi);
-        float *logits = c->logits + (size_t)lo * V;
-        broadcast_rows(n, V, P + s->outb, logits);
-        attn_gemm(n, V, D, w->lnf + (size_t)lo * D, D, P + s->out, V, logits, V, 1);
-        if (c->ce) model_cross_entropy_rows(c->ce, lo, hi);
-    }
+    int NR = w->NR, D = s->D, V = s->V, n = hi - lo;
+    ln_args ln = {NR, D, w->res + 2 * (size_t)s->layers * NR * D, c->P + s->lnfg, c->P + s->lnfb, 0, 0, w->lnf,
+                  w->lnf_stats, 0, 0, 0};
+    model_layernorm_rows(&ln, lo, hi);
+    float *logits = c->logits + (size_t)lo * V;
+    broadcast_rows(n, V, c->P + s->outb, logits);
+    attn_gemm(n, V, D, w->lnf + (size_t)lo * D, D, c->P + s->out, V, logits, V, 1);
+    if (c->ce) model_cross_entropy_rows(c->ce, lo, hi);
 }
 
 /* Logits of the batch; with `ce`, each row's loss too (and the loss's gradient in the logits). */
-attn_status model_forward(const attn_model_config *cfg, const model_shape *s, const float *P,
-                          const int32_t *tokens, const bufs *w, float *logits, const ce_args *ce,
-                          const char **detail) {
-    stage st = {0};
-    blocks rows;
-    forward_ctx c = {s, w, P, tokens, -1, 0, logits, ce};
-    for (int l = 0;; l++) {
-        c.after = l - 1, c.next = l;
-        attn_stage_rows(&st, &rows, w->NR, forward_rows, &c);
-        attn_stage_run(&st);
-        if (l == s->layers) return ATTN_OK;
-        layer_view v;
-        model_layer_view(s, w, l, &v);
-        const float *Pl = P + s->layers_off + l * s->layer_floats;
-        for (int h = 0; h < s->H; h++) {
-            const float *hp = Pl + s->heads + h * s->head_floats;
-            attn_plan plan;
-            attn_status st_plan = model_head_plan(cfg, s, hp, h, &plan, detail);
-            if (st_plan != ATTN_OK) return st_plan;
-            head_job job = {s, w, &plan, hp, 0, v.proj, v.y, v.lse, 0, h, ATTN_OK, 0};
-            attn_stage_add(&st, model_head_forward_piece, &job, w->B);
-            attn_stage_run(&st);
-            if (job.status != ATTN_OK) {
-                if (detail) *detail = job.detail;
-                return job.status;
-            }
-        }
+attn_status model_forward(const attn_model *m, const float *P, const int32_t *tokens, const bufs *w,
+                          float *logits, const ce_args *ce, const char **detail) {
+    forward_ctx c = {&m->s, w, P, tokens, 0, logits, ce};
+    run_rows(w, embed_rows, &c);
+    for (int l = 0; l < m->s.layers; l++) {
+        c.l = l;
+        run_rows(w, norm_project_rows, &c);
+        attn_status st = attend(m, P, w, l, detail);
+        if (st != ATTN_OK) return st;
+        run_rows(w, output_mlp_rows, &c);
     }
+    run_rows(w, logits_rows, &c);
+    return ATTN_OK;
 }
 
 /* ---- the backward pass: a stage at the top, then four a layer ----
@@ -376,8 +385,10 @@ static void stage_attention_sums(stage *st, blocks *lncols, ln_args *ln, product
     attn_stage_products(st, prod, s->H);
 }
 
-static attn_status backward(const attn_model_config *cfg, const model_shape *s, const float *P, float *G,
-                            const int32_t *tokens, const bufs *w, const char **detail) {
+static attn_status backward(const attn_model *m, const float *P, float *G, const int32_t *tokens, const bufs *w,
+                            const char **detail) {
+    const attn_model_config *cfg = &m->cfg;
+    const model_shape *s = &m->s;
     int NR = w->NR, D = s->D, F = s->F, V = s->V, dh = s->dh;
     size_t BD = (size_t)NR * D;
     attn_fill(G, (size_t)s->total, 0.0f);
@@ -434,7 +445,7 @@ static attn_status backward(const attn_model_config *cfg, const model_shape *s, 
             const float *hp = P + lo + s->heads + h * s->head_floats;
             float *hg = Gl + s->heads + h * s->head_floats;
             attn_plan plan;
-            attn_status st_plan = model_head_plan(cfg, s, hp, h, &plan, detail);
+            attn_status st_plan = model_head_plan(m, l, h, hp, &plan, detail);
             if (st_plan != ATTN_OK) return st_plan;
             head_job job = {s, w, &plan, hp, hg, v.proj, v.y, v.lse, cfg, h, ATTN_OK, 0};
             if (h == 0 && lone) {
@@ -478,14 +489,15 @@ static attn_status backward(const attn_model_config *cfg, const model_shape *s, 
 /* ---- the entry points ---- */
 
 /* The checks and workspace carving every pass shares. */
-static attn_status prepare(const attn_model_config *cfg, model_shape *s, const float *memory, size_t bytes,
-                           const int32_t *tokens, const int32_t *targets, int32_t batch, void *workspace,
-                           size_t ws_bytes, bufs *w, int *counted, const char **detail) {
-    attn_status st = model_shape_of(cfg, s, detail);
+static attn_status prepare(const attn_model *m, const float *memory, size_t bytes, const int32_t *tokens,
+                           const int32_t *targets, int32_t batch, void *workspace, size_t ws_bytes, bufs *w,
+                           int *counted, const char **detail) {
+    attn_status st = model_opened(m, detail);
     if (st != ATTN_OK) return st;
+    const model_shape *s = &m->s;
     if (!memory || bytes < (size_t)s->total * 16u) FAIL(ATTN_ERR_MEMORY, "the model block is smaller than attn_model_size");
-    size_t need, pbytes;
-    st = model_workspace_bytes(cfg, s, batch, &need, &pbytes, detail);
+    size_t need;
+    st = model_workspace_bytes(m, batch, &need, detail);
     if (st != ATTN_OK) return st;
     if (!workspace || ws_bytes < need) FAIL(ATTN_ERR_MEMORY, "workspace is smaller than attn_model_workspace_size");
     if (!tokens) FAIL(ATTN_ERR_SHAPE, "tokens is required");
@@ -501,55 +513,53 @@ static attn_status prepare(const attn_model_config *cfg, model_shape *s, const f
         }
     }
     arena ws = {(unsigned char *)workspace, 0, 0, 1};
-    model_layout(s, batch, pbytes, &ws, w);
+    model_layout(s, batch, m->plan_bytes, &ws, w);
     return ATTN_OK;
 }
 
-attn_status attn_model_forward(const attn_model_config *cfg, const float *memory, size_t bytes,
+attn_status attn_model_forward(const attn_model *model, const float *memory, size_t bytes,
                                const int32_t *tokens, int32_t batch, float *logits,
                                void *workspace, size_t ws_bytes, const char **detail) {
-    model_shape s;
     bufs w;
-    attn_status st = prepare(cfg, &s, memory, bytes, tokens, 0, batch, workspace, ws_bytes, &w, 0, detail);
+    attn_status st = prepare(model, memory, bytes, tokens, 0, batch, workspace, ws_bytes, &w, 0, detail);
     if (st != ATTN_OK) return st;
     if (!logits) FAIL(ATTN_ERR_SHAPE, "logits is required");
-    st = model_forward(cfg, &s, memory, tokens, &w, logits, 0, detail);
+    st = model_forward(model, memory, tokens, &w, logits, 0, detail);
     if (st == ATTN_OK && detail) *detail = "";
     return st;
 }
 
-static attn_status loss_pass(const attn_model_config *cfg, float *memory, size_t bytes, const int32_t *tokens,
+static attn_status loss_pass(const attn_model *m, float *memory, size_t bytes, const int32_t *tokens,
                              const int32_t *targets, int32_t batch, float *loss, int32_t *correct,
                              int32_t *counted, void *workspace, size_t ws_bytes, int grads,
                              const char **detail) {
-    model_shape s;
     bufs w;
     int count = 0;
-    attn_status st = prepare(cfg, &s, memory, bytes, tokens, targets, batch, workspace, ws_bytes, &w, &count, detail);
+    attn_status st = prepare(m, memory, bytes, tokens, targets, batch, workspace, ws_bytes, &w, &count, detail);
     if (st != ATTN_OK) return st;
-    ce_args ce = {&s, &w, targets, count, grads};
-    st = model_forward(cfg, &s, memory, tokens, &w, w.logits, &ce, detail);
+    ce_args ce = {&m->s, &w, targets, count, grads};
+    st = model_forward(m, memory, tokens, &w, w.logits, &ce, detail);
     if (st != ATTN_OK) return st;
     model_cross_entropy_total(&w, targets, count, loss, correct);
     if (counted) *counted = count;
-    if (grads) st = backward(cfg, &s, memory, memory + s.total, tokens, &w, detail);
+    if (grads) st = backward(m, memory, memory + m->s.total, tokens, &w, detail);
     if (st == ATTN_OK && detail) *detail = "";
     return st;
 }
 
-attn_status attn_model_loss(const attn_model_config *cfg, const float *memory, size_t bytes,
+attn_status attn_model_loss(const attn_model *model, const float *memory, size_t bytes,
                             const int32_t *tokens, const int32_t *targets, int32_t batch,
                             float *loss, int32_t *correct, int32_t *counted, void *workspace,
                             size_t ws_bytes, const char **detail) {
     /* grads = 0: the block is only read */
-    return loss_pass(cfg, (float *)(uintptr_t)memory, bytes, tokens, targets, batch, loss, correct, counted,
+    return loss_pass(model, (float *)(uintptr_t)memory, bytes, tokens, targets, batch, loss, correct, counted,
                      workspace, ws_bytes, 0, detail);
 }
 
-attn_status attn_model_loss_backward(const attn_model_config *cfg, float *memory, size_t bytes,
+attn_status attn_model_loss_backward(const attn_model *model, float *memory, size_t bytes,
                                      const int32_t *tokens, const int32_t *targets, int32_t batch,
                                      float *loss, int32_t *correct, int32_t *counted,
                                      void *workspace, size_t ws_bytes, const char **detail) {
-    return loss_pass(cfg, memory, bytes, tokens, targets, batch, loss, correct, counted, workspace, ws_bytes, 1,
+    return loss_pass(model, memory, bytes, tokens, targets, batch, loss, correct, counted, workspace, ws_bytes, 1,
                      detail);
 }

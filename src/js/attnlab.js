@@ -16,7 +16,7 @@
 // before it, and copies the results out into fresh Float32Arrays.
 
 import { AttnError, STATUS_CODES, align, describe, overflowError, typedLength } from './errors.js';
-import { CHECK_CALL } from './internal.js';
+import { CHECK_CALL, PLANS_MADE } from './internal.js';
 import { parseMetadata, describeOptions, describeDims } from './registry.js';
 import { Heap, PAGE, MAX_MEMORY } from './heap.js';
 import { Options } from './options.js';
@@ -584,6 +584,13 @@ class Instance {
       this.#exports.attn_plan_backward_kept(base + PLAN_OFFSET, base + INPUTS_OFFSET, at['input:dOutput'],
         at['input:output'], at['input:kept'] ?? 0, base + this.#gradsOffset, wsOffset, wsBytes, base + DETAIL_OFFSET));
     return { output: kept.y.data.slice(), grads: result.grads };
+  }
+
+  // The attention plans this instance has made so far (src/js/internal.js): a model makes its
+  // heads' plans when it is made, and no step makes one after.
+  [PLANS_MADE]() {
+    this.#alive();
+    return this.#exports.attn_plans_made() >>> 0;
   }
 
   // attention()'s reading and checks of a call, without the run (src/js/internal.js): the variant,

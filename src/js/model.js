@@ -259,7 +259,7 @@ export class Model {
     const c = readConfig(host, config);
     // Measured, tabled and checked in the control block's scratch: nothing is allocated or grown
     // until everything the configuration (or a saved file) declares has been checked.
-    const { count, bytes, table } = measure(host, c);
+    const { count, bytes, openBytes, table } = measure(host, c);
     const frozen = frozenFlags(table, c.freeze);
     const floats = loaded ? savedFloats(loaded, bytes / 16) : null;
     const { opt, ...shown } = c;
@@ -268,10 +268,16 @@ export class Model {
     this.#bytes = bytes;
     this.#params = Object.freeze(table);
     const e = host.exports();
-    this.#block = host.heap.alloc(CONFIG_BYTES + align(4 * count, 64) + bytes);
+    // config struct, frozen flags, model block, opened model: the opened model keeps a copy of the
+    // struct (and a pointer to the flags), made once here and read by every pass
+    this.#block = host.heap.alloc(CONFIG_BYTES + align(4 * count, 64) + bytes + openBytes);
     try {
       writeConfig(host, this.#block, c, this.#block + CONFIG_BYTES);
       host.heap.i32().set(frozen, (this.#block + CONFIG_BYTES) >>> 2);
+      const handle = host.heap.scratchBase();
+      host.heap.ensure(handle + 16, 'model');
+      const opened = e.attn_model_open(this.#block, this.#opened(), openBytes, handle, host.detailPtr());
+      if (opened !== 0) this.#fail(opened, 'model open');
       if (floats) {
         const P = bytes / 16, at = this.#memory() >>> 2, f32 = host.heap.f32();
         f32.set(floats.parameters, at);
@@ -315,7 +321,7 @@ export class Model {
     const e = this.#host.exports();
     const normAt = this.#host.heap.scratchBase();
     this.#host.heap.ensure(normAt + 16, 'trainStep');
-    const st = e.attn_model_adamw(this.#cfg(), this.#memory(), this.#bytes, lr, this.#step + 1, normAt, this.#host.detailPtr());
+    const st = e.attn_model_adamw(this.#opened(), this.#memory(), this.#bytes, lr, this.#step + 1, normAt, this.#host.detailPtr());
     if (st !== 0) this.#fail(st, 'trainStep');
     this.#step++;
     return { ...r, gradNorm: this.#host.heap.f32()[normAt >>> 2] };
@@ -333,7 +339,7 @@ export class Model {
     const tok = readInts('tokens', tokens, { multipleOf: seqLen, lo: 0, hi: vocab - 1 });
     const batch = tok.length / seqLen;
     return this.#call(batch, [tok], tok.length * vocab, (at, out, ws, wsBytes, e) =>
-      e.attn_model_forward(this.#cfg(), this.#memory(), this.#bytes, at[0], batch, out, ws, wsBytes, this.#host.detailPtr()),
+      e.attn_model_forward(this.#opened(), this.#memory(), this.#bytes, at[0], batch, out, ws, wsBytes, this.#host.detailPtr()),
     { check: (bad, value) => `forward: logits[${Math.floor(bad / vocab)}][${bad % vocab}] (row = sequence position, column = token) ` +
         `came out ${value}: ${OVERFLOW}` });
   }
@@ -402,15 +408,15 @@ export class Model {
     const sizes = this.#host.heap.scratchBase();
     this.#host.heap.ensure(sizes + 64, 'generate');
     const u32 = () => new Uint32Array(this.#host.heap.i32().buffer);
-    let st = e.attn_model_decode_size(this.#cfg(), sizes);
-    if (st === 0) st = e.attn_model_decode_workspace_size(this.#cfg(), sizes + 4);
+    let st = e.attn_model_decode_size(this.#opened(), sizes);
+    if (st === 0) st = e.attn_model_decode_workspace_size(this.#opened(), sizes + 4);
     if (st !== 0) throw new AttnError(STATUS_CODES[st] ?? 'MEMORY', `generate: the decoding state of this model does not fit in WebAssembly memory`);
     const stateBytes = u32()[sizes >>> 2], wsBytes = u32()[(sizes >>> 2) + 1];
     const state = sizes + 64;
     const out = align(state + stateBytes, 64);
     const ws = align(out + vocab * 4, 64);
     this.#host.heap.ensure(ws + wsBytes, 'generate');
-    st = e.attn_model_decode_reset(this.#cfg(), state);
+    st = e.attn_model_decode_reset(this.#opened(), state);
     if (st !== 0) this.#fail(st, 'generate');
 
     const tokens = new Int32Array(tok.length + count);
@@ -419,7 +425,7 @@ export class Model {
     const logits = new Float32Array(count * vocab);
     const random = mulberry32(seed);
     const step = (position) => {
-      const status = e.attn_model_decode_step(this.#cfg(), this.#memory(), this.#bytes, state, tokens[position], position,
+      const status = e.attn_model_decode_step(this.#opened(), this.#memory(), this.#bytes, state, tokens[position], position,
         out, ws, wsBytes, this.#host.detailPtr());
       if (status !== 0) this.#fail(status, 'generate');
     };
@@ -458,9 +464,9 @@ export class Model {
       }
     }
     return this.#call(1, [tok], seqLen * seqLen, (at, out, ws, wsBytes, e) =>
-      e.attn_model_attention_map(this.#cfg(), this.#memory(), this.#bytes, at[0], layer, head, out, ws, wsBytes, this.#host.detailPtr()),
+      e.attn_model_attention_map(this.#opened(), this.#memory(), this.#bytes, at[0], layer, head, out, ws, wsBytes, this.#host.detailPtr()),
     {
-      measure: (e, at) => e.attn_model_attention_map_workspace_size(this.#cfg(), at),
+      measure: (e, at) => e.attn_model_attention_map_workspace_size(this.#opened(), at),
       check: (bad, value) => `attentionMap: A[${Math.floor(bad / seqLen)}][${bad % seqLen}] of layer ${layer}, head ${head} came out ${value}: ${OVERFLOW}`,
     });
   }
@@ -541,8 +547,9 @@ export class Model {
     this.#host.exports(); // throws DISPOSED when the instance is
   }
 
-  #cfg() { return this.#block; }
   #memory() { return this.#block + CONFIG_BYTES + align(4 * this.#params.length, 64); }
+  // the opened model (attn_model_open), after the model block: what every pass takes
+  #opened() { return this.#memory() + this.#bytes; }
 
   #fail(status, what) {
     throw failure(this.#host, status, what);
@@ -551,7 +558,7 @@ export class Model {
   // Tokens and targets in, one result array out, a workspace for the batch (measured by
   // `measure`, by default the passes' attn_model_workspace_size): laid out above every model's
   // block and copied out; `check` (for float results) names the first value that is not finite.
-  #call(batch, ints, outCount, run, { measure = (e, at) => e.attn_model_workspace_size(this.#cfg(), batch, at), check = null } = {}) {
+  #call(batch, ints, outCount, run, { measure = (e, at) => e.attn_model_workspace_size(this.#opened(), batch, at), check = null } = {}) {
     this.#alive();
     const e = this.#host.exports();
     let cursor = this.#host.heap.scratchBase();
@@ -583,7 +590,7 @@ export class Model {
     const tgt = readInts('targets', targets, { expected: tok.length, lo: -1, hi: this.config.vocab - 1 });
     const batch = tok.length / seqLen;
     const r = this.#call(batch, [tok, tgt], 4, (at, out, ws, wsBytes, e) =>
-      e[fn](this.#cfg(), this.#memory(), this.#bytes, at[0], at[1], batch, out, out + 4, out + 8, ws, wsBytes, this.#host.detailPtr()));
+      e[fn](this.#opened(), this.#memory(), this.#bytes, at[0], at[1], batch, out, out + 4, out + 8, ws, wsBytes, this.#host.detailPtr()));
     const ints = new Int32Array(r.buffer);
     const loss = r[0], correct = ints[1], counted = ints[2];
     if (!Number.isFinite(loss)) {
@@ -681,7 +688,8 @@ function measure(host, c) {
   check(e.attn_model_param_count(cfg, result, host.detailPtr()), 'model config');
   const count = host.heap.i32()[result >>> 2];
   check(e.attn_model_size(cfg, result), 'model config');
-  const bytes = new Uint32Array(host.heap.i32().buffer)[result >>> 2];
+  check(e.attn_model_open_size(cfg, result + 4), 'model config');
+  const [bytes, openBytes] = new Uint32Array(host.heap.i32().buffer).subarray(result >>> 2, (result >>> 2) + 2);
   const table = [];
   for (let i = 0; i < count; i++) {
     check(e.attn_model_param_info(cfg, i, info, host.detailPtr()), 'parameter table');
@@ -689,7 +697,7 @@ function measure(host, c) {
     const f = (name) => i32[at(name) >>> 2];
     table.push(Object.freeze({ name: host.heap.cString(at('name')), offset: f('offset'), count: f('count'), rows: f('rows'), cols: f('cols'), matrix: f('is_matrix') !== 0 }));
   }
-  return { count, bytes, table };
+  return { count, bytes, openBytes, table };
 }
 
 // One flag per parameter (1 = frozen), or UNKNOWN for a name that is not a parameter.

@@ -76,10 +76,18 @@ static void fuzz_model(reader *r, attn_variant variant, const attn_dims *dims, c
     if (attn_model_param_count(&cfg, &count, &detail) != ATTN_OK) return;
     if (attn_model_size(&cfg, &bytes) != ATTN_OK || bytes > ((size_t)8 << 20)) return;
     int32_t batch = 1 + (take8(r) & 1);
-    if (attn_model_workspace_size(&cfg, batch, &ws_bytes) != ATTN_OK || ws_bytes > ((size_t)32 << 20)) return;
     int32_t *frozen = calloc((size_t)count, sizeof *frozen);
     for (int32_t i = 0; i < count; i++) frozen[i] = take8(r) == 0;
     cfg.frozen = frozen;
+    size_t open_bytes = 0;
+    attn_model *model = 0;
+    void *opened = 0;
+    if (attn_model_open_size(&cfg, &open_bytes) == ATTN_OK) opened = aligned_alloc(16, open_bytes);
+    if (!opened || attn_model_open(&cfg, opened, open_bytes, &model, &detail) != ATTN_OK ||
+        attn_model_workspace_size(model, batch, &ws_bytes) != ATTN_OK || ws_bytes > ((size_t)32 << 20)) {
+        free(frozen), free(opened);
+        return;
+    }
     float *memory = malloc(bytes);
     void *ws = malloc(ws_bytes ? ws_bytes : 1);
     size_t cells = (size_t)batch * (size_t)cfg.seq_len;
@@ -92,12 +100,12 @@ static void fuzz_model(reader *r, attn_variant variant, const attn_dims *dims, c
     if (attn_model_init(&cfg, memory, bytes, &detail) == ATTN_OK) {
         float loss = 0.0f;
         int32_t correct = 0, counted = 0;
-        attn_model_forward(&cfg, memory, bytes, tokens, batch, logits, ws, ws_bytes, &detail);
-        if (attn_model_loss_backward(&cfg, memory, bytes, tokens, targets, batch, &loss, &correct, &counted, ws,
+        attn_model_forward(model, memory, bytes, tokens, batch, logits, ws, ws_bytes, &detail);
+        if (attn_model_loss_backward(model, memory, bytes, tokens, targets, batch, &loss, &correct, &counted, ws,
                                      ws_bytes, &detail) == ATTN_OK)
-            attn_model_adamw(&cfg, memory, bytes, 1e-3f, 1, 0, &detail);
+            attn_model_adamw(model, memory, bytes, 1e-3f, 1, 0, &detail);
     }
-    free(frozen), free(memory), free(ws), free(tokens), free(targets), free(logits);
+    free(frozen), free(opened), free(memory), free(ws), free(tokens), free(targets), free(logits);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

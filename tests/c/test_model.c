@@ -409,6 +409,8 @@ static double rloss(const rmodel *m, const double *P, const int *tokens, const i
 
 typedef struct engine {
     attn_model_config cfg;
+    attn_model *model; /* opened once, in open_mem: every pass below takes it */
+    void *open_mem;
     float *mem;
     size_t bytes, ws_bytes, P;
     void *ws;
@@ -419,8 +421,12 @@ static int engine_make(engine *e, const attn_model_config *cfg, int batch) {
     memset(e, 0, sizeof *e);
     e->cfg = *cfg;
     const char *detail = "";
+    size_t open_bytes = 0;
     attn_status s = attn_model_size(cfg, &e->bytes);
-    if (s == ATTN_OK) s = attn_model_workspace_size(cfg, batch, &e->ws_bytes);
+    if (s == ATTN_OK) s = attn_model_open_size(cfg, &open_bytes);
+    if (s == ATTN_OK) e->open_mem = aligned_alloc(16, open_bytes);
+    if (s == ATTN_OK) s = attn_model_open(cfg, e->open_mem, open_bytes, &e->model, &detail);
+    if (s == ATTN_OK) s = attn_model_workspace_size(e->model, batch, &e->ws_bytes);
     int32_t np = 0;
     if (s == ATTN_OK) s = attn_model_param_count(cfg, &np, &detail);
     CHECK(s == ATTN_OK, "%s: model config refused: %s %s", variant_name(cfg->variant), attn_status_string(s), detail);
@@ -433,15 +439,15 @@ static int engine_make(engine *e, const attn_model_config *cfg, int batch) {
     CHECK(s == ATTN_OK, "init: %s", detail);
     return s == ATTN_OK;
 }
-static void engine_free(engine *e) { free(e->mem), free(e->ws); }
+static void engine_free(engine *e) { free(e->mem), free(e->ws), free(e->open_mem); }
 
 static float engine_loss(engine *e, const int *tok, const int *tgt, int batch, int grads) {
     float loss = NAN;
     int32_t correct = 0, counted = 0;
     const char *detail = "";
-    attn_status s = grads ? attn_model_loss_backward(&e->cfg, e->mem, e->bytes, tok, tgt, batch, &loss, &correct,
+    attn_status s = grads ? attn_model_loss_backward(e->model, e->mem, e->bytes, tok, tgt, batch, &loss, &correct,
                                                      &counted, e->ws, e->ws_bytes, &detail)
-                          : attn_model_loss(&e->cfg, e->mem, e->bytes, tok, tgt, batch, &loss, &correct, &counted,
+                          : attn_model_loss(e->model, e->mem, e->bytes, tok, tgt, batch, &loss, &correct, &counted,
                                             e->ws, e->ws_bytes, &detail);
     CHECK(s == ATTN_OK, "%s: loss: %s %s", variant_name(e->cfg.variant), attn_status_string(s), detail);
     return loss;
@@ -568,7 +574,7 @@ static float train(engine *e, const int *tok, const int *tgt, int batch, int ste
         loss = engine_loss(e, tok, tgt, batch, 1);
         if (step == 1 && first) *first = loss;
         const char *detail = "";
-        attn_status s = attn_model_adamw(&e->cfg, e->mem, e->bytes, lr, step, NULL, &detail);
+        attn_status s = attn_model_adamw(e->model, e->mem, e->bytes, lr, step, NULL, &detail);
         CHECK(s == ATTN_OK, "adamw: %s", detail);
     }
     return engine_loss(e, tok, tgt, batch, 0);
@@ -733,36 +739,36 @@ static void check_errors(void) {
     float loss;
     int32_t correct, counted, idx;
     tok[3] = 7;
-    expect_error(attn_model_loss(&cfg, e.mem, e.bytes, tok, tgt, 2, &loss, &correct, &counted, e.ws, e.ws_bytes, &detail),
+    expect_error(attn_model_loss(e.model, e.mem, e.bytes, tok, tgt, 2, &loss, &correct, &counted, e.ws, e.ws_bytes, &detail),
                  ATTN_ERR_VALUE, detail, "token", "token 7 of vocab 7");
     tok[3] = -1;
     float *logits = malloc(10 * 7 * sizeof *logits);
-    expect_error(attn_model_forward(&cfg, e.mem, e.bytes, tok, 2, logits, e.ws, e.ws_bytes, &detail),
+    expect_error(attn_model_forward(e.model, e.mem, e.bytes, tok, 2, logits, e.ws, e.ws_bytes, &detail),
                  ATTN_ERR_VALUE, detail, "token", "token -1");
     tok[3] = 0, tgt[9] = 7;
-    expect_error(attn_model_loss_backward(&cfg, e.mem, e.bytes, tok, tgt, 2, &loss, &correct, &counted, e.ws, e.ws_bytes, &detail),
+    expect_error(attn_model_loss_backward(e.model, e.mem, e.bytes, tok, tgt, 2, &loss, &correct, &counted, e.ws, e.ws_bytes, &detail),
                  ATTN_ERR_VALUE, detail, "target", "target 7");
     tgt[9] = -2;
-    expect_error(attn_model_loss(&cfg, e.mem, e.bytes, tok, tgt, 2, &loss, &correct, &counted, e.ws, e.ws_bytes, &detail),
+    expect_error(attn_model_loss(e.model, e.mem, e.bytes, tok, tgt, 2, &loss, &correct, &counted, e.ws, e.ws_bytes, &detail),
                  ATTN_ERR_VALUE, detail, "target", "target -2");
     tgt[9] = -1;
-    expect_error(attn_model_loss(&cfg, e.mem, e.bytes, tok, tgt, 2, &loss, &correct, &counted, e.ws, e.ws_bytes - 16, &detail),
+    expect_error(attn_model_loss(e.model, e.mem, e.bytes, tok, tgt, 2, &loss, &correct, &counted, e.ws, e.ws_bytes - 16, &detail),
                  ATTN_ERR_MEMORY, detail, "workspace", "a short workspace");
-    expect_error(attn_model_loss(&cfg, e.mem, e.bytes, tok, tgt, 3, &loss, &correct, &counted, e.ws, e.ws_bytes, &detail),
+    expect_error(attn_model_loss(e.model, e.mem, e.bytes, tok, tgt, 3, &loss, &correct, &counted, e.ws, e.ws_bytes, &detail),
                  ATTN_ERR_MEMORY, detail, "workspace", "a batch larger than the workspace's");
-    expect_error(attn_model_forward(&cfg, e.mem, e.bytes - 4, tok, 2, logits, e.ws, e.ws_bytes, &detail),
+    expect_error(attn_model_forward(e.model, e.mem, e.bytes - 4, tok, 2, logits, e.ws, e.ws_bytes, &detail),
                  ATTN_ERR_MEMORY, detail, "model block", "a short model block");
-    expect_error(attn_model_forward(&cfg, e.mem, e.bytes, tok, 0, logits, e.ws, e.ws_bytes, &detail),
+    expect_error(attn_model_forward(e.model, e.mem, e.bytes, tok, 0, logits, e.ws, e.ws_bytes, &detail),
                  ATTN_ERR_SHAPE, detail, "batch", "batch 0");
     expect_error(attn_model_param_find(&cfg, "l0.h0.r", &idx, &detail), ATTN_ERR_UNKNOWN, detail, "name", "softmax has no r");
-    expect_error(attn_model_adamw(&cfg, e.mem, e.bytes, 1e-3f, 0, NULL, &detail), ATTN_ERR_VALUE, detail, "step", "step 0");
-    expect_error(attn_model_adamw(&cfg, e.mem, e.bytes, NAN, 1, NULL, &detail), ATTN_ERR_VALUE, detail, "lr", "lr NaN");
+    expect_error(attn_model_adamw(e.model, e.mem, e.bytes, 1e-3f, 0, NULL, &detail), ATTN_ERR_VALUE, detail, "step", "step 0");
+    expect_error(attn_model_adamw(e.model, e.mem, e.bytes, NAN, 1, NULL, &detail), ATTN_ERR_VALUE, detail, "lr", "lr NaN");
 
     /* forward's logits are the ones the loss reads: no target -> loss 0; all -> accuracy counts */
     for (int i = 0; i < 10; i++) tgt[i] = -1;
-    CHECK(attn_model_loss(&cfg, e.mem, e.bytes, tok, tgt, 2, &loss, &correct, &counted, e.ws, e.ws_bytes, &detail) == ATTN_OK &&
+    CHECK(attn_model_loss(e.model, e.mem, e.bytes, tok, tgt, 2, &loss, &correct, &counted, e.ws, e.ws_bytes, &detail) == ATTN_OK &&
               loss == 0 && counted == 0 && correct == 0, "no targets: loss %g counted %d", loss, counted);
-    CHECK(attn_model_forward(&cfg, e.mem, e.bytes, tok, 2, logits, e.ws, e.ws_bytes, &detail) == ATTN_OK, "forward: %s", detail);
+    CHECK(attn_model_forward(e.model, e.mem, e.bytes, tok, 2, logits, e.ws, e.ws_bytes, &detail) == ATTN_OK, "forward: %s", detail);
     double ce = 0;
     int right = 0;
     for (int i = 0; i < 10; i++) {
@@ -775,10 +781,62 @@ static void check_errors(void) {
         ce += log(sum) + mx - logits[i * 7 + tgt[i]];
         right += arg == tgt[i];
     }
-    CHECK(attn_model_loss(&cfg, e.mem, e.bytes, tok, tgt, 2, &loss, &correct, &counted, e.ws, e.ws_bytes, &detail) == ATTN_OK &&
+    CHECK(attn_model_loss(e.model, e.mem, e.bytes, tok, tgt, 2, &loss, &correct, &counted, e.ws, e.ws_bytes, &detail) == ATTN_OK &&
               fabs(loss - ce / 10) < 1e-5 && counted == 10 && correct == right,
           "loss %g (from forward's logits %g), correct %d (%d)", loss, ce / 10, correct, right);
     free(logits);
+    engine_free(&e);
+}
+
+/* A model is opened once: attn_model_open makes a plan for every head of every layer, and no pass
+ * makes one again (losses, gradients, AdamW steps, forward, decoding, over several steps); the
+ * passes read the configuration copied at opening, not the caller's; memory that was not opened is
+ * refused; a mixture's learned logits reach its plans at each pass (a non-finite one is refused). */
+static void check_opened_once(int variant) {
+    attn_model_config cfg = tiny(variant, 2, 2, 1);
+    const char *name = variant_name(variant), *detail = "";
+    uint32_t before_open = attn_plans_made();
+    engine e;
+    if (!engine_make(&e, &cfg, 2)) return;
+    uint32_t opened = attn_plans_made();
+    CHECK(opened - before_open >= 4, "%s: opening a model of 2 layers x 2 heads made %u plans", name, opened - before_open);
+    cfg.d_model = 999, cfg.variant = -1; /* the caller's copy changes; the opened model keeps its own */
+    stream rng = stream_named("opened once");
+    int tok[12], tgt[12];
+    random_batch(&rng, 2, e.cfg.seq_len, e.cfg.vocab, tok, tgt);
+    float first = 0, last = train(&e, tok, tgt, 2, 3, 1e-2f, &first);
+    CHECK(last < first, "%s: 3 steps on one batch: loss %g -> %g", name, first, last);
+    float *logits = malloc(sizeof(float) * 12 * 7);
+    CHECK(attn_model_forward(e.model, e.mem, e.bytes, tok, 2, logits, e.ws, e.ws_bytes, &detail) == ATTN_OK, "%s: forward: %s", name, detail);
+    size_t state_bytes = 0, dws = 0;
+    CHECK(attn_model_decode_size(e.model, &state_bytes) == ATTN_OK && attn_model_decode_workspace_size(e.model, &dws) == ATTN_OK,
+          "%s: decode sizes", name);
+    void *state = aligned_alloc(16, (state_bytes + 15) / 16 * 16), *dwork = aligned_alloc(16, (dws + 15) / 16 * 16 + 16);
+    attn_model_decode_reset(e.model, state);
+    for (int t = 0; t < e.cfg.seq_len; t++)
+        CHECK(attn_model_decode_step(e.model, e.mem, e.bytes, state, tok[t], t, logits, dwork, dws, &detail) == ATTN_OK,
+              "%s: decode step %d: %s", name, t, detail);
+    CHECK(attn_plans_made() == opened, "%s: the passes made %u plans after opening (none expected)", name, attn_plans_made() - opened);
+
+    if (takes(variant, OPTION_components)) {
+        int32_t ia = -1;
+        attn_model_param info;
+        attn_model_param_find(&e.cfg, "l1.h1.alpha", &ia, NULL);
+        attn_model_param_info(&e.cfg, ia, &info, NULL);
+        float loss, mixed = engine_loss(&e, tok, tgt, 2, 0);
+        e.mem[info.offset] += 3.0f; /* another mixture: another loss, from the same plans */
+        CHECK(engine_loss(&e, tok, tgt, 2, 0) != mixed, "%s: new alpha logits left the loss at %g", name, mixed);
+        e.mem[info.offset] = NAN;
+        int32_t correct, counted;
+        expect_error(attn_model_loss(e.model, e.mem, e.bytes, tok, tgt, 2, &loss, &correct, &counted, e.ws, e.ws_bytes, &detail),
+                     ATTN_ERR_VALUE, detail, "alpha", "a NaN mixture logit");
+    }
+    unsigned char *blank = calloc(1, 4096);
+    expect_error(attn_model_forward((const attn_model *)(void *)blank, e.mem, e.bytes, tok, 2, logits, e.ws, e.ws_bytes, &detail),
+                 ATTN_ERR_SHAPE, detail, "attn_model_open", "memory never opened");
+    expect_error(attn_model_adamw(NULL, e.mem, e.bytes, 1e-3f, 1, NULL, &detail), ATTN_ERR_SHAPE, detail, "attn_model_open",
+                 "no model");
+    free(blank), free(state), free(dwork), free(logits);
     engine_free(&e);
 }
 
@@ -792,17 +850,17 @@ static void check_adamw_all_or_nothing(void) {
     size_t P = e.bytes / 16;
     float *G = e.mem + P;
     for (size_t i = 0; i < P; i++) G[i] = 1e-3f * (float)((int)(i % 7) - 3);
-    CHECK(attn_model_adamw(&cfg, e.mem, e.bytes, 1e-3f, 1, NULL, &detail) == ATTN_OK, "a plain step: %s", detail);
+    CHECK(attn_model_adamw(e.model, e.mem, e.bytes, 1e-3f, 1, NULL, &detail) == ATTN_OK, "a plain step: %s", detail);
     unsigned char *saved = malloc(e.bytes);
 
     G[5] = NAN;
     memcpy(saved, e.mem, e.bytes);
-    expect_error(attn_model_adamw(&cfg, e.mem, e.bytes, 1e-3f, 2, NULL, &detail), ATTN_ERR_VALUE, detail,
+    expect_error(attn_model_adamw(e.model, e.mem, e.bytes, 1e-3f, 2, NULL, &detail), ATTN_ERR_VALUE, detail,
                  "gradient is not finite", "a NaN gradient");
     CHECK(!memcmp(saved, e.mem, e.bytes), "a step refused for a NaN gradient changed the model block");
     G[5] = INFINITY;
     memcpy(saved, e.mem, e.bytes);
-    expect_error(attn_model_adamw(&cfg, e.mem, e.bytes, 1e-3f, 2, NULL, &detail), ATTN_ERR_VALUE, detail,
+    expect_error(attn_model_adamw(e.model, e.mem, e.bytes, 1e-3f, 2, NULL, &detail), ATTN_ERR_VALUE, detail,
                  "gradient is not finite", "an infinite gradient");
     CHECK(!memcmp(saved, e.mem, e.bytes), "a step refused for an infinite gradient changed the model block");
     G[5] = 1e-3f; /* finite again */
@@ -811,10 +869,10 @@ static void check_adamw_all_or_nothing(void) {
      * update (lr 1e38 times about 1) overflows; every other parameter's update alone is finite */
     e.mem[P - 1] = 3e38f, G[P - 1] = -1.0f;
     memcpy(saved, e.mem, e.bytes);
-    expect_error(attn_model_adamw(&cfg, e.mem, e.bytes, 1e38f, 2, NULL, &detail), ATTN_ERR_VALUE, detail,
+    expect_error(attn_model_adamw(e.model, e.mem, e.bytes, 1e38f, 2, NULL, &detail), ATTN_ERR_VALUE, detail,
                  "nothing was changed", "an update past float32's range");
     CHECK(!memcmp(saved, e.mem, e.bytes), "a step refused for an overflowing update changed the model block");
-    CHECK(attn_model_adamw(&cfg, e.mem, e.bytes, 1e-3f, 2, NULL, &detail) == ATTN_OK, "the same step at lr 1e-3: %s", detail);
+    CHECK(attn_model_adamw(e.model, e.mem, e.bytes, 1e-3f, 2, NULL, &detail) == ATTN_OK, "the same step at lr 1e-3: %s", detail);
     CHECK(memcmp(saved, e.mem, e.bytes) != 0, "an accepted step changed nothing");
 
     /* layers * heads above ATTN_MODEL_MAX_HEADS is refused before any table is built */
@@ -858,7 +916,7 @@ static int bench(int variant) {
     for (int s = 0; s < steps; s++) {
         engine_loss(&e, tok, tgt, BATCH, 1);
         double t1 = now();
-        attn_model_adamw(&e.cfg, e.mem, e.bytes, 1e-3f, s + 3, NULL, NULL);
+        attn_model_adamw(e.model, e.mem, e.bytes, 1e-3f, s + 3, NULL, NULL);
         tf += now() - t1;
     }
     double ms = (now() - t0) / steps * 1e3;
@@ -900,6 +958,8 @@ int main(int argc, char **argv) {
                     }
                 }
     }
+    for (int v = 0; v < ATTN_VARIANT_COUNT; v++)
+        if (attn_family_facts(attn_family_of((attn_variant)v))->in_models) check_opened_once(v);
     /* a mixture of every mixable variant this file defines, hidden and rank set, kronecker and
      * tile (and not causal, then causal) */
     for (int tiling = 0; tiling < 2; tiling++) {

@@ -50,14 +50,27 @@ static void *aligned(size_t bytes) {
     return p;
 }
 
+/* cfg opened (attn_model_open) into memory of its own, which the model starts: free() it. */
+static attn_model *open_model(const attn_model_config *cfg) {
+    size_t bytes = 0;
+    const char *detail = "";
+    CHECK(attn_model_open_size(cfg, &bytes) == ATTN_OK, "attn_model_open_size");
+    void *memory = aligned(bytes);
+    attn_model *model = 0;
+    CHECK(attn_model_open(cfg, memory, bytes, &model, &detail) == ATTN_OK && (void *)model == memory, "open: %s", detail);
+    if (!model) free(memory);
+    return model;
+}
+
 /* A model block whose parameters are uniform in [-0.8, 0.8] (mixture logits included, so the
- * components are weighted unevenly). */
-static float *make_model(const attn_model_config *cfg, size_t *bytes) {
+ * components are weighted unevenly), and the model opened (*model; free() it). */
+static float *make_model(const attn_model_config *cfg, size_t *bytes, attn_model **model) {
     CHECK(attn_model_size(cfg, bytes) == ATTN_OK, "attn_model_size");
     float *memory = aligned(*bytes);
     const char *detail = "";
     CHECK(attn_model_init(cfg, memory, *bytes, &detail) == ATTN_OK, "init: %s", detail);
     for (size_t i = 0; i < *bytes / 16; i++) memory[i] = 0.8f * rnd();
+    *model = open_model(cfg);
     return memory;
 }
 
@@ -70,23 +83,24 @@ static void check_decode_equals_forward(int variant, const shape *sh, int tiling
         return;
     }
     size_t bytes, fws, state_bytes, dws;
-    float *memory = make_model(&cfg, &bytes);
+    attn_model *model;
+    float *memory = make_model(&cfg, &bytes, &model);
     int T = sh->seq_len, V = sh->vocab;
     int32_t *tokens = malloc(sizeof(int32_t) * T);
     for (int i = 0; i < T; i++) tokens[i] = (int32_t)((rnd() + 1.0f) * 0.5f * (float)V) % V;
-    CHECK(attn_model_workspace_size(&cfg, 1, &fws) == ATTN_OK, "workspace size");
+    CHECK(attn_model_workspace_size(model, 1, &fws) == ATTN_OK, "workspace size");
     void *ws = aligned(fws);
     float *expected = malloc(sizeof(float) * T * V), *logits = malloc(sizeof(float) * V);
-    CHECK(attn_model_forward(&cfg, memory, bytes, tokens, 1, expected, ws, fws, &detail) == ATTN_OK,
+    CHECK(attn_model_forward(model, memory, bytes, tokens, 1, expected, ws, fws, &detail) == ATTN_OK,
           "%s: forward: %s", name, detail);
 
-    CHECK(attn_model_decode_size(&cfg, &state_bytes) == ATTN_OK, "%s: decode size", name);
-    CHECK(attn_model_decode_workspace_size(&cfg, &dws) == ATTN_OK, "%s: decode workspace size", name);
+    CHECK(attn_model_decode_size(model, &state_bytes) == ATTN_OK, "%s: decode size", name);
+    CHECK(attn_model_decode_workspace_size(model, &dws) == ATTN_OK, "%s: decode workspace size", name);
     void *state = aligned(state_bytes), *dwork = aligned(dws);
     for (int pass = 0; pass < 2; pass++) { /* a reset state decodes the same again */
-        CHECK(attn_model_decode_reset(&cfg, state) == ATTN_OK, "%s: reset", name);
+        CHECK(attn_model_decode_reset(model, state) == ATTN_OK, "%s: reset", name);
         for (int t = 0; t < T; t++) {
-            attn_status st = attn_model_decode_step(&cfg, memory, bytes, state, tokens[t], t, logits, dwork, dws, &detail);
+            attn_status st = attn_model_decode_step(model, memory, bytes, state, tokens[t], t, logits, dwork, dws, &detail);
             CHECK(st == ATTN_OK, "%s seqLen=%d: step %d: %s", name, T, t, detail);
             if (st != ATTN_OK) break;
             for (int c = 0; c < V; c++) {
@@ -98,10 +112,10 @@ static void check_decode_equals_forward(int variant, const shape *sh, int tiling
         }
     }
     /* past seqLen: the position embeddings (and Synthesizer rows) end there */
-    attn_status st = attn_model_decode_step(&cfg, memory, bytes, state, tokens[0], T, logits, dwork, dws, &detail);
+    attn_status st = attn_model_decode_step(model, memory, bytes, state, tokens[0], T, logits, dwork, dws, &detail);
     CHECK(st == ATTN_ERR_VALUE && strstr(detail, "seqLen"), "%s: decoding past seqLen gave %s (%s)", name,
           attn_status_string(st), detail);
-    free(state), free(dwork), free(ws), free(expected), free(logits), free(tokens), free(memory);
+    free(state), free(dwork), free(ws), free(expected), free(logits), free(tokens), free(memory), free(model);
 }
 
 /* Whether a model can hold the variant (the recurrent family's layer is not built: test_model
@@ -118,17 +132,19 @@ static void check_state_sizes(void) {
         attn_model_config ca, cb;
         config_for(v, &a, 1, ATTN_TILING_KRONECKER, &ca);
         config_for(v, &b, 1, ATTN_TILING_KRONECKER, &cb);
+        attn_model *ma = open_model(&ca), *mb = open_model(&cb);
         size_t sa = 0, sb = 0;
-        CHECK(attn_model_decode_size(&ca, &sa) == ATTN_OK && attn_model_decode_size(&cb, &sb) == ATTN_OK,
+        CHECK(attn_model_decode_size(ma, &sa) == ATTN_OK && attn_model_decode_size(mb, &sb) == ATTN_OK,
               "%s: decode size", variant_name(v));
         int constant = attn_family_facts(attn_family_of((attn_variant)v))->keeps_state; /* a state of fixed size */
         CHECK(constant ? sa == sb : sb > sa, "%s: state of %zu bytes at seqLen %d, %zu at %d", variant_name(v), sa,
               a.seq_len, sb, b.seq_len);
         size_t wa = 0, wb = 0;
-        CHECK(attn_model_decode_workspace_size(&ca, &wa) == ATTN_OK && attn_model_decode_workspace_size(&cb, &wb) == ATTN_OK,
+        CHECK(attn_model_decode_workspace_size(ma, &wa) == ATTN_OK && attn_model_decode_workspace_size(mb, &wb) == ATTN_OK,
               "%s: decode workspace size", variant_name(v));
         CHECK(!constant || wa == wb, "%s: a workspace of %zu bytes at seqLen %d, %zu at %d", variant_name(v), wa, a.seq_len,
               wb, b.seq_len);
+        free(ma), free(mb);
     }
 }
 
@@ -139,37 +155,38 @@ static void check_errors(void) {
     size_t bytes, state_bytes = 0, dws = 0;
 
     config_for(ATTN_SOFTMAX, sh, 0, ATTN_TILING_KRONECKER, &cfg);
-    CHECK(attn_model_decode_size(&cfg, &state_bytes) == ATTN_ERR_UNSUPPORTED, "not causal: decode size");
-    CHECK(attn_model_decode_workspace_size(&cfg, &dws) == ATTN_ERR_UNSUPPORTED, "not causal: workspace size");
+    attn_model *model;
+    float *memory = make_model(&cfg, &bytes, &model);
+    CHECK(attn_model_decode_size(model, &state_bytes) == ATTN_ERR_UNSUPPORTED, "not causal: decode size");
+    CHECK(attn_model_decode_workspace_size(model, &dws) == ATTN_ERR_UNSUPPORTED, "not causal: workspace size");
     float dummy[64] = {0};
-    CHECK(attn_model_decode_reset(&cfg, dummy) == ATTN_ERR_UNSUPPORTED, "not causal: reset");
-    float *memory = make_model(&cfg, &bytes);
+    CHECK(attn_model_decode_reset(model, dummy) == ATTN_ERR_UNSUPPORTED, "not causal: reset");
     float logits[64];
-    attn_status st = attn_model_decode_step(&cfg, memory, bytes, dummy, 0, 0, logits, dummy, sizeof dummy, &detail);
+    attn_status st = attn_model_decode_step(model, memory, bytes, dummy, 0, 0, logits, dummy, sizeof dummy, &detail);
     CHECK(st == ATTN_ERR_UNSUPPORTED && strstr(detail, "causal"), "not causal: step gave %s (%s)",
           attn_status_string(st), detail);
-    free(memory);
+    free(memory), free(model);
 
     config_for(ATTN_RANDOM, sh, 1, ATTN_TILING_KRONECKER, &cfg);
-    memory = make_model(&cfg, &bytes);
-    CHECK(attn_model_decode_size(&cfg, &state_bytes) == ATTN_OK, "decode size");
-    CHECK(attn_model_decode_workspace_size(&cfg, &dws) == ATTN_OK, "workspace size");
+    memory = make_model(&cfg, &bytes, &model);
+    CHECK(attn_model_decode_size(model, &state_bytes) == ATTN_OK, "decode size");
+    CHECK(attn_model_decode_workspace_size(model, &dws) == ATTN_OK, "workspace size");
     void *state = aligned(state_bytes), *ws = aligned(dws);
     memset(state, 0, state_bytes);
-    st = attn_model_decode_step(&cfg, memory, bytes, state, 0, 0, logits, ws, dws, &detail);
+    st = attn_model_decode_step(model, memory, bytes, state, 0, 0, logits, ws, dws, &detail);
     CHECK(st == ATTN_ERR_VALUE && strstr(detail, "reset"), "a state never reset: %s (%s)", attn_status_string(st), detail);
-    attn_model_decode_reset(&cfg, state);
-    st = attn_model_decode_step(&cfg, memory, bytes, state, 0, 1, logits, ws, dws, &detail);
+    attn_model_decode_reset(model, state);
+    st = attn_model_decode_step(model, memory, bytes, state, 0, 1, logits, ws, dws, &detail);
     CHECK(st == ATTN_ERR_VALUE && strstr(detail, "position"), "position 1 first: %s (%s)", attn_status_string(st), detail);
-    st = attn_model_decode_step(&cfg, memory, bytes, state, sh->vocab, 0, logits, ws, dws, &detail);
+    st = attn_model_decode_step(model, memory, bytes, state, sh->vocab, 0, logits, ws, dws, &detail);
     CHECK(st == ATTN_ERR_VALUE && strstr(detail, "vocab"), "token = vocab: %s (%s)", attn_status_string(st), detail);
-    st = attn_model_decode_step(&cfg, memory, bytes, state, 0, 0, logits, ws, dws - 16, &detail);
+    st = attn_model_decode_step(model, memory, bytes, state, 0, 0, logits, ws, dws - 16, &detail);
     CHECK(st == ATTN_ERR_MEMORY, "a short workspace: %s (%s)", attn_status_string(st), detail);
-    st = attn_model_decode_step(&cfg, memory, bytes, state, 0, 0, logits, ws, dws, &detail);
+    st = attn_model_decode_step(model, memory, bytes, state, 0, 0, logits, ws, dws, &detail);
     CHECK(st == ATTN_OK, "after refused calls, position 0 still decodes: %s (%s)", attn_status_string(st), detail);
-    st = attn_model_decode_step(&cfg, memory, bytes, state, 0, sh->seq_len, logits, ws, dws, &detail);
+    st = attn_model_decode_step(model, memory, bytes, state, 0, sh->seq_len, logits, ws, dws, &detail);
     CHECK(st == ATTN_ERR_VALUE && strstr(detail, "seqLen"), "position seqLen: %s (%s)", attn_status_string(st), detail);
-    free(state), free(ws), free(memory);
+    free(state), free(ws), free(memory), free(model);
 }
 
 static void check_attention_maps(int variant, int causal) {
@@ -178,16 +195,17 @@ static void check_attention_maps(int variant, int causal) {
     config_for(variant, sh, causal, ATTN_TILING_KRONECKER, &cfg);
     const char *name = variant_name(variant), *detail = "";
     size_t bytes, wsb;
-    float *memory = make_model(&cfg, &bytes);
+    attn_model *model;
+    float *memory = make_model(&cfg, &bytes, &model);
     int T = sh->seq_len;
     int32_t tokens[64];
     for (int i = 0; i < T; i++) tokens[i] = (int32_t)(i * 5 % sh->vocab);
-    CHECK(attn_model_attention_map_workspace_size(&cfg, &wsb) == ATTN_OK, "%s: map workspace size", name);
+    CHECK(attn_model_attention_map_workspace_size(model, &wsb) == ATTN_OK, "%s: map workspace size", name);
     void *ws = aligned(wsb);
     float *A = malloc(sizeof(float) * T * T);
     for (int l = 0; l < sh->layers; l++)
         for (int h = 0; h < sh->heads; h++) {
-            attn_status st = attn_model_attention_map(&cfg, memory, bytes, tokens, l, h, A, ws, wsb, &detail);
+            attn_status st = attn_model_attention_map(model, memory, bytes, tokens, l, h, A, ws, wsb, &detail);
             CHECK(st == ATTN_OK, "%s layer %d head %d: %s", name, l, h, detail);
             for (int i = 0; i < T; i++) {
                 double sum = 0.0;
@@ -201,11 +219,11 @@ static void check_attention_maps(int variant, int causal) {
                       "below 0 or past the diagonal", name, causal ? "causal" : "bidirectional", l, h, i, sum);
             }
         }
-    attn_status st = attn_model_attention_map(&cfg, memory, bytes, tokens, sh->layers, 0, A, ws, wsb, &detail);
+    attn_status st = attn_model_attention_map(model, memory, bytes, tokens, sh->layers, 0, A, ws, wsb, &detail);
     CHECK(st == ATTN_ERR_SHAPE && strstr(detail, "layer"), "%s: layer = layers gave %s", name, attn_status_string(st));
-    st = attn_model_attention_map(&cfg, memory, bytes, tokens, 0, sh->heads, A, ws, wsb, &detail);
+    st = attn_model_attention_map(model, memory, bytes, tokens, 0, sh->heads, A, ws, wsb, &detail);
     CHECK(st == ATTN_ERR_SHAPE && strstr(detail, "head"), "%s: head = heads gave %s", name, attn_status_string(st));
-    free(A), free(ws), free(memory);
+    free(A), free(ws), free(memory), free(model);
 }
 
 int main(void) {
