@@ -105,6 +105,14 @@ function report(rows, builds, machine, quick, baseline) {
     '*trainStep* is the loss, the backward pass and the AdamW step; *evaluate* the loss alone; *generate* a token of `generate(prompt, seqLen − 1, { temperature: 0 })`, one position decoded a step. ' +
     'Every time is the median over interleaved rounds ± half the IQR; † marks less than 90 % CPU/wall.' +
     (baseline ? ' The ratios divide this build\'s median by the baseline\'s from the same rounds: below 1 is faster.' : ''), '');
+  if (baseline) {
+    const span = (k) => {
+      const r = rows.map((x) => x[`${k}_ratio`]).sort((a, b) => a - b);
+      return `median ${x2(r[r.length >> 1])}, from ${x2(r[0])} to ${x2(r[r.length - 1])}`;
+    };
+    L.push('## Against the baseline', '', `Over the ${rows.length} models: trainStep ${span('train_step')}; evaluate ${span('evaluate')}; ` +
+      `a token of generate ${span('generate_token')}.`, '');
+  }
   for (const name of [...new Set(rows.map((r) => r.task))]) {
     const of = rows.filter((r) => r.task === name);
     const s = of[0].shape;
