@@ -9,8 +9,8 @@
 #      the threaded modules dist/attnlab-{scalar,simd,relaxed}-threads.wasm (shared memory);
 #   4. copies the JS binding, its types and the shared modules (reference.js, prng.js) next to the
 #      modules, and the text corpus (data/kjv.txt, data/kjv-index.json) next to tasks.js.
-# Missing compilers are installed with apt-get when this runs as root (or with sudo); otherwise it
-# stops and says what to install. Environment: ATTNLAB_SKIP_BUILD=1 skips everything when dist/
+# Missing compilers are installed with apt-get (scripts/apt-install.sh) when this runs as root (or
+# with sudo); otherwise it stops and says what to install. Environment: ATTNLAB_SKIP_BUILD=1 skips everything when dist/
 # is complete (npm pack in tests); ATTNLAB_SKIP_NATIVE_TEST=1 skips step 1.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -31,25 +31,8 @@ if [[ "${ATTNLAB_SKIP_BUILD:-}" == 1 && -f $OUT/attnlab.js && -f $OUT/attnlab-si
 fi
 
 # --- tools -------------------------------------------------------------------------------------
-apt_install() { # apt_install PACKAGE... : installs with apt-get as root or through sudo, or fails
-  local sudo=""
-  if [[ $(id -u) != 0 ]]; then
-    if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo="sudo"; else
-      echo "build.sh: missing $*; install it with: sudo apt-get install -y $*" >&2
-      exit 1
-    fi
-  fi
-  # apt and dpkg print hundreds of lines even with -qq: keep them in a log, show it on failure.
-  local log
-  log=$(mktemp)
-  if ! { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@"; } >"$log" 2>&1; then
-    tail -n 40 "$log" >&2
-    echo "build.sh: apt-get install $* failed (full log: $log)" >&2
-    exit 1
-  fi
-  echo "build.sh: installed $* with apt-get ($(grep -c '^Unpacking ' "$log" || true) packages)"
-  rm -f "$log"
-}
+# What is missing comes from Debian, through the one install routine (scripts/ensure.mjs uses it too).
+apt_install() { bash scripts/apt-install.sh build.sh "$@" || exit 1; }
 
 command -v emcc >/dev/null || apt_install emscripten
 # libclang-rt-19-dev: the sanitizer and libFuzzer runtimes of tests/c/fuzz.sh

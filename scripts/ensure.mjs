@@ -1,7 +1,8 @@
 // ensure.mjs — brings a fresh clone to the point where the page can be served and the tests run:
-// npm packages, the WebAssembly build, Debian's Chromium. Each step does nothing when its result
-// is already there. Used by `npm start`, `npm test` and `npm run bench`; runnable on its own:
-//   node scripts/ensure.mjs [--deps] [--build] [--force-build] [--browser]
+// npm packages, the WebAssembly build, Debian's Chromium and the corpus's tools (Debian packages
+// through scripts/apt-install.sh). Each step does nothing when its result is already there. Used by
+// `npm start`, `npm test` and `npm run bench`; runnable on its own:
+//   node scripts/ensure.mjs [--deps] [--build] [--force-build] [--browser] [--corpus]
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -60,27 +61,11 @@ export function ensureBuild({ force = false } = {}) {
   run('bash', [join(root, 'build.sh')], 'build.sh');
 }
 
+/** Installs Debian packages through the one install routine, scripts/apt-install.sh (build.sh's too). */
 function aptInstall(packages) {
-  const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-  const sudo = !asRoot && spawnSync('sudo', ['-n', 'true']).status === 0;
-  if (!asRoot && !sudo) {
-    throw new Error(`${packages.join(' ')} is not installed; install it with: sudo apt-get install -y ${packages.join(' ')}`);
-  }
-  const prefix = asRoot ? [] : ['sudo'];
-  const started = Date.now();
-  // apt and dpkg print hundreds of lines even with -qq: keep them, and show them only on failure.
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  let log = '';
-  for (const args of [['apt-get', 'update', '-qq'], ['apt-get', 'install', '-y', '-qq', ...packages]]) {
-    const cmd = [...prefix, ...args];
-    const result = spawnSync(cmd[0], cmd.slice(1), { env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-    log += `$ ${cmd.join(' ')}\n${result.stdout ?? ''}${result.stderr ?? ''}`;
-    if (result.status !== 0) {
-      throw new Error(`${cmd.join(' ')} failed (exit ${result.status}); its output:\n${log.split('\n').slice(-40).join('\n')}`);
-    }
-  }
-  const unpacked = (log.match(/^Unpacking /gm) ?? []).length;
-  console.log(`ensure: installed ${packages.join(' ')} with apt-get (${unpacked} packages, ${((Date.now() - started) / 1000).toFixed(0)} s)`);
+  const result = spawnSync('bash', [join(root, 'scripts/apt-install.sh'), 'ensure', ...packages], { cwd: root, encoding: 'utf8' });
+  if (result.stdout) process.stdout.write(result.stdout);
+  if (result.status !== 0) throw new Error(result.stderr?.trim() || `scripts/apt-install.sh ${packages.join(' ')} exited with ${result.status}`);
 }
 
 /** Debian's Chromium, which the browser tests drive through playwright-core. */
@@ -89,14 +74,25 @@ export function ensureChromium() {
   aptInstall(['chromium']);
 }
 
+/** Debian's King James Bible and its reader, from which scripts/prepare-corpus.mjs makes
+ * data/kjv.txt: the corpus test re-runs it and compares the committed files byte for byte. */
+export const CORPUS_PACKAGES = ['bible-kjv-text', 'bible-kjv'];
+export const corpusToolsInstalled = () =>
+  spawnSync('sh', ['-c', 'command -v bible && test -f /usr/lib/bible.data'], { stdio: 'ignore' }).status === 0;
+export function ensureCorpusTools() {
+  if (corpusToolsInstalled()) return;
+  aptInstall(CORPUS_PACKAGES);
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   try {
-    const flags = ['deps', 'build', 'force-build', 'browser'];
+    const flags = ['deps', 'build', 'force-build', 'browser', 'corpus'];
     const { values } = parseArgs({ options: Object.fromEntries(flags.map((f) => [f, { type: 'boolean', default: false }])) });
     const all = flags.every((f) => !values[f]);
     if (all || values.deps) ensureDeps();
     if (all || values.build || values['force-build']) ensureBuild({ force: values['force-build'] });
     if (all || values.browser) ensureChromium();
+    if (all || values.corpus) ensureCorpusTools();
   } catch (err) {
     console.error(`ensure: ${err.message}`);
     process.exit(1);

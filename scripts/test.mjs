@@ -1,16 +1,18 @@
-// test.mjs — `npm test`: installs what is missing, rebuilds (build.sh also runs the native
+// test.mjs — `npm test`: installs what is missing (npm packages, compilers, Chromium, the corpus's
+// Debian text and reader), rebuilds (build.sh also runs the native
 // ASan/UBSan C test), then runs every Node and browser test in one node:test run. Node gets
 // --experimental-wasm-relaxed-simd so the suites cover the relaxed build next to SIMD and scalar.
 // Extra arguments are passed to node --test (e.g. --test-name-pattern=softmax).
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureBuild, ensureChromium, ensureDeps, root } from './ensure.mjs';
+import { ensureBuild, ensureChromium, ensureCorpusTools, ensureDeps, root } from './ensure.mjs';
 
 try {
   ensureDeps();
   ensureBuild({ force: true });
   ensureChromium();
+  ensureCorpusTools(); // the corpus test re-makes data/kjv.txt from Debian's text
 } catch (err) {
   console.error(`npm test: ${err.message}`);
   process.exit(1);
