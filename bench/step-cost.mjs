@@ -22,7 +22,7 @@ import { commitText, machineInfo, respawnWithFlags } from './cli.mjs';
 import { CONTENDED, roundRobin } from './measure.mjs';
 import { fmtMs, writeRecorded } from './record.mjs';
 import { tasks } from '../src/js/tasks.js';
-import { modelConfig, experimentVariants } from '../web/experiment/variants.js';
+import { modelConfig, experimentVariants } from '../src/js/experiment.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CURRENT = path.resolve(HERE, '../dist');
@@ -101,7 +101,7 @@ function report(rows, builds, machine, quick, baseline) {
     (baseline ? `, against commit ${builds[1].commit} (the baseline)` : '') + `. SIMD build, one thread. Load average (1 min) at the start / end: ` +
     `${machine.loadavg_start.toFixed(2)} / ${os.loadavg()[0].toFixed(2)}. Written by \`node bench/step-cost.mjs\`${quick ? ' --quick' : ''}` +
     `${baseline ? ' --baseline DIR' : ''} (a part of \`npm run bench\`).`, '');
-  L.push('Each model is the experiments\' (web/experiment/variants.js) at the task\'s defaults (src/js/tasks.js), seed 1, on one training batch of the task. ' +
+  L.push('Each model is the experiments\' (src/js/experiment.js) at the task\'s defaults (src/js/tasks.js), seed 1, on one training batch of the task. ' +
     '*trainStep* is the loss, the backward pass and the AdamW step; *evaluate* the loss alone; *generate* a token of `generate(prompt, seqLen − 1, { temperature: 0 })`, one position decoded a step. ' +
     'Every time is the median over interleaved rounds ± half the IQR; † marks less than 90 % CPU/wall.' +
     (baseline ? ' The ratios divide this build\'s median by the baseline\'s from the same rounds: below 1 is faster.' : ''), '');

@@ -1,7 +1,7 @@
 // Training throughput against sequence length: tokens per second of model.trainStep for every
 // variant at seqLen 64 … 2048 with 4,096 tokens a step, on one thread and on every core, with the
 // fraction of the SIMD128 peak. The shape, lengths and batch are the study's cost pass
-// (scripts/study/plan.mjs: COST_MODEL, COST_SEQLENS, COST_TOKENS, costBatch), so the study's cost
+// (src/js/experiment.js: COST_MODEL, COST_SEQLENS, COST_TOKENS, costBatch), so the study's cost
 // plot (experiments/results.md) has a recorded source here. Part of `npm run bench`; alone:
 //   node --experimental-wasm-relaxed-simd bench/throughput.mjs [--quick]
 // Writes bench/throughput.md and bench/throughput.json (--quick: throughput-quick.*).
@@ -32,30 +32,30 @@ const fmtK = (x) => `${(x / 1000).toFixed(1)} k`;
 /** The measurements of one thread count, in this (child) process: JSON on stdout. */
 async function child(threads, quick) {
   const { init } = await import(BINDING);
-  const plan = await import('../scripts/study/plan.mjs');
-  const { experimentVariants, modelConfig } = await import('../web/experiment/variants.js');
+  const experiment = await import('../src/js/experiment.js');
+  const { experimentVariants, modelConfig } = experiment;
   const { roundRobin } = await import('./measure.mjs');
   const { peakRunner } = await import('./peak.mjs');
   const { stepFlops } = await import('./training.mjs');
   const lab = await init({ simd: true, threads, fresh: true });
   const peak = peakRunner();
-  const { tokens, targets } = plan.costBatch();
+  const { tokens, targets } = experiment.costBatch();
   const entries = experimentVariants(lab.variants).filter((v) => v.name === v.variant && (!quick || QUICK.variants.includes(v.name)));
-  const seqLens = quick ? QUICK.seqLens : plan.COST_SEQLENS;
+  const seqLens = quick ? QUICK.seqLens : experiment.COST_SEQLENS;
   const rows = [];
   for (const v of entries) {
     const info = lab.variants.find((x) => x.id === v.variant);
     const family = info?.family ?? null;
     for (const seqLen of seqLens) {
-      const shape = { ...plan.COST_MODEL, vocab: plan.COST_VOCAB, seqLen, batch: plan.COST_TOKENS / seqLen, causal: true };
+      const shape = { ...experiment.COST_MODEL, vocab: experiment.COST_VOCAB, seqLen, batch: experiment.COST_TOKENS / seqLen, causal: true };
       let model;
       try {
-        model = lab.model(modelConfig({ vocab: shape.vocab, seqLen, causal: true }, v, plan.COST_MODEL, 1));
+        model = lab.model(modelConfig({ vocab: shape.vocab, seqLen, causal: true }, v, experiment.COST_MODEL, 1));
         for (let i = 0; i < 2; i++) model.trainStep(tokens, targets, { lr: LR });
         const st = await roundRobin([{ key: 'step', fn: () => model.trainStep(tokens, targets, { lr: LR }), warmed: true }, { key: 'peak', fn: peak.fn }], quick ? 3 : 5);
         const ms = st.step.median_ms, peakGflops = peak.flops / (st.peak.median_ms * 1e6);
         const flops = stepFlops(shape, v.variant, v.options ?? {}, info);
-        rows.push({ variant: v.name, family, seqLen, batch: shape.batch, status: 'ok', ms, tokens_per_s: plan.COST_TOKENS / (ms / 1000),
+        rows.push({ variant: v.name, family, seqLen, batch: shape.batch, status: 'ok', ms, tokens_per_s: experiment.COST_TOKENS / (ms / 1000),
           flops, gflops: flops / (ms * 1e6), peak_gflops_one_thread: peakGflops, fraction_of_peak: flops / (ms * 1e6) / (peakGflops * lab.threads),
           cpu_wall_ratio: st.step.cpu_wall_ratio });
       } catch (e) {
@@ -87,7 +87,7 @@ export function throughputMarkdown(r) {
   return [
     '# Training throughput against sequence length', '',
     `Written by \`bench/throughput.mjs\` (part of \`npm run bench\`) on ${r.machine.cpu}, ${r.machine.cores} cores, Node ${r.machine.node}, commit ${r.machine.commit}${r.quick ? ', --quick' : ''}, ${r.date}; load average ${r.machine.loadavg_start.map((x) => x.toFixed(2)).join(', ')} at the start and ${r.machine.loadavg_end.map((x) => x.toFixed(2)).join(', ')} at the end${r.machine.loadavg_start[0] > 0.5 ? ' (other processes were running: absolute figures are noisy)' : ''}. The run took ${r.elapsed_s.toFixed(0)} s.`, '',
-    `model.trainStep on the ${r.build} build: dModel ${r.model.dModel}, ${r.model.heads} heads, ${r.model.layers} layers, dFF ${r.model.dFF}, vocab ${r.vocab}, causal, ${r.tokens} tokens a step (batch = ${r.tokens} / seqLen), AdamW; the study's cost shape (scripts/study/plan.mjs). ` +
+    `model.trainStep on the ${r.build} build: dModel ${r.model.dModel}, ${r.model.heads} heads, ${r.model.layers} layers, dFF ${r.model.dFF}, vocab ${r.vocab}, causal, ${r.tokens} tokens a step (batch = ${r.tokens} / seqLen), AdamW; the study's cost shape (src/js/experiment.js). ` +
       'Each thread count in a child process of its own, two passes in alternating order; a cell is the lower of the two medians (5 interleaved rounds each). ' +
       'Fraction of peak: the step\'s matrix-product flops (bench/training.mjs stepFlops) per second over the SIMD128 peak kernel measured in the same rounds, times the thread count. ' +
       `glibc allocator: ${Object.entries(r.allocator_env ?? {}).map(([k, v]) => `${k}=${v}`).join(', ') || 'its defaults'} (bench/cli.mjs ALLOCATOR_ENV).` +
@@ -105,7 +105,7 @@ export async function throughputPhase({ quick = false, dir = HERE, log = console
   const t0 = performance.now();
   const cores = os.availableParallelism?.() ?? os.cpus().length;
   const counts = [...new Set([1, Math.min(cores, 8)])];
-  const plan = await import('../scripts/study/plan.mjs');
+  const experiment = await import('../src/js/experiment.js');
   log(`\nthroughput: training tokens/s against seqLen; thread counts ${counts.join(', ')} (a child process each, two passes)`);
   const loadavg_start = os.loadavg();
   const got = new Map();
@@ -132,7 +132,7 @@ export async function throughputPhase({ quick = false, dir = HERE, log = console
     date: new Date().toISOString(), quick, elapsed_s: (performance.now() - t0) / 1000,
     machine: { cpu: m.cpu ?? os.cpus()[0]?.model ?? 'an unknown CPU', cores, node: process.versions.node, loadavg_start, loadavg_end: os.loadavg(),
       commit: commitText(m.commit ? m : undefined) },
-    build: 'simd', model: plan.COST_MODEL, vocab: plan.COST_VOCAB, tokens: plan.COST_TOKENS, seqLens: quick ? QUICK.seqLens : plan.COST_SEQLENS,
+    build: 'simd', model: experiment.COST_MODEL, vocab: experiment.COST_VOCAB, tokens: experiment.COST_TOKENS, seqLens: quick ? QUICK.seqLens : experiment.COST_SEQLENS,
     runs: counts.map((t) => got.get(t)).filter(Boolean),
     missing: counts.filter((t) => !got.has(t)),
     allocator_env: Object.fromEntries(Object.keys(ALLOCATOR_ENV).map((k) => [k, process.env[k] ?? ALLOCATOR_ENV[k]])),

@@ -21,7 +21,7 @@ import { flopCount } from '../src/js/reference.js';
 import { factorA } from '../src/js/reference-model.js';
 import { tasks } from '../src/js/tasks.js';
 import { mulberry32 } from '../src/js/prng.js';
-import { modelConfig, experimentVariants } from '../web/experiment/variants.js';
+import { modelConfig, experimentVariants } from '../src/js/experiment.js';
 import { relDiff } from './backward.mjs';
 import { roundRobin } from './measure.mjs';
 import { peakRunner } from './peak.mjs';

@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const CHROMIUM = '/usr/bin/chromium';
-const DIST_FILES = ['reference.js', 'reference-model.js', 'prng.js', 'tasks.js', 'corpus.js', 'train.js', 'model.js', 'registry.js', 'heap.js', 'options.js', 'errors.js', 'attnlab.js', 'attnlab.d.ts', 'attnlab-simd.wasm', 'attnlab-scalar.wasm', 'attnlab-relaxed.wasm', 'kjv.txt', 'kjv-index.json'];
+const DIST_FILES = ['reference.js', 'reference-model.js', 'prng.js', 'tasks.js', 'corpus.js', 'train.js', 'experiment.js', 'model.js', 'registry.js', 'heap.js', 'options.js', 'errors.js', 'attnlab.js', 'attnlab.d.ts', 'attnlab-simd.wasm', 'attnlab-scalar.wasm', 'attnlab-relaxed.wasm', 'kjv.txt', 'kjv-index.json'];
 const BUILD_INPUTS = ['src', 'build.sh', 'tests/c', 'package.json', 'data/kjv.txt', 'data/kjv-index.json'];
 
 function run(command, args, what) {

@@ -243,7 +243,7 @@ function header(a, result) {
   for (const t of [...HEADLINE_TASKS, 'verses']) {
     if (kept(t)) { info[t] = result.tasks[t]; continue; }
     const k = task(t);
-    info[t] = { options: { ...k.options, corpus: undefined }, vocab: k.vocab, seqLen: k.seqLen, settings: settings(t, k), chance: chanceOf(t, k),
+    info[t] = { options: { ...k.options, corpus: undefined }, vocab: k.vocab, seqLen: k.seqLen, settings: settings(t, k), chance: chanceOf(k),
       ...(k.corpus ? { corpus: k.corpus } : {}), ...(k.counts ? { counts: k.counts } : {}) };
   }
   return {

@@ -6,7 +6,7 @@
 //   ...change...
 //   node --experimental-wasm-relaxed-simd scripts/model-hashes.mjs > after.txt && diff before.txt after.txt
 //
-// The set: every variant of the experiments (web/experiment/variants.js: the binding's variants,
+// The set: every variant of the experiments (src/js/experiment.js: the binding's variants,
 // frozen random included),
 // 1 to 3 heads, batches of 2 to 32 sequences, on copy; each trains 6 steps. Builds: simd, scalar,
 // relaxed (when the engine validates it); threads: 1, 2, 3. Models are hashed through save(),
@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { init, features, tasks } from '../dist/attnlab.js';
-import { experimentVariants, modelConfig } from '../web/experiment/variants.js';
+import { experimentVariants, modelConfig } from '../src/js/experiment.js';
 
 const { values: args } = parseArgs({ options: { builds: { type: 'string' }, threads: { type: 'string' } } });
 const builds = (args.builds ?? `simd,scalar${features().relaxedSimd ? ',relaxed' : ''}`).split(',');

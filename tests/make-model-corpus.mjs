@@ -3,7 +3,7 @@
 // tests/model-hostile.test.mjs. Run after a build: node tests/make-model-corpus.mjs
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { init, tasks } from '../dist/attnlab.js';
-import { experimentVariants, modelConfig } from '../web/experiment/variants.js';
+import { experimentVariants, modelConfig } from '../src/js/experiment.js';
 
 const dir = new URL('./fixtures/model-corpus/', import.meta.url);
 mkdirSync(dir, { recursive: true });

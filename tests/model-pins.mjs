@@ -4,14 +4,14 @@
 // forward pass of each head) must give the recorded hashes on every thread count; one that changes
 // them on purpose records them again and says why in its commit.
 //
-// The set: every variant of the experiments (web/experiment/variants.js: the binding's variants,
+// The set: every variant of the experiments (src/js/experiment.js: the binding's variants,
 // frozen random included), causal, at two shapes: copy (seqLen 16, one key block) with 3 heads and
 // batch 8, and a long sequence (seqLen 130: three query blocks of 64) alone in its batch, whose
 // attention splits inside a head when threads run. Each trains a few AdamW steps; the hash covers
 // the parameters and AdamW moments (the floats of model.save()) and the last loss.
 import { createHash } from 'node:crypto';
 import { mulberry32 } from '../src/js/prng.js';
-import { experimentVariants, modelConfig } from '../web/experiment/variants.js';
+import { experimentVariants, modelConfig } from '../src/js/experiment.js';
 import { savedParts } from './helpers.mjs';
 
 export const PIN_BUILDS = ['simd', 'scalar']; // relaxed_madd fuses or not by the machine: not pinned

@@ -19,7 +19,7 @@ import {
   builds, loadBuild, makeInputs, randomArray, closeTo, caseName, causalValues, MIXTURE_COMPONENTS, isMixable, isMixture,
 } from './helpers.mjs';
 import { genericCases } from './make-fixtures.mjs';
-import { experimentVariants } from '../web/experiment/variants.js';
+import { experimentVariants } from '../src/js/experiment.js';
 import { COLORS, FALLBACK } from '../web/experiment/colors.js';
 
 const FIXTURE_DIR = fileURLToPath(new URL('./fixtures/', import.meta.url));

@@ -114,6 +114,8 @@ describe('attnlab.d.ts from the packed package', () => {
     assert.deepEqual(Object.keys(pkg).sort(), ['AttnError', 'evaluateHeldOut', 'features', 'init', 'tasks', 'version'], 'the package exports');
     assert.deepEqual(report.corpus, { vocab: 63, characters: 4137847, evalWindows: 128, classes: 2, chance: 0.5, bitsAreLoss: true, finalBits: true },
       `the corpus and its tasks through the installed package: ${JSON.stringify(report.corpus)}`);
+    assert.deepEqual(report.experiment, { first: 'softmax', extras: 2, runVocab: 64, threshold: 0.9, evalPoints: 40, chance: true },
+      `the experiments' facts through attnlab/experiment: ${JSON.stringify(report.experiment)}`);
     assert.deepEqual(D.model, sorted(report.model.members.filter((k) => k !== 'constructor')), 'Model members vs a model');
     const task = pkg.tasks.copy({ seqLen: 8, vocab: 6 });
     for (const k of D.task) assert.ok(k in task, `Task declares ${k}, which a task lacks`);

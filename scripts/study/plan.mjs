@@ -19,11 +19,15 @@
 // A run's seed seeds both the model and its data, so every number is a pure function of the job.
 
 import { tasks } from '../../src/js/tasks.js';
-import { experimentVariants } from '../../web/experiment/variants.js';
+import { experimentVariants, EVAL_POINTS } from '../../src/js/experiment.js';
+
+// The experiments' facts this plan shares with the page and the benchmark live in the package
+// (src/js/experiment.js); re-exported for the study's scripts.
+export { THRESHOLD, EVAL_POINTS, chanceOf, COST_VARIANTS, COST_SEQLENS, COST_TOKENS, COST_MODEL, COST_VOCAB, costBatch } from '../../src/js/experiment.js';
 
 /**
  * The study's variants: every variant of the built binding with the curated extras
- * (web/experiment/variants.js), as the page's Experiment view races them. Read from dist/, so
+ * (src/js/experiment.js), as the page's Experiment view races them. Read from dist/, so
  * the study needs a build (as its jobs do).
  */
 export const VARIANTS = await (async () => {
@@ -59,10 +63,6 @@ export const BIMODAL_SWEEP_SEEDS = [1001, 1002];
 export const sweepSeedsOf = (task) => (BIMODAL_TASKS.includes(task) ? BIMODAL_SWEEP_SEEDS : SWEEP_SEEDS);
 export const REPORT_SEEDS = [1, 2, 3, 4, 5];
 export const TRANSFER_SEEDS = [1, 2, 3];
-/** Evaluations per run: evalEvery = steps / EVAL_POINTS (recall, 2,000 steps: every 50). */
-export const EVAL_POINTS = 40;
-/** An accuracy task counts as learned by a run whose final held-out accuracy reaches this. */
-export const THRESHOLD = 0.9;
 /** Held-out sequences evaluated during training (train()'s evalBatch) and for validation. */
 export const EVAL_BATCH = 256;
 /**
@@ -91,23 +91,6 @@ export const CAPACITY_SEEDS = [1, 2, 3];
  * (A verses training costs 45–80 s on one thread here: all thirteen would add most of an hour.)
  */
 export const TRANSFER_VARIANTS = ['softmax', 'dense', 'random', 'random-frozen', 'mixture', 'linear', 'efficient', 'taylor'];
-/** The cost measurements: softmax against the O(n) family. */
-export const COST_VARIANTS = ['softmax', 'linear', 'efficient', 'taylor'];
-export const COST_SEQLENS = [64, 128, 256, 512, 1024, 2048];
-export const COST_TOKENS = 4096; // per training step: batch = COST_TOKENS / seqLen
-export const COST_MODEL = { dModel: 64, heads: 4, layers: 2, dFF: 256 };
-export const COST_VOCAB = 64;
-/**
- * The batch every cost step trains on (the study's cost pass and bench/throughput.mjs): COST_TOKENS
- * tokens from a fixed LCG, targets the next token (wrapping); the numbers a step computes do not
- * change its cost, so one fixed batch serves every variant and length.
- */
-export function costBatch() {
-  let x = 7;
-  const tokens = Int32Array.from({ length: COST_TOKENS }, () => (x = (x * 1103515245 + 12345) >>> 0) % COST_VOCAB);
-  const targets = Int32Array.from(tokens, (t, i) => tokens[(i + 1) % COST_TOKENS]);
-  return { tokens, targets };
-}
 export const GENERATE_LENGTH = 2048;
 /** Generations timed per variant (after one warm-up): each position takes its lowest time. */
 export const GENERATE_RUNS = 3;
@@ -118,19 +101,6 @@ export const variantSpec = (name) => {
   if (!v) throw new Error(`unknown variant ${name}; known: ${VARIANT_NAMES.join(', ')}`);
   return v;
 };
-
-/** Chance level of an accuracy task, and how it is reached (docs in each task). */
-export function chanceOf(taskName, task) {
-  switch (taskName) {
-    case 'copy': case 'reverse': case 'sort': return { value: 1 / (task.vocab - 1), why: `one of the ${task.vocab - 1} content tokens` };
-    // not a uniform guess over the vocabulary (1 / (vocab − 1)): the plateau of a model that has
-    // learned which tokens are values but not the lookup; a model can sit below it (fixed does)
-    case 'recall': return { value: 1 / task.options.pairs, why: `a guess among the ${task.options.pairs} values of the sequence: the plateau without the lookup (loss ln ${task.options.pairs}); a uniform guess over the vocabulary is ${(100 / (task.vocab - 1)).toFixed(1)} %` };
-    case 'verses': return { value: task.chance, why: `one of ${task.classes.length} classes (balanced accuracy)` };
-    case 'text': return { value: Math.log2(task.vocab), why: `bits per character of a uniform guess over ${task.vocab} characters` };
-    default: return null;
-  }
-}
 
 /** The training settings of a task at its defaults (evalEvery = steps / EVAL_POINTS). */
 export function settingsOf(taskName, task, overrides = {}) {

@@ -12,7 +12,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { modelConfig } from '../../web/experiment/variants.js';
+import { modelConfig } from '../../src/js/experiment.js';
 import { COST_MODEL, COST_TOKENS, COST_VOCAB, costBatch, GENERATE_LENGTH, GENERATE_RUNS, TEXT_STRIDE, VALIDATION_BATCH, variantSpec } from './plan.mjs';
 
 let lib = null;

@@ -7,9 +7,9 @@
 //   #view=experiment&x.task=copy&x.seqLen=16&x.vocab=8&x.vars=softmax,linear&x.lrs=linear:0.01&x.dModel=32&...&x.seed=1&x.seeds=3
 
 import { tasks, DEFAULT_TEXT, TASK_NAMES as ALL_TASKS, TASK_KNOBS as ALL_TASK_KNOBS } from '../../dist/tasks.js';
-// The one list of variants (name, lab variant, options, freezeParam), shared with `npm run
-// experiments` and bench/training.mjs.
-import { experimentVariants, modelConfig as sharedModelConfig } from './variants.js';
+// The experiments' facts (the one list of variants with each run's model config, the threshold of
+// "learned", the evaluations per run), shared with `npm run experiments` and the benchmark.
+import { experimentVariants, modelConfig as sharedModelConfig, THRESHOLD, EVAL_POINTS } from '../../dist/experiment.js';
 
 /** The page's own words for a variant (the rest is the shared list's); a name missing here shows as itself. */
 const LABELS = {
@@ -22,7 +22,7 @@ const LABELS = {
 };
 
 /**
- * The variants an experiment can race: the experiments' list (variants.js: every variant of the
+ * The variants an experiment can race: the experiments' list (dist/experiment.js: every variant of the
  * binding, named as in experiments/summary.json so the verdicts find the recorded numbers, plus
  * the Synthesizer paper's "fixed random" (random, its r frozen) and the softmax+random mixture with
  * a learned α per head), with the page's labels on top. Their colours: colors.js, by name.
@@ -78,9 +78,8 @@ export const LIMITS = {
 /** Texts longer than this stay out of the link (a link of 200 KB is slow to open and to share). */
 export const TEXT_LINK_MAX = 2000;
 /** The accuracy at which a run counts as having learned a task (the study's threshold). */
-export const LEARNED = 0.9;
-/** Evaluations per run in the study (evalEvery = steps / EVAL_POINTS; scripts/study/plan.mjs). */
-export const EVAL_POINTS = 40;
+export const LEARNED = THRESHOLD;
+export { EVAL_POINTS };
 
 /** The field names shown to the user, also in messages. */
 export const FIELD_LABELS = {

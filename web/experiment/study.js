@@ -6,6 +6,7 @@
 // study's, so a verdict never compares unlike with unlike without saying so.
 
 import { tasks } from '../../dist/tasks.js';
+import { chanceOf as chanceRule } from '../../dist/experiment.js';
 import { MODEL_FIELDS, lrOf, labelOf, defaultKnobs, knobsOf, LEARNED } from './config.js';
 
 export const SUMMARY_URL = new URL('../../experiments/summary.json', import.meta.url);
@@ -40,24 +41,18 @@ export function ngramOf(task) {
 }
 
 /**
- * The chance level of a task: the summary's when the run is the study's task, else the same
- * rule (scripts/study/plan.mjs's chanceOf) on the run's own task. Accuracy tasks: { value (a
+ * The chance level of a task: the summary's when the run is the study's task, else the study's
+ * rule (dist/experiment.js's chanceOf) on the run's own task. Accuracy tasks: { value (a
  * fraction), why }; text: { value (bits per character of a uniform guess), why, bits: true,
  * ngram (ngramOf) }.
  */
 export function chanceOf(task, sameTask = false) {
   const h = headlineOf(task.name);
   if (sameTask && h?.chance && Number.isFinite(h.chance.value)) return { ...h.chance, bits: task.name === 'text' };
-  switch (task.name) {
-    case 'copy': case 'reverse': case 'sort':
-      return { value: 1 / (task.vocab - 1), why: `one of the ${task.vocab - 1} content tokens` };
-    case 'recall':
-      return { value: 1 / task.options.pairs, why: `one of the ${task.options.pairs} values of the sequence` };
-    case 'text':
-      return { value: Math.log2(task.vocab), why: `a uniform guess over ${task.vocab} characters`, bits: true, ngram: ngramOf(task) };
-    default:
-      return null;
-  }
+  const chance = chanceRule(task);
+  if (!chance) return null;
+  // text: the verdict says "a uniform guess scores N bits per character (why)", so why is shorter
+  return task.name === 'text' ? { ...chance, why: `a uniform guess over ${task.vocab} characters`, bits: true, ngram: ngramOf(task) } : chance;
 }
 
 /**

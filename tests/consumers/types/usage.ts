@@ -7,6 +7,8 @@
 
 import { init, features, version, AttnError, tasks, evaluateHeldOut } from 'attnlab';
 import { loadCorpus } from 'attnlab/corpus';
+import { experimentVariants, modelConfig, chanceOf, THRESHOLD, EVAL_POINTS } from 'attnlab/experiment';
+import type { ExperimentVariant } from 'attnlab/experiment';
 import { initWebGPU, AttnError as WebGPUError } from 'attnlab/webgpu';
 import type { WebGPULab, WebGPUInitOptions, WebGPUAdapterInfo } from 'attnlab/webgpu';
 import type {
@@ -296,6 +298,16 @@ export async function exercise(env: Env) {
     finalBits: trained.final.evalBits === trained.final.evalLoss / Math.LN2,
   };
 
+  // the experiments' facts: their variants, one run's model, a task's chance level
+  const entries: ExperimentVariant[] = experimentVariants(lab.variants);
+  const pairsTask = tasks.recall();
+  const oneRun: Model = lab.model(modelConfig(pairsTask, entries[0], { dModel: 16, heads: 2, layers: 1, dFF: 32 }, 1));
+  const experimentSummary = {
+    first: entries[0].name, extras: entries.filter((e) => e.name !== e.variant).length, runVocab: oneRun.config.vocab,
+    threshold: THRESHOLD, evalPoints: EVAL_POINTS, chance: chanceOf(pairsTask)?.value === 1 / 8,
+  };
+  oneRun.dispose();
+
   // errors, narrowed on their code
   const errors = {
     shape: codeOf(() => lab.attention('softmax', { n, d, dv, q: q.subarray(1), k, v })),
@@ -337,6 +349,7 @@ export async function exercise(env: Env) {
     kept: keptSummary,
     model: modelSummary,
     corpus: corpusSummary,
+    experiment: experimentSummary,
     calls, firstWeight, stateLength: state?.length ?? null, matrixLength: m.length, memory, errors,
   };
 }
