@@ -155,5 +155,7 @@ done
 cp src/js/*.js src/js/*.d.ts "$OUT/"
 # tasks.js (Node) and corpus.js (browsers, bundlers) find the corpus next to themselves
 cp data/kjv.txt data/kjv-index.json "$OUT/"
-date -u +%FT%TZ > "$OUT/.stamp"
+# The stamp: when, and whether step 1's native tests ran (npm test rebuilds a build that skipped them).
+native_tests=ran; [[ "${ATTNLAB_SKIP_NATIVE_TEST:-}" == 1 ]] && native_tests=skipped
+printf '%s native-tests-%s\n' "$(date -u +%FT%TZ)" "$native_tests" > "$OUT/.stamp"
 ls -l "$OUT"/*.wasm | awk '{ print "build.sh: " $5 " bytes  " $9 }'

@@ -34,7 +34,7 @@ class BuildContender {
     this.bytes = fs.readFileSync(path.join(ROOT, 'dist', `attnlab-${this.spec.build}.wasm`));
     const lab = await this.fresh();
     let built = null;
-    try { built = fs.readFileSync(path.join(ROOT, 'dist/.stamp'), 'utf8').trim(); } catch {}
+    try { built = fs.readFileSync(path.join(ROOT, 'dist/.stamp'), 'utf8').trim().split(' ')[0]; } catch {} // its date (then whether the native tests ran)
     const sha256 = createHash('sha256').update(this.bytes).digest('hex').slice(0, 16);
     this.meta = { version: lab.version, build: lab.build, simd: lab.simd, wasm: `dist/attnlab-${this.spec.build}.wasm`, sha256, built };
     return lab;

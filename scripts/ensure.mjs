@@ -56,6 +56,12 @@ export function isBuildFresh() {
   return BUILD_INPUTS.every((p) => newestMtime(p) <= built);
 }
 
+/** Whether the build behind dist/ ran its native C tests (build.sh writes it into the stamp). */
+export function nativeTestsRan() {
+  const stamp = join(root, 'dist', '.stamp');
+  return existsSync(stamp) && readFileSync(stamp, 'utf8').includes('native-tests-ran');
+}
+
 export function ensureBuild({ force = false } = {}) {
   if (!force && isBuildFresh()) return;
   run('bash', [join(root, 'build.sh')], 'build.sh');

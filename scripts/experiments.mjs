@@ -31,7 +31,7 @@ import { parseArgs } from 'node:util';
 import { tasks, TASK_NAMES } from '../src/js/tasks.js';
 import {
   LRS, LR_LADDER, SWEEP_SEEDS, sweepSeedsOf, REPORT_SEEDS, TRANSFER_SEEDS, CAPACITY_SEEDS, HEADLINE_TASKS, CAPACITY_VARIANTS, TRANSFER_VARIANTS,
-  COST_VARIANTS, COST_SEQLENS, VARIANT_NAMES, capacityGrid, jobKey, settingsOf, chanceOf, EVAL_POINTS,
+  COST_VARIANTS, COST_SEQLENS, variantNames, loadStudyVariants, capacityGrid, jobKey, settingsOf, chanceOf, EVAL_POINTS,
   THRESHOLD, VALIDATION_BATCH, EVAL_BATCH,
 } from './study/plan.mjs';
 import { chooseLr, sweepState, sweepSeedsIn, writeReport } from './study/report.mjs';
@@ -55,7 +55,7 @@ function args() {
     quick: values.quick, reportOnly: values['report-only'], fresh: values.fresh,
     workers: values.workers ? Number(values.workers) : Math.max(1, Math.min(2, os.availableParallelism?.() ?? os.cpus().length)),
     out: path.resolve(root, values.out ?? (values.quick ? 'experiments/quick' : 'experiments')),
-    variants: values.variants ? values.variants.split(',') : VARIANT_NAMES,
+    variants: values.variants ? values.variants.split(',') : variantNames(),
     tasks: values.tasks ? values.tasks.split(',') : null,
     // for trying the pipeline only (tests/study.test.mjs): every training's steps scaled; the
     // report says so on its first line
@@ -65,7 +65,7 @@ function args() {
   scale = a.stepsScale;
   for (const p of a.phases) if (!PHASES.includes(p)) throw new Error(`unknown phase ${p}; the phases are ${PHASES.join(', ')}`);
   for (const t of a.tasks ?? []) if (!TASK_NAMES.includes(t)) throw new Error(`unknown task ${t}; the tasks are ${TASK_NAMES.join(', ')}`);
-  for (const v of a.variants) if (!VARIANT_NAMES.includes(v)) throw new Error(`unknown variant ${v}; known: ${VARIANT_NAMES.join(', ')}`);
+  for (const v of a.variants) if (!variantNames().includes(v)) throw new Error(`unknown variant ${v}; known: ${variantNames().join(', ')}`);
   if (!Number.isInteger(a.workers) || a.workers < 1) throw new Error('--workers must be a positive integer');
   return a;
 }
@@ -258,11 +258,12 @@ function header(a, result) {
       evalPoints: EVAL_POINTS, evalBatch: EVAL_BATCH, validationBatch: VALIDATION_BATCH, threshold: THRESHOLD, capacity: capacityGrid(),
       capacityVariants: CAPACITY_VARIANTS, transferVariants: TRANSFER_VARIANTS, costVariants: COST_VARIANTS, costSeqLens: COST_SEQLENS },
     tasks: info,
-    variants: VARIANT_NAMES,
+    variants: variantNames(),
   };
 }
 
 async function main() {
+  await loadStudyVariants();
   const a = args();
   mkdirSync(a.out, { recursive: true });
   const jsonPath = path.join(a.out, 'results.json');

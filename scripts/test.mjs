@@ -1,16 +1,22 @@
 // test.mjs — `npm test`: installs what is missing (npm packages, compilers, Chromium, the corpus's
-// Debian text and reader), rebuilds (build.sh also runs the native
-// ASan/UBSan C test), then runs every Node and browser test in one node:test run. Node gets
+// Debian text and reader), rebuilds when a source changed (always under CI; build.sh also runs
+// the native ASan/UBSan C tests), then runs every Node and browser test in one node:test run. Node gets
 // --experimental-wasm-relaxed-simd so the suites cover the relaxed build next to SIMD and scalar.
 // Extra arguments are passed to node --test (e.g. --test-name-pattern=softmax).
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureBuild, ensureChromium, ensureCorpusTools, ensureDeps, root } from './ensure.mjs';
+import { ensureBuild, ensureChromium, ensureCorpusTools, ensureDeps, isBuildFresh, nativeTestsRan, root } from './ensure.mjs';
 
 try {
   ensureDeps();
-  ensureBuild({ force: true });
+  // A quick loop for people working on the code: without a source change since a full build
+  // (isBuildFresh: src, build.sh, tests/c, package.json, data against dist/.stamp; and that build
+  // ran its native C tests) the build and those tests are not run again. CI always rebuilds
+  // (CI=true), so its run is the full one.
+  const rebuild = Boolean(process.env.CI) || !isBuildFresh() || !nativeTestsRan();
+  if (rebuild) ensureBuild({ force: true });
+  else console.log('npm test: dist/ is newer than every source and its build ran the native C tests: not rebuilding (CI=true rebuilds)');
   ensureChromium();
   ensureCorpusTools(); // the corpus test re-makes data/kjv.txt from Debian's text
 } catch (err) {

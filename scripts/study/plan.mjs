@@ -25,22 +25,32 @@ import { experimentVariants, EVAL_POINTS } from '../../src/js/experiment.js';
 // (src/js/experiment.js); re-exported for the study's scripts.
 export { THRESHOLD, EVAL_POINTS, chanceOf, COST_VARIANTS, COST_SEQLENS, COST_TOKENS, COST_MODEL, COST_VOCAB, costBatch } from '../../src/js/experiment.js';
 
+let variants = null;
 /**
  * The study's variants: every variant of the built binding with the curated extras
- * (src/js/experiment.js), as the page's Experiment view races them. Read from dist/, so
- * the study needs a build (as its jobs do).
+ * (src/js/experiment.js), as the page's Experiment view races them. Read once, from `lab` (an
+ * instance the caller has) or from dist/ (so the study needs a build, as its jobs do); nothing
+ * is loaded when this module is imported.
  */
-export const VARIANTS = await (async () => {
-  let lab;
+export async function loadStudyVariants(lab = null) {
+  if (variants) return variants;
+  if (lab) return (variants = experimentVariants(lab.variants));
+  let own;
   try {
-    lab = await (await import('../../dist/attnlab.js')).init({ threads: 1 });
+    own = await (await import('../../dist/attnlab.js')).init({ threads: 1 });
   } catch (err) {
     throw new Error(`the study's variants come from dist/attnlab.js, which did not load (run \`npm run build\` first): ${err.message}`);
   }
-  const list = experimentVariants(lab.variants);
-  lab.dispose();
-  return list;
-})();
+  variants = experimentVariants(own.variants);
+  own.dispose();
+  return variants;
+}
+const loaded = () => {
+  if (!variants) throw new Error('scripts/study/plan.mjs: the study\'s variants are not loaded yet (await loadStudyVariants() first)');
+  return variants;
+};
+/** The names of the study's variants, in table order (after loadStudyVariants). */
+export const variantNames = () => loaded().map((v) => v.name);
 
 export const LRS = [3e-4, 1e-3, 3e-3, 1e-2];
 /**
@@ -95,10 +105,10 @@ export const GENERATE_LENGTH = 2048;
 /** Generations timed per variant (after one warm-up): each position takes its lowest time. */
 export const GENERATE_RUNS = 3;
 
-export const VARIANT_NAMES = VARIANTS.map((v) => v.name);
+/** The study's entry of a variant name (after loadStudyVariants). */
 export const variantSpec = (name) => {
-  const v = VARIANTS.find((x) => x.name === name);
-  if (!v) throw new Error(`unknown variant ${name}; known: ${VARIANT_NAMES.join(', ')}`);
+  const v = loaded().find((x) => x.name === name);
+  if (!v) throw new Error(`unknown variant ${name}; known: ${variantNames().join(', ')}`);
   return v;
 };
 

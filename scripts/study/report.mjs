@@ -7,7 +7,7 @@ import path from 'node:path';
 import { wilson, meanCI, median, fisherExact, holm, formatProportion } from '../lib/stats.mjs';
 import { lineChart, pointsChart, barChart, smallMultiples } from '../lib/svg.mjs';
 import {
-  LRS, LR_LADDER, SWEEP_SEEDS, THRESHOLD, HEADLINE_TASKS, CAPACITY_VARIANTS, COST_VARIANTS, COST_MODEL, GENERATE_RUNS, VARIANT_NAMES,
+  LRS, LR_LADDER, SWEEP_SEEDS, THRESHOLD, HEADLINE_TASKS, CAPACITY_VARIANTS, COST_VARIANTS, COST_MODEL, GENERATE_RUNS, variantNames,
   TEXT_STRIDE,
 } from './plan.mjs';
 import { PAPERS } from './papers.mjs';
@@ -124,7 +124,7 @@ export function summarize(result) {
   for (const task of [...HEADLINE_TASKS]) {
     const info = result.tasks?.[task];
     const variants = {};
-    for (const v of result.variants ?? VARIANT_NAMES) {
+    for (const v of result.variants ?? variantNames()) {
       const st = sweepState(result, task, v);
       const chosen = st.complete ? st.best : null;
       // the reported seeds at the chosen rate only: a sweep that gained a seed can move the choice,
@@ -317,7 +317,7 @@ const pct = (x, d = 1) => (Number.isFinite(x) ? `${(100 * x).toFixed(d)}` : '–
 const num = (x, d = 3) => (Number.isFinite(x) ? x.toFixed(d) : '–');
 const lrText = (x) => (x == null ? '–' : x >= 1e-3 ? String(x) : x.toExponential(0));
 const pval = (p) => (!Number.isFinite(p) ? '–' : p < 0.001 ? '< 0.001' : p.toFixed(3));
-const styleOf = (v) => Math.max(0, VARIANT_NAMES.indexOf(v));
+const styleOf = (v) => Math.max(0, variantNames().indexOf(v));
 
 // What Holm's adjustment does to the best a count can do: with n seeds against n, the smallest
 // Fisher p (n of n against 0 of n) alone and over the most comparisons a task made.

@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { modelConfig } from '../../src/js/experiment.js';
-import { COST_MODEL, COST_TOKENS, COST_VOCAB, costBatch, GENERATE_LENGTH, GENERATE_RUNS, TEXT_STRIDE, VALIDATION_BATCH, variantSpec } from './plan.mjs';
+import { COST_MODEL, COST_TOKENS, COST_VOCAB, costBatch, GENERATE_LENGTH, GENERATE_RUNS, TEXT_STRIDE, VALIDATION_BATCH, loadStudyVariants, variantSpec } from './plan.mjs';
 
 let lib = null;
 /** Loads the binding once per thread: one thread per job (the study runs a job per core). */
@@ -22,6 +22,7 @@ export async function setup(binding) {
   const mod = await import(pathToFileURL(binding).href);
   const lab = await mod.init({ threads: 1, simd: true });
   lib = { lab, tasks: mod.tasks, evaluateHeldOut: mod.evaluateHeldOut, build: lab.build };
+  await loadStudyVariants(lab); // variantSpec reads them
   return lib;
 }
 

@@ -1,4 +1,5 @@
-/* softmax.c — softmax attention over any source of logits, and the dot-product sources.
+/* softmax.c — softmax attention over any source of logits (logits.c holds the sources: the dot
+ * product, the Synthesizers and their mixture).
  *
  * Without weights, attention streams (online softmax, as in FlashAttention): a block of BI query
  * rows visits the key blocks in increasing j; each logit tile is masked, exponentiated against the
