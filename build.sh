@@ -22,10 +22,16 @@ BUILD=build
 mapfile -t CORE_SOURCES < <(ls "$SRC"/*.c | grep -v /freestanding.c$)
 EXPORTS_FILE="$SRC/exports.txt" # the one list of exported C functions
 
-if [[ "${ATTNLAB_SKIP_BUILD:-}" == 1 && -f $OUT/attnlab.js && -f $OUT/attnlab-simd.wasm \
-      && -f $OUT/attnlab-scalar.wasm && -f $OUT/attnlab-relaxed.wasm \
-      && -f $OUT/attnlab-simd-threads.wasm && -f $OUT/attnlab-scalar-threads.wasm \
-      && -f $OUT/attnlab-relaxed-threads.wasm && -f $OUT/pool.js && -f $OUT/pool-worker.js ]]; then
+# Every build's modules, from the one manifest of builds (src/js/builds.js).
+mapfile -t WASM_FILES < <(node --input-type=module -e \
+  "import { BUILD_FILES } from './src/js/builds.js'; console.log(BUILD_FILES.join('\n'));")
+(( ${#WASM_FILES[@]} > 0 )) || { echo "build.sh: could not read src/js/builds.js" >&2; exit 1; }
+
+dist_complete() {
+  local f
+  for f in attnlab.js pool.js pool-worker.js "${WASM_FILES[@]}"; do [[ -f $OUT/$f ]] || return 1; done
+}
+if [[ "${ATTNLAB_SKIP_BUILD:-}" == 1 ]] && dist_complete; then
   echo "build.sh: ATTNLAB_SKIP_BUILD=1 and dist/ is complete; nothing to do"
   exit 0
 fi
@@ -155,6 +161,7 @@ done
 cp src/js/*.js src/js/*.d.ts "$OUT/"
 # tasks.js (Node) and corpus.js (browsers, bundlers) find the corpus next to themselves
 cp data/kjv.txt data/kjv-index.json "$OUT/"
+dist_complete || { echo "build.sh: a module src/js/builds.js lists was not built (${WASM_FILES[*]})" >&2; exit 1; }
 # The stamp: when, and whether step 1's native tests ran (npm test rebuilds a build that skipped them).
 native_tests=ran; [[ "${ATTNLAB_SKIP_NATIVE_TEST:-}" == 1 ]] && native_tests=skipped
 printf '%s native-tests-%s\n' "$(date -u +%FT%TZ)" "$native_tests" > "$OUT/.stamp"

@@ -1,4 +1,5 @@
 // Small DOM helpers shared by every panel. No state.
+import { BUILDS } from '../dist/builds.js';
 
 export const $ = (sel) => document.querySelector(sel);
 
@@ -67,7 +68,7 @@ export function fmtCell(x) {
   return a >= 1e4 || a < 1e-3 ? x.toExponential(2) : String(Number(x.toPrecision(4)));
 }
 
-export const BUILD_LABEL = { relaxed: 'relaxed SIMD', simd: 'SIMD', scalar: 'scalar', webgpu: 'WebGPU' };
+export const BUILD_LABEL = { ...Object.fromEntries(BUILDS.map((b) => [b.name, b.label])), webgpu: 'WebGPU' };
 
 /** The adapter a WebGPU run named, for labels: "google swiftshader"; '' when the browser keeps it private. */
 export function adapterName(adapter) {

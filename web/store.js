@@ -5,6 +5,7 @@
 
 import { buildRequest, defaultOptions, requirements, resolveDims, DIM_LIMITS } from './gen.js';
 import { defaultState, decodeHash, encodeHash, EXTRA_DIMS } from './state.js';
+import { BUILDS as BUILD_MANIFEST } from '../dist/builds.js';
 
 export const store = {
   state: defaultState(),
@@ -112,7 +113,7 @@ export function writeHash({ push = false } = {}) {
   else history.replaceState(null, '', `#${h}`);
 }
 
-const BUILDS = ['auto', 'relaxed', 'simd', 'scalar', 'webgpu'];
+const BUILDS = ['auto', ...BUILD_MANIFEST.map((b) => b.name), 'webgpu'];
 
 /** Why `val` cannot be option `name` of variant `id` (lab.options says what it takes), or null. */
 function optionProblem(id, name, val) {

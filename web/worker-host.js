@@ -2,10 +2,11 @@
 // web/worker-client.js), shared by web/worker.js and web/experiment-worker.js: loading the
 // binding, an instance of a build, errors as plain data, and the loop that answers requests in
 // order while control messages act at once.
+import { BUILDS } from '../dist/builds.js';
 
 const BINDING_URL = new URL('../dist/attnlab.js', import.meta.url).href;
 /** The builds a request may name, as init() options ('auto': the best this engine runs). */
-const INIT_OPTIONS = { auto: {}, relaxed: { simd: 'relaxed' }, simd: { simd: true }, scalar: { simd: false } };
+const INIT_OPTIONS = { auto: {}, ...Object.fromEntries(BUILDS.map((b) => [b.name, b.init])) };
 
 let modPromise = null;
 

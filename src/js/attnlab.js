@@ -23,6 +23,7 @@ import { Options } from './options.js';
 import { Model } from './model.js';
 import { train } from './train.js';
 import { cores, stackBytes, startPool, threadsBlocked } from './pool.js';
+import { BUILD_BY_NAME } from './builds.js';
 
 export { AttnError };
 
@@ -30,24 +31,16 @@ export { tasks } from './tasks.js'; // loadCorpus: the subpath 'attnlab/corpus' 
 export { evaluateHeldOut } from './train.js';
 export const version = '0.1.0';
 
-const BUILD_FILES = {
-  relaxed: 'attnlab-relaxed.wasm',
-  simd: 'attnlab-simd.wasm',
-  scalar: 'attnlab-scalar.wasm',
-};
-
-// The threaded builds (docs/contract.md, "Threads"): the same core, on shared memory.
-const THREAD_FILES = {
-  relaxed: 'attnlab-relaxed-threads.wasm',
-  simd: 'attnlab-simd-threads.wasm',
-  scalar: 'attnlab-scalar-threads.wasm',
-};
+// The builds and their modules (src/js/builds.js); threads > 1 loads the threaded module
+// (docs/contract.md, "Threads"): the same core, on shared memory.
+const moduleFile = (build, threads) => (threads > 1 ? BUILD_BY_NAME[build].threadsFile : BUILD_BY_NAME[build].file);
 const MAX_AUTO_THREADS = 8; // threads: 'auto' takes the cores available, up to this many
 const MAX_THREADS = 16; // attnlab.h ATTN_MAX_THREADS
 
 // Where each module lives by default: next to this file. Each is a literal
 // new URL('./file', import.meta.url), the form bundlers such as Vite recognise, so that they emit
-// the .wasm files with the bundle and rewrite these URLs.
+// the .wasm files with the bundle and rewrite these URLs: the one place the files are named again
+// (tests/builds.test.mjs checks these names against the manifest).
 function defaultUrl(build) {
   switch (build) {
     case 'relaxed': return new URL('./attnlab-relaxed.wasm', import.meta.url);
@@ -206,7 +199,7 @@ function chooseBuild(simd = 'auto') {
 // wasmBinary or locateFile may hand over a single-threaded module, which then runs on one thread
 // (an error only when threads asked for more than one explicitly).
 async function load(build, threads, options) {
-  const file = threads > 1 ? THREAD_FILES[build] : BUILD_FILES[build];
+  const file = moduleFile(build, threads);
   let bytes = options.wasmBinary;
   let where = 'options.wasmBinary';
   if (bytes === undefined) {
@@ -246,7 +239,7 @@ async function load(build, threads, options) {
   if (!threaded) {
     if (threads > 1 && typeof options.threads === 'number') {
       throw new AttnError('UNSUPPORTED', `threads: ${threads}, but ${file} (from ${where}) is a single-threaded build; ` +
-        `pass the ${THREAD_FILES[build]} module or threads: 1`);
+        `pass the ${moduleFile(build, 2)} module or threads: 1`);
     }
     try {
       const instance = await WebAssembly.instantiate(module, {});

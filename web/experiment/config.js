@@ -10,6 +10,7 @@ import { tasks, DEFAULT_TEXT, TASK_NAMES as ALL_TASKS, TASK_KNOBS as ALL_TASK_KN
 // The experiments' facts (the one list of variants with each run's model config, the threshold of
 // "learned", the evaluations per run), shared with `npm run experiments` and the benchmark.
 import { experimentVariants, modelConfig as sharedModelConfig, THRESHOLD, EVAL_POINTS } from '../../dist/experiment.js';
+import { BUILDS as BUILD_MANIFEST } from '../../dist/builds.js';
 
 /** The page's own words for a variant (the rest is the shared list's); a name missing here shows as itself. */
 const LABELS = {
@@ -60,8 +61,9 @@ export const TASK_KNOBS = Object.fromEntries(TASK_NAMES.map((t) => [t, ALL_TASK_
 const NOT_KNOBS = new Set(['text', 'corpus']);
 export const MODEL_FIELDS = ['dModel', 'heads', 'layers', 'dFF'];
 export const TRAIN_FIELDS = ['steps', 'batch', 'lr', 'warmup', 'evalEvery', 'evalBatch'];
-export const BUILDS = ['simd', 'relaxed', 'scalar'];
-export const BUILD_LABELS = { simd: 'SIMD', relaxed: 'relaxed SIMD', scalar: 'scalar' };
+/** The builds a run may name (dist/builds.js), SIMD first: the one every engine with SIMD128 runs. */
+export const BUILDS = ['simd', ...BUILD_MANIFEST.map((b) => b.name).filter((name) => name !== 'simd')];
+export const BUILD_LABELS = Object.fromEntries(BUILD_MANIFEST.map((b) => [b.name, b.label]));
 /** Where the text task's text comes from: the corpus the study used, the short paragraph, or the user's own. */
 export const TEXT_SOURCES = ['corpus', 'paragraph', 'own'];
 
