@@ -13,6 +13,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { modelConfig } from '../../src/js/experiment.js';
+import { evaluateSet } from '../../src/js/train.js'; // the package's evaluation loop (evaluateHeldOut's)
 import { COST_MODEL, COST_TOKENS, COST_VOCAB, costBatch, GENERATE_LENGTH, GENERATE_RUNS, TEXT_STRIDE, VALIDATION_BATCH, loadStudyVariants, variantSpec } from './plan.mjs';
 
 let lib = null;
@@ -31,21 +32,6 @@ const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.le
 
 function makeTask(spec) {
   return lib.tasks[spec.name](spec.options ?? {});
-}
-
-// Loss and accuracy over a set of sequences, batch sequences at a time, weighted by their targets.
-function evaluateSet(model, set, batch = 256) {
-  const L = model.config.seqLen;
-  const count = set.tokens.length / L;
-  let loss = 0, hits = 0, counted = 0;
-  for (let s = 0; s < count; s += batch) {
-    const e = Math.min(count, s + batch) * L;
-    const r = model.evaluate(set.tokens.subarray(s * L, e), set.targets.subarray(s * L, e));
-    loss += r.loss * r.counted;
-    hits += r.accuracy * r.counted;
-    counted += r.counted;
-  }
-  return { loss: loss / counted, accuracy: hits / counted, bits: loss / counted / Math.LN2, counted };
 }
 
 // verses: the mean over classes of each class's accuracy (its classes are unbalanced in the Bible).

@@ -277,6 +277,17 @@ export function evaluateHeldOut(model, task, options) {
   const t0 = now();
   const set = stride !== null ? task.strideWindows(stride)
     : typeof task?.heldOutWindows === 'function' ? task.heldOutWindows() : task.sample(evalBatch, seed, 'heldout');
+  return { ...evaluateSet(model, set, batch), ms: now() - t0 };
+}
+
+/**
+ * Loss and accuracy over a set of sequences ({ tokens, targets } of whole sequences), `batch`
+ * sequences to an evaluate() call, each call weighted by the targets it counted: what one
+ * evaluate() of the whole set gives, in memory for `batch` sequences. { loss, accuracy, bits (=
+ * loss / ln 2), counted }; 0 for each when no position has a target. The study's evaluations
+ * (scripts/study/run-job.mjs) and evaluateHeldOut share it.
+ */
+export function evaluateSet(model, set, batch = 256) {
   const L = model.config.seqLen;
   const count = set.tokens.length / L;
   let loss = 0;
@@ -290,7 +301,7 @@ export function evaluateHeldOut(model, task, options) {
     counted += r.counted;
   }
   const mean = counted ? loss / counted : 0;
-  return { loss: mean, accuracy: counted ? hits / counted : 0, bits: mean / Math.LN2, counted, ms: now() - t0 };
+  return { loss: mean, accuracy: counted ? hits / counted : 0, bits: mean / Math.LN2, counted };
 }
 
 export default train;
