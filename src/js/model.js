@@ -1,7 +1,8 @@
 // model.js — lab.model(config): a small transformer whose attention is one variant, trained in the
 // WebAssembly module by src/c/model_*.c (src/c/model.h says which file does what; docs/model.md). A model holds one block of module memory
-// until dispose(): its configuration struct, one frozen flag per parameter, and the parameters,
-// gradients and AdamW moments (four sections of P floats). Each call lays its tokens, targets,
+// until dispose(): its configuration struct, one frozen flag per parameter, the parameters,
+// gradients and AdamW moments (four sections of P floats), and the opened model (attn_model_open:
+// the shape and every head's plan, made once; docs/model.md, "A model's lifetime"). Each call lays its tokens, targets,
 // results and workspace out above every such block, as attention() does; generate() lays out its
 // decoding state the same way, for the length of the call.
 //
@@ -243,7 +244,7 @@ function draw(row, temperature, random) {
 
 export class Model {
   #host;
-  #block = -1; // offset of this model's memory: config struct, frozen flags, model block
+  #block = -1; // offset of this model's memory: config struct, frozen flags, model block, opened model
   #bytes = 0;  // of the model block
   #params = []; // the parameter table: { name, offset, count, rows, cols, matrix }
   #step = 0;
