@@ -102,98 +102,18 @@ function checkSequence(tokens, i, seqLen, task) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Defaults: chosen by pilot runs of softmax (model seed 1, data seed 1 unless said) on this
-// project's 2-core Intel Xeon machine, node 20, the simd build, through train() (src/js/train.js:
-// linear warmup then cosine decay, held-out evaluation every steps/20). The goal is >= 90 %
-// held-out accuracy for softmax within 60 s of one-thread training. The pilot machine was shared
-// (other builds and tests ran at the same time), so the times below are upper bounds: a step of the
-// dModel-64 models took 25-35 ms alone and 45-60 ms under that load. Nothing here was chosen by
-// how any other variant does; the experiments (scripts/experiments.mjs) train them all with these.
-// evalBatch (256 held-out sequences) and evalEvery (steps / 20) are train()'s own defaults.
+// Defaults: chosen by pilot runs of softmax alone (the goal: >= 90 % held-out accuracy within 60 s of
+// one-thread training; text: <= 2.4 held-out bits per character within 3 minutes), never by how
+// another variant does; the experiments (scripts/experiments.mjs) train them all with these. The
+// pilot runs, their settings and results, task by task: experiments/pilots/defaults.md. evalBatch
+// (256 held-out sequences) and evalEvery (steps / 20) are train()'s own defaults.
 
 const DEFAULTS = {
-  // recall: the hardest. Softmax sits on the 1/P plateau (loss ln P: "one of the P values in this
-  // sequence") until it forms the two-layer lookup, then climbs from 20 % to 90 % in 100-350 steps.
-  // Pilots of the first defaults (the task's then: 8 pairs, vocab 32, seqLen 32, 8 queries amid 8
-  // fillers). Tried: heads 2, lr 3e-3, 2000 steps (the first default): plateau at 12.5 % through
-  // step 1600; heads 2, lr 1e-3: plateau through 1500; heads 2, lr 1e-2: plateau; heads 4, lr 3e-3:
-  // plateau through 1800; batch 8 (6000 steps) and batch 16 (4000 steps, lr 2e-3): plateau; dModel
-  // 128, batch 16, lr 1e-3: plateau through 750; dModel 32, heads 1, lr 3e-3, 4000 steps: plateau;
-  // heads 1, lr 3e-3: plateau through 1600 (seed 2). heads 1, dFF 128, lr 1e-3, warmup 100 (the
-  // defaults until then): seed 1 reached 98.5 % at step 1250 and 99.9 % at 1500 (about 51 s under
-  // load); seeds 2 and 3 (a 1500-step schedule) were still on the plateau at step 1400, and the
-  // recorded experiments had softmax learn it on 1 seed of 3.
-  // Then pilots of softmax with experiments/pilots/recall-pilot.mjs (findings, every record and how
-  // to rerun: experiments/pilots/recall.md): seeds 101-103, one thread, each stopped at 90 % or
-  // after a 3000-step schedule; vocab 64, dModel 64, heads 2, dFF 256, lr 1e-3, warmup 300 unless
-  // said; "P4 sparse L16" = 4 pairs, sparse layout, seqLen 16 (4 queries unless said); steps to
-  // 90 % per seed, or the held-out accuracy at step 3000; load average 1.2-10 (shared machine):
-  //   P4 sparse L16: 400/450/400 (12-19 s); L24: 500/650/500 (25-34 s); L12 (no filler):
-  //   450/400/450 (12-16 s); L32: 0/3 (23-26 %). P4 dense L16: 1700/550/550 (15-64 s).
-  //   P4 L24, 8 queries drawn with replacement (dense-rep): 0/3 (26 %).
-  //   P4 sparse L24 with heads 1, dFF 128, warmup 100 (the old model): 1450/1700/- (25.6 %);
-  //   heads 1: 950/400/800; dFF 128: 450/600/400; warmup 100: 1450/-/- (25, 27.5 %).
-  //   P4 sparse L16 with heads 1, dFF 128, warmup 100: 550/300/400 (4-9 s).
-  //   P4 sparse L32: lr 3e-4: 750/700/700 (20-23 s); lr 3e-3: 0/3 (24-26 %); warmup 1000:
-  //   700/650/700 (25-46 s); dModel 128: 1000/2500/1400 (80-193 s).
-  //   P8: vocab 32 sparse L32: 0/3 (12-16 %); sparse L32: 0/3 (12-14 %); sparse L24: 0/3
-  //   (12-14 %); dense L32: 0/3 (13 %). dModel 128: dense L32: -/2450/1800 (37.6 %; 97-140 s);
-  //   sparse L24: 1400/1350/700 (36-65 s); sparse L24 with 4 queries (4 fillers): 0/3 (11-13 %).
-  //   lr 3e-4: sparse L24: 1150/1150/1100 (29-36 s); dense L32: 1400/1600/1300 (52-61 s);
-  //   sparse L32: 2050/1600/1550 (61-126 s); sparse L24 with only 4 of the 8 queries
-  //   supervised: 0/3 (13-14 %).
-  //   P16 sparse L48, lr 3e-4: seed 101 at 5.9 % after 3000 steps (277 s), stopped there.
-  // So the cliff is the early learning rate (and width), with seqLen moving it; heads and dFF do
-  // not decide it; supervised queries per sequence matter (8 -> 4: 3/3 -> 0/3); filler hurts.
-  // These defaults (the task's: 8 pairs, vocab 64, sparse, 8 queries, seqLen 24), 2000 steps in
-  // full: 90 % at step 1250, 1200, 1150, 900, 950 on seeds 101-105 and at 950, 1500, 1050, 1200,
-  // 1350 on seeds 1-5; 100 % held out at step 2000 on all ten. Trained again at load 2.0-3.1 (the
-  // same histories bit for bit): 90 % after 18.6-35.5 s of training (seed 2 the slowest), all 2000
-  // steps in 41-48 s (20-24 ms a step); first run at load 4.7-8.7: 34-117 s to 90 %.
-  // Those defaults (warmup 300) on ten fresh seeds (2001-2010): 6 of 10 reached 90 %; 2003, 2007,
-  // 2008 and 2010 stayed at or near the plateau (45, 16, 13, 15 %). On those four as pilot seeds
-  // (and 101, 102), 2000 steps: warmup 1000 learned 6/6 (steps 1100-1400); lr 2e-4 with warmup 300
-  // 0/4 (14-19 %). Warmup 1000 (these defaults) on ten more fresh seeds (3001-3010): 10 of 10,
-  // 90 % at steps 1000-1250, 100 % held out at step 2000 on each, 30-49 s of training for the
-  // 2000 steps (15-24 ms a step, two runs at a time on the two cores).
-  // (With heads 2, fixed attention's heads are "previous" and "current" in every layer.)
   recall: { dModel: 64, heads: 2, layers: 2, dFF: 256, steps: 2000, batch: 32, lr: 3e-4, warmup: 1000 },
-  // copy: softmax reached 90 % at step 55 and 100 % by step 60 (first default lr 3e-3, batch 32;
-  // 3.5 s); 400 steps (~12 s alone) leave the other variants room to learn it too.
   copy: { dModel: 64, heads: 2, layers: 2, dFF: 128, steps: 400, batch: 32, lr: 3e-3, warmup: 40 },
-  // reverse: these defaults: softmax 90 % at step 60 (6 s under load), 100 % held-out at 400.
   reverse: { dModel: 64, heads: 2, layers: 2, dFF: 128, steps: 400, batch: 32, lr: 3e-3, warmup: 40 },
-  // sort: 1500 steps (the first default): 90 % at step 300 (28 s under load), 100 % from step 1200,
-  // 119 s in all, too long. These defaults (800 steps): 90 % at step 280 (20 s under load), 99.8 %
-  // at 560, 100 % at the end (about 37 s under load).
   sort: { dModel: 64, heads: 2, layers: 2, dFF: 128, steps: 800, batch: 32, lr: 3e-3, warmup: 80 },
-  // text, on the corpus (the King James Bible, seqLen 64; held-out loss in bits per character,
-  // evalBits). Goal: <= 2.4 held-out bits per character for softmax within 3 minutes of training
-  // on one thread (accuracy is no goal here: next-character accuracy tops out near 56 %). Pilots
-  // on one thread (init({ threads: 1 }), simd build), the machine shared with other people's
-  // training and browser tests (load average in brackets, on 2 cores: a step alone takes ~40 ms,
-  // 45-50 ms at load 3-4, 60-250 ms at load 7-10); "bpc" is the 128-window subset train()
-  // reports at the end, "full" every held-out character (evaluateHeldOut, then all 118 held-out chapters, 398,939 characters):
-  //   seed 1, 2000 steps, batch 16, lr 3e-3, warmup 100: 2.171 bpc, full 2.162; 2.4 crossed at
-  //     step 1100 (110 s); 230 s of training [load 8-10].
-  //   seed 1, 1500 steps, lr 5e-3 (these defaults): 2.217, full 2.218; 2.4 at step 900 (100 s);
-  //     150 s [load 7].
-  //   seeds 2-5, these defaults: 2.203 / 2.183 / 2.201 / 2.208 bpc, full 2.198 / 2.181 / 2.189 /
-  //     2.198; 2.4 crossed at step 900 on each (41-59 s); 82 / 60 / 73 / 66 s of training [load 3-6].
-  // So the goal is met on every seed, with ~0.2 bits to spare, in 60-150 s on one thread. (An
-  // earlier quick trial: 2000 steps at lr 3e-3 reached 2.22.)
-  // Before the corpus the default was the 546-character paragraph DEFAULT_TEXT (600 steps, lr
-  // 3e-3, warmup 50): every model memorised its training part (train accuracy 96 %) and held-out
-  // next-character accuracy stayed at 17-24 %, held-out loss rising: far too little text.
   text: { dModel: 64, heads: 4, layers: 2, dFF: 256, steps: 1500, batch: 16, lr: 5e-3, warmup: 100 },
-  // verses (label 'group', 8 classes, chance 12.5 %): the model of text's defaults, so that a model
-  // pretrained on text is fine-tuned with these as it is. One target per sequence makes it slow
-  // to learn; accuracy is on train()'s 256 held-out sequences, so +-3 points of noise. Softmax from
-  // scratch, one thread: 1000 steps, batch 32, lr 3e-3, warmup 50 (these defaults): seeds 1 / 2 / 3
-  // end at 30.1 / 28.9 / 24.6 % (held-out loss 1.91 / 1.87 / 1.87 nats against ln 8 = 2.08), in
-  // 80-91 s of training [load 2.5-3.5]. 2000 steps (warmup 100), seed 1: 29.3 %, loss 1.81, 201 s:
-  // twice the time for little. Pretrained on text (its defaults, 52 s) then fine-tuned with these:
-  // 31.3 %, loss 1.81 (seed 1). So the task is learnable but far from solved at this budget.
   verses: { dModel: 64, heads: 4, layers: 2, dFF: 256, steps: 1000, batch: 32, lr: 3e-3, warmup: 50 },
 };
 
