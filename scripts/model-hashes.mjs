@@ -15,6 +15,7 @@ import { createHash } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { init, features, tasks } from '../dist/attnlab.js';
 import { experimentVariants, modelConfig } from '../src/js/experiment.js';
+import { readSaved } from '../src/js/model-file.js';
 
 const { values: args } = parseArgs({ options: { builds: { type: 'string' }, threads: { type: 'string' } } });
 const builds = (args.builds ?? `simd,scalar${features().relaxedSimd ? ',relaxed' : ''}`).split(',');
@@ -24,10 +25,8 @@ const SHAPES = [{ heads: 1, batch: 2 }, { heads: 2, batch: 8 }, { heads: 4, batc
 // The parameters and AdamW moments in a saved file: version 1 also holds the gradients (skipped
 // here), version 2 ends with a checksum.
 function parametersAndMoments(bytes) {
-  const length = new DataView(bytes.buffer, bytes.byteOffset).getUint32(0, true);
-  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(4, 4 + length)));
-  const body = bytes.subarray(4 + ((length + 3) & ~3), header.version === 1 ? bytes.length : bytes.length - 4);
-  if (header.version !== 1) return body;
+  const { version, body } = readSaved(bytes); // the package's reader (src/js/model-file.js)
+  if (version !== 1) return body;
   const section = body.length / 4;
   return Buffer.concat([body.subarray(0, section), body.subarray(2 * section)]);
 }

@@ -14,6 +14,7 @@
 // training step that would leave a parameter non-finite changes nothing.
 import { AttnError, STATUS_CODES, align, describe, typedLength } from './errors.js';
 import { mulberry32 } from './prng.js';
+import { MAX_STEP, readSaved, savedFloats, writeSaved } from './model-file.js';
 
 /**
  * What a model uses of the instance that made it (attnlab.js's #modelHost), and nothing more.
@@ -39,12 +40,6 @@ const CONFIG_VALUES = {
 };
 const R_STD_DEFAULT = 0.2;
 const R_STD_MAX = 1e6;
-const SAVE_MAGIC = 'attnlab-model';
-const SAVE_VERSION = 2; // 1: no checksum, the gradient section saved too (still loaded)
-const HEADER_KEYS = ['format', 'version', 'config', 'step'];
-const MAX_HEADER_BYTES = 16 << 20; // a header holds the configuration only: far less than this
-// AdamW counts steps from 1 in an int32 (attn_model_adamw): a model at this step can take no more.
-export const MAX_STEP = 0x7fffffff - 1;
 const SIZES = ['vocab', 'seqLen', 'dModel', 'heads', 'layers', 'dFF'];
 const KEYS = new Set([...SIZES, 'variant', 'options', 'causal', 'seed', 'freeze', 'hidden', 'rank', 'weightDecay', 'rStd']);
 // Options a model sets itself, and why a caller cannot.
@@ -188,34 +183,7 @@ function deepFreeze(x) {
 // A JSON-shaped deep copy (the configuration holds plain objects, arrays, strings and numbers).
 const copyJson = (x) => JSON.parse(JSON.stringify(x));
 
-// CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320, as zlib and PNG) of bytes.
-let crcTable = null;
-function crc32(bytes) {
-  if (!crcTable) {
-    crcTable = new Uint32Array(256);
-    for (let n = 0; n < 256; n++) {
-      let c = n;
-      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-      crcTable[n] = c >>> 0;
-    }
-  }
-  let c = 0xffffffff;
-  for (let i = 0; i < bytes.length; i++) c = crcTable[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-}
 
-// The bytes loadModel was given, as a Uint8Array over them (no copy), or VALUE.
-function bytesOf(bytes) {
-  let view = null;
-  try {
-    if (bytes instanceof ArrayBuffer || (typeof SharedArrayBuffer === 'function' && bytes instanceof SharedArrayBuffer)) view = new Uint8Array(bytes);
-    else if (ArrayBuffer.isView(bytes)) view = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  } catch {
-    throw new AttnError('VALUE', 'loadModel: the buffer it was given is detached (transferred elsewhere); pass the bytes model.save() gave');
-  }
-  if (!view) throw new AttnError('VALUE', `loadModel takes the bytes model.save() gave (a Uint8Array or an ArrayBuffer), got ${describe(bytes)}`);
-  return view;
-}
 
 // The first index of the largest logit (the contract's argmax).
 function argmax(row) {
@@ -478,56 +446,16 @@ export class Model {
    */
   save() {
     this.#alive();
-    const header = new TextEncoder().encode(JSON.stringify({ format: SAVE_MAGIC, version: SAVE_VERSION, config: this.#saved, step: this.#step }));
     const P = this.#bytes / 16, at = this.#memory() >>> 2, f32 = this.#host.heap.f32();
-    const start = 4 + align(header.length, 4);
-    const out = new Uint8Array(start + 12 * P + 4);
-    const view = new DataView(out.buffer);
-    view.setUint32(0, header.length, true);
-    out.set(header, 4);
-    const floats = new Float32Array(out.buffer, start, 3 * P);
-    floats.set(f32.subarray(at, at + P)); // parameters
-    floats.set(f32.subarray(at + 2 * P, at + 4 * P), P); // AdamW m, v
-    view.setUint32(out.length - 4, crc32(out.subarray(0, out.length - 4)), true);
-    return out;
+    return writeSaved(this.#saved, this.#step, f32.subarray(at, at + P), f32.subarray(at + 2 * P, at + 4 * P));
   }
 
   static load(host, bytes, options) {
     const { resetOptimizer = false } = readMethodOptions('loadModel', options, ['resetOptimizer']);
     if (typeof resetOptimizer !== 'boolean') throw new AttnError('VALUE', `loadModel: resetOptimizer must be true or false, got ${describe(resetOptimizer)}`);
-    const view = bytesOf(bytes);
-    const length = view.length >= 4 ? new DataView(view.buffer, view.byteOffset).getUint32(0, true) : 0;
-    if (view.length < 8 || length < 2 || 4 + length > view.length || length > MAX_HEADER_BYTES) {
-      throw new AttnError('VALUE', `loadModel: these ${view.length} bytes are not a saved attnlab model` +
-        (view.length >= 8 && 4 + length > view.length ? ` (its header length, ${length}, runs past the end: truncated?)` : ''));
-    }
-    const stored = new DataView(view.buffer, view.byteOffset + view.length - 4).getUint32(0, true);
-    const checksumOk = crc32(view.subarray(0, view.length - 4)) === stored;
-    let header = null;
+    const { header, step, version, body } = readSaved(bytes);
     try {
-      header = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(view.subarray(4, 4 + length)));
-    } catch { /* below */ }
-    const readable = header !== null && typeof header === 'object' && !Array.isArray(header) && header.format === SAVE_MAGIC;
-    if (!readable || (header.version === SAVE_VERSION && !checksumOk)) {
-      throw new AttnError('VALUE', checksumOk || !readable && view.length < 12
-        ? 'loadModel: these bytes are not a saved attnlab model'
-        : 'loadModel: these bytes are not a saved attnlab model, or one that was corrupted: their CRC-32 checksum does not match');
-    }
-    if (header.version !== 1 && header.version !== SAVE_VERSION) {
-      throw new AttnError('VALUE', `loadModel: saved with format version ${describe(header.version)}; this attnlab reads versions 1 and ${SAVE_VERSION}`);
-    }
-    for (const key of Object.keys(header)) {
-      if (!HEADER_KEYS.includes(key)) throw new AttnError('VALUE', `loadModel: the header has an unknown field "${key}"`);
-    }
-    const { step } = header;
-    if (!Number.isInteger(step) || step < 0 || step > MAX_STEP) {
-      throw new AttnError('VALUE', `loadModel: the saved step count ${describe(step)} is not an integer in [0, ${MAX_STEP}] ` +
-        '(AdamW counts steps in an int32 and could not continue from it)');
-    }
-    const start = 4 + align(length, 4);
-    const end = header.version === 1 ? view.length : view.length - 4;
-    try {
-      return new Model(host, header.config, { step, version: header.version, body: view.subarray(Math.min(start, end), end), resetOptimizer });
+      return new Model(host, header.config, { step, version, body, resetOptimizer });
     } catch (err) {
       if (err instanceof AttnError && !err.message.startsWith('loadModel')) err.message = `loadModel: ${err.message}`;
       throw err;
@@ -716,27 +644,4 @@ function frozenFlags(table, names) {
   return flags;
 }
 
-// The parameters and AdamW moments of a saved body for a model of P parameters, checked: the size
-// its configuration needs, every value finite, every second moment >= 0. Version 1 bodies also
-// hold the gradients of the last call (never state: left out, as a failed step may have left them
-// NaN).
-function savedFloats({ version, body }, P) {
-  const sections = version === 1 ? 4 : 3;
-  if (body.length !== sections * 4 * P) {
-    throw new AttnError('VALUE', `loadModel: the saved parameters and optimizer state hold ${body.length} bytes, ` +
-      `the configuration needs ${sections * 4 * P} (${sections} sections of ${P} floats)`);
-  }
-  const floats = new Float32Array(body.slice().buffer); // a copy: the body need not be 4-byte aligned
-  const parameters = floats.subarray(0, P);
-  const moments = floats.subarray((sections - 2) * P); // m, then v
-  const names = ['parameter', 'AdamW first moment', 'AdamW second moment'];
-  for (const [k, part] of [parameters, moments.subarray(0, P), moments.subarray(P)].entries()) {
-    const bad = part.findIndex((x) => !Number.isFinite(x) || (k === 2 && x < 0));
-    if (bad >= 0) {
-      throw new AttnError('VALUE', `loadModel: saved ${names[k]} ${bad} is ${part[bad]}: a model's parameters and ` +
-        'optimizer state must be finite (and second moments >= 0)');
-    }
-  }
-  return { parameters, moments };
-}
 
