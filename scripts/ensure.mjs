@@ -13,7 +13,7 @@ import { BUILD_FILES } from '../src/js/builds.js';
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const CHROMIUM = '/usr/bin/chromium';
 // what a complete dist/ holds: the binding's modules, every build's modules (src/js/builds.js), the corpus
-const DIST_FILES = ['reference.js', 'reference-model.js', 'prng.js', 'tasks.js', 'task-args.js', 'corpus-parse.js', 'corpus.js', 'train.js', 'experiment.js', 'builds.js', 'model.js', 'model-file.js', 'registry.js', 'heap.js', 'options.js', 'errors.js', 'attnlab.js', 'attnlab.d.ts', 'pool.js', 'pool-worker.js', ...BUILD_FILES, 'kjv.txt', 'kjv-index.json'];
+const DIST_FILES = ['reference.js', 'reference-model.js', 'prng.js', 'tasks.js', 'task-args.js', 'corpus-parse.js', 'corpus.js', 'train.js', 'experiment.js', 'builds.js', 'model.js', 'model-file.js', 'registry.js', 'heap.js', 'options.js', 'errors.js', 'inputs.js', 'attnlab.js', 'attnlab.d.ts', 'pool.js', 'pool-worker.js', ...BUILD_FILES, 'kjv.txt', 'kjv-index.json'];
 const BUILD_INPUTS = ['src', 'build.sh', 'tests/c', 'package.json', 'data/kjv.txt', 'data/kjv-index.json'];
 
 function run(command, args, what) {
