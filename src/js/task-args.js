@@ -27,7 +27,7 @@ export function checkKnown(task, opts, known) {
 /**
  * The splits sample() takes: 'train'; 'validation', where a study chooses its settings (a learning
  * rate); 'heldout', where it reports. For the synthetic tasks each is an independent stream; for
- * the corpus, disjoint sets of chapters (below).
+ * the corpus, disjoint sets of chapters (tasks.js, above the text task; corpus-parse.js).
  */
 export const SPLITS = ['train', 'validation', 'heldout'];
 
