@@ -248,9 +248,11 @@ attn_status attn_plan_set_alpha_logits(attn_plan *plan, const float *logits, con
         FAIL(ATTN_ERR_SHAPE, "plan was not made by attn_plan_make, or was changed since");
     if (!attn_is_composite(plan->variant) || !plan->options.alpha_is_logits)
         FAIL(ATTN_ERR_SHAPE, "the plan is not a mixture's with weights as logits");
-    for (int c = 0; c < plan->options.n_components; c++)
-        if (!(logits[c] - logits[c] == 0.0f)) FAIL(ATTN_ERR_VALUE, "alpha must hold finite numbers");
-    for (int c = 0; c < plan->options.n_components; c++) plan->options.alpha[c] = logits[c];
+    attn_options opt = plan->options; /* attn_plan_make's check of the weights, on the new ones */
+    for (int c = 0; c < opt.n_components; c++) opt.alpha[c] = logits[c];
+    attn_status st = attn_check_weights(&opt, detail);
+    if (st != ATTN_OK) return st; /* the plan stays as it was */
+    plan->options = opt;
     plan->magic = plan_seal(plan);
     return ATTN_OK;
 }

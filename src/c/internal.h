@@ -205,6 +205,10 @@ int32_t attn_dim(const attn_dims *dims, dim_id dim);
  * again. ATTN_ERR_SHAPE for a plan that is not a mixture's with alpha_is_logits. */
 attn_status attn_plan_set_alpha_logits(attn_plan *plan, const float *logits, const char **detail);
 
+/* A mixture's weights (options.alpha): finite; as probabilities (alpha_is_logits unset)
+ * non-negative and summing to 1. One of attn_validate's checks. */
+attn_status attn_check_weights(const attn_options *opt, const char **detail);
+
 /* Dimensions, option values and their relations (attn_check's rules); does not read arrays. */
 attn_status attn_validate(attn_variant v, const attn_dims *dims, const attn_options *opt,
                           const char **detail);

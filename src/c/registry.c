@@ -181,7 +181,7 @@ static attn_status check_components(const attn_dims *dims, const attn_options *o
 }
 
 /* Mixture weights: finite; as probabilities (alpha_is_logits unset) non-negative, summing to 1. */
-static attn_status check_weights(const attn_options *opt, const char **detail) {
+attn_status attn_check_weights(const attn_options *opt, const char **detail) {
     float sum = 0.0f;
     for (int c = 0; c < opt->n_components && c < ATTN_MAX_COMPONENTS; c++) {
         if (!is_finite(opt->alpha[c])) FAIL(ATTN_ERR_VALUE, "alpha must hold finite numbers");
@@ -208,7 +208,7 @@ static attn_status check_weights(const attn_options *opt, const char **detail) {
 #define CHECK_VARIANTS(name, field, companion, values, min) \
     if ((s = check_components(dims, opt, detail)) != ATTN_OK) return s;
 #define CHECK_WEIGHTS(name, field, companion, values, min) \
-    if ((s = check_weights(opt, detail)) != ATTN_OK) return s;
+    if ((s = attn_check_weights(opt, detail)) != ATTN_OK) return s;
 
 static attn_status check_options(attn_variant v, const attn_dims *dims, const attn_options *opt,
                                  const char **detail) {
