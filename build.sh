@@ -5,9 +5,9 @@
 #      tests/c/test_recurrent.c on it,
 #      so memory errors surface before any WebAssembly step;
 #   2. dist/attnlab-scalar.wasm and dist/attnlab-simd.wasm with Emscripten (Debian's emcc);
-#   3. dist/attnlab-relaxed.wasm (relaxed-SIMD fused multiply-add) with clang-19 + wasm-ld-19, and
+#   3. dist/attnlab-relaxed.wasm (relaxed-SIMD fused multiply-add) with clang + wasm-ld (LLVM 19), and
 #      the threaded modules dist/attnlab-{scalar,simd,relaxed}-threads.wasm (shared memory);
-#   4. copies the JS binding, its types and the shared modules (reference.js, prng.js) next to the
+#   4. copies src/js (the binding, its types and the shared modules, as a tree) next to the
 #      modules, and the text corpus (data/kjv.txt, data/kjv-index.json) next to tasks.js.
 # Missing compilers are installed with apt-get (scripts/apt-install.sh) when this runs as root (or
 # with sudo); otherwise it stops and says what to install. Environment: ATTNLAB_SKIP_BUILD=1 skips everything when dist/
@@ -41,9 +41,10 @@ fi
 apt_install() { bash scripts/apt-install.sh build.sh "$@" || exit 1; }
 
 command -v emcc >/dev/null || apt_install emscripten
-# libclang-rt-19-dev: the sanitizer and libFuzzer runtimes of tests/c/fuzz.sh
-command -v clang-19 >/dev/null && command -v wasm-ld-19 >/dev/null && [[ -d /usr/lib/llvm-19/lib/clang/19/lib/linux ]] \
-  || apt_install clang-19 lld-19 libclang-rt-19-dev
+# The LLVM release (clang, wasm-ld, the fuzzer's runtimes): scripts/toolchain.sh names it once.
+source scripts/toolchain.sh
+command -v "$CLANG" >/dev/null && command -v "$WASM_LD" >/dev/null && [[ -d $LLVM_RUNTIMES ]] \
+  || apt_install "${LLVM_PACKAGES[@]}"
 NATIVE_CC=${CC:-gcc}
 command -v "$NATIVE_CC" >/dev/null || apt_install gcc
 
@@ -98,7 +99,7 @@ emcc "${EMCC_FLAGS[@]}" "${CORE_SOURCES[@]}" -o "$OUT/attnlab-scalar.wasm"
 echo "build.sh: emcc simd128"
 emcc "${EMCC_FLAGS[@]}" -msimd128 "${CORE_SOURCES[@]}" -o "$OUT/attnlab-simd.wasm"
 
-# --- 3. clang-19: relaxed SIMD -----------------------------------------------------------------
+# --- 3. clang: relaxed SIMD and the threaded builds ----------------------------------------------
 # clang 14 (Emscripten's) only emits the pre-standard FMA opcode that engines reject; clang-19
 # emits f32x4.relaxed_madd. We compile and link in separate steps so the clang driver does not run
 # a wasm-opt from PATH (Debian's binaryen cannot parse relaxed opcodes). There is no libc, hence
@@ -109,56 +110,52 @@ emcc "${EMCC_FLAGS[@]}" -msimd128 "${CORE_SOURCES[@]}" -o "$OUT/attnlab-simd.was
 # vectors are live against the 15 registers V8 gives WebAssembly on x86-64. Without the flag a
 # clang-19 SIMD128 module ran softmax 14 % slower than the emcc one (n = 1024, both on one thread,
 # interleaved in one process: 8.26 against 7.25 ms); with it, the same (7.23 ms).
-CLANG_WASM_CFLAGS=(-mllvm -disable-lsr)
-RELAXED_CFLAGS=(--target=wasm32 -std=c11 -O3 -DNDEBUG -Wall -Wextra -Werror -ffreestanding
-  -msimd128 -mrelaxed-simd -fno-exceptions "${CLANG_WASM_CFLAGS[@]}")
-RELAXED_LDFLAGS=(--no-entry --stack-first -z stack-size=262144 --initial-memory=2097152
-  --max-memory=4294967296 --export-memory --gc-sections --strip-debug)
-echo "build.sh: clang-19 relaxed-simd"
-mkdir -p "$BUILD/relaxed"
-objects=()
-for src in "${CORE_SOURCES[@]}" "$SRC/freestanding.c"; do
-  obj="$BUILD/relaxed/$(basename "${src%.c}").o"
-  clang-19 "${RELAXED_CFLAGS[@]}" -c "$src" -o "$obj"
-  objects+=("$obj")
-done
-wasm-ld-19 "${RELAXED_LDFLAGS[@]}" $(sed 's/^/--export=/' "$EXPORTS_FILE") "${objects[@]}" \
-  -o "$OUT/attnlab-relaxed.wasm"
+CLANG_CFLAGS=(--target=wasm32 -std=c11 -O3 -DNDEBUG -Wall -Wextra -Werror -ffreestanding
+  -fno-exceptions -mllvm -disable-lsr)
+CLANG_LDFLAGS=(--no-entry --stack-first -z stack-size=262144 --initial-memory=2097152
+  --max-memory=4294967296 --gc-sections --strip-debug)
 
-# --- 3b. clang-19: the threaded builds -----------------------------------------------------------
-# One module per SIMD level that several instances run on one shared memory (docs/contract.md,
-# "Threads"): atomics for the pool's counters and wait/notify, bulk memory so that wasm-ld can
-# initialise the data segments once (passive segments + __wasm_init_memory) whichever instance
-# starts first. The memory is imported (the binding creates it shared, with the module's maximum)
-# and __stack_pointer is exported so that the binding gives each worker instance its own stack.
-# clang-19 for all three: the freestanding route the relaxed build already takes, and Emscripten
-# 3.1.6's threads need its JS runtime, which a standalone module has not.
-THREADS_EXPORTS_FILE="$SRC/exports-threads.txt" # the pool's entry points, on top of exports.txt
-THREADS_CFLAGS=(--target=wasm32 -std=c11 -O3 -DNDEBUG -Wall -Wextra -Werror -ffreestanding
-  -fno-exceptions -matomics -mbulk-memory -DATTN_THREADS "${CLANG_WASM_CFLAGS[@]}")
-THREADS_LDFLAGS=(--no-entry --stack-first -z stack-size=262144 --initial-memory=2097152
-  --max-memory=4294967296 --import-memory --shared-memory --export=__stack_pointer
-  --gc-sections --strip-debug)
-for level in scalar simd relaxed; do
-  case $level in
-    scalar) simd_flags=() ;;
-    simd) simd_flags=(-msimd128) ;;
-    relaxed) simd_flags=(-msimd128 -mrelaxed-simd) ;;
-  esac
-  echo "build.sh: clang-19 $level, threads"
-  mkdir -p "$BUILD/threads-$level"
-  objects=()
+# clang_module NAME CFLAGS... -- LDFLAGS...: compiles the core and freestanding.c with the common
+# flags and these, each into build/NAME/, and links dist/attnlab-NAME.wasm with these link flags
+# and the exports of exports.txt.
+clang_module() {
+  local name=$1; shift
+  local cflags=() ldflags=() src obj objects=()
+  while [[ $# -gt 0 && $1 != -- ]]; do cflags+=("$1"); shift; done
+  [[ $# -gt 0 ]] && shift
+  ldflags=("$@")
+  echo "build.sh: $CLANG $name"
+  mkdir -p "$BUILD/$name"
   for src in "${CORE_SOURCES[@]}" "$SRC/freestanding.c"; do
-    obj="$BUILD/threads-$level/$(basename "${src%.c}").o"
-    clang-19 "${THREADS_CFLAGS[@]}" "${simd_flags[@]}" -c "$src" -o "$obj"
+    obj="$BUILD/$name/$(basename "${src%.c}").o"
+    "$CLANG" "${CLANG_CFLAGS[@]}" "${cflags[@]}" -c "$src" -o "$obj"
     objects+=("$obj")
   done
-  wasm-ld-19 "${THREADS_LDFLAGS[@]}" $(cat "$EXPORTS_FILE" "$THREADS_EXPORTS_FILE" | sed 's/^/--export=/') \
-    "${objects[@]}" -o "$OUT/attnlab-$level-threads.wasm"
-done
+  "$WASM_LD" "${CLANG_LDFLAGS[@]}" "${ldflags[@]}" $(sed 's/^/--export=/' "$EXPORTS_FILE") \
+    "${objects[@]}" -o "$OUT/attnlab-$name.wasm"
+}
+
+clang_module relaxed -msimd128 -mrelaxed-simd -- --export-memory
+
+# The threaded builds: one module per SIMD level that several instances run on one shared memory
+# (docs/contract.md, "Threads"): atomics for the pool's counters and wait/notify, bulk memory so
+# that wasm-ld can initialise the data segments once (passive segments + __wasm_init_memory)
+# whichever instance starts first. The memory is imported (the binding creates it shared, with the
+# module's maximum) and __stack_pointer is exported so that the binding gives each worker instance
+# its own stack. clang for all three: the freestanding route the relaxed build already takes, and
+# Emscripten 3.1.6's threads need its JS runtime, which a standalone module has not.
+THREADS_CFLAGS=(-matomics -mbulk-memory -DATTN_THREADS)
+THREADS_LDFLAGS=(--import-memory --shared-memory --export=__stack_pointer
+  $(sed 's/^/--export=/' "$SRC/exports-threads.txt")) # the pool's entry points, on top of exports.txt
+clang_module scalar-threads "${THREADS_CFLAGS[@]}" -- "${THREADS_LDFLAGS[@]}"
+clang_module simd-threads "${THREADS_CFLAGS[@]}" -msimd128 -- "${THREADS_LDFLAGS[@]}"
+clang_module relaxed-threads "${THREADS_CFLAGS[@]}" -msimd128 -mrelaxed-simd -- "${THREADS_LDFLAGS[@]}"
 
 # --- 4. the binding ----------------------------------------------------------------------------
-cp src/js/*.js src/js/*.d.ts "$OUT/"
+# src/js as a tree (a module may live in a folder, as tasks/ does): its .js and .d.ts files, in
+# the same relative places, so that the binding's relative imports hold in dist/ too.
+(cd src/js && find . -type f \( -name '*.js' -o -name '*.d.ts' \) -print0) |
+  while IFS= read -r -d '' f; do install -D -m 644 "src/js/$f" "$OUT/$f"; done
 # tasks.js (Node) and corpus.js (browsers, bundlers) find the corpus next to themselves
 cp data/kjv.txt data/kjv-index.json "$OUT/"
 dist_complete || { echo "build.sh: a module src/js/builds.js lists was not built (${WASM_FILES[*]})" >&2; exit 1; }
