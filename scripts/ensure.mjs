@@ -12,8 +12,14 @@ import { BUILD_FILES } from '../src/js/builds.js';
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const CHROMIUM = '/usr/bin/chromium';
-// what a complete dist/ holds: the binding's modules, every build's modules (src/js/builds.js), the corpus
-const DIST_FILES = ['reference.js', 'reference-model.js', 'prng.js', 'tasks.js', 'task-args.js', 'corpus-parse.js', 'corpus.js', 'train.js', 'experiment.js', 'builds.js', 'model.js', 'model-file.js', 'registry.js', 'heap.js', 'options.js', 'errors.js', 'inputs.js', 'attnlab.js', 'attnlab.d.ts', 'pool.js', 'pool-worker.js', ...BUILD_FILES, 'kjv.txt', 'kjv-index.json'];
+// What a complete dist/ holds: src/js as build.sh copies it (every .js and .d.ts, folders
+// included), every build's modules (src/js/builds.js) and the corpus.
+const treeFiles = (dir, prefix = '') => readdirSync(join(root, dir), { withFileTypes: true }).flatMap((e) =>
+  e.isDirectory() ? treeFiles(join(dir, e.name), `${prefix}${e.name}/`) : [`${prefix}${e.name}`]);
+const distFiles = () => [
+  ...treeFiles('src/js').filter((f) => f.endsWith('.js') || f.endsWith('.d.ts')),
+  ...BUILD_FILES, 'kjv.txt', 'kjv-index.json',
+];
 const BUILD_INPUTS = ['src', 'build.sh', 'tests/c', 'package.json', 'data/kjv.txt', 'data/kjv-index.json'];
 
 function run(command, args, what) {
@@ -53,7 +59,7 @@ export function ensureDeps() {
 /** dist/ is complete and newer than every build input; else runs build.sh. */
 export function isBuildFresh() {
   const stamp = join(root, 'dist', '.stamp');
-  if (!existsSync(stamp) || DIST_FILES.some((f) => !existsSync(join(root, 'dist', f)))) return false;
+  if (!existsSync(stamp) || distFiles().some((f) => !existsSync(join(root, 'dist', f)))) return false;
   const built = statSync(stamp).mtimeMs;
   return BUILD_INPUTS.every((p) => newestMtime(p) <= built);
 }
