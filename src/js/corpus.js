@@ -8,7 +8,7 @@
 //   const task = tasks.text({ corpus: await loadCorpus() });
 //
 // A plain ES module: no DOM, no Node imports, no work at import time.
-import { prepareCorpus, shippedCorpus } from './corpus-parse.js';
+import { prepareCorpus, shippedCorpus } from './tasks/corpus-parse.js';
 
 const isFileUrl = () => String(import.meta.url).startsWith('file:');
 

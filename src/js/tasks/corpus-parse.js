@@ -1,13 +1,37 @@
-// corpus-parse.js — the corpus as the tasks read it: the shipped files (read from disk in Node, on
-// first use), and a corpus { text, index } parsed once per object into its vocabulary, verses,
-// chapters and their split (train, validation, heldout: tasks.js's comment above the text task
-// says which chapters are which and why). tasks.text and tasks.verses sample from the parse;
-// corpus.js (the subpath attnlab/corpus) checks a fetched corpus with it. A plain ES module: no DOM,
+// tasks/corpus-parse.js — the corpus as the tasks read it: the shipped files (read from disk in
+// Node, on first use), and a corpus { text, index } parsed once per object into its vocabulary,
+// verses, chapters and their split (train, validation, heldout: below). tasks.text and
+// tasks.verses sample from the parse; corpus.js (the subpath attnlab/corpus) checks a fetched
+// corpus with it. A plain ES module: no DOM,
 // no Node imports (Node's fs through process.getBuiltinModule), no work at import time.
+//
+// The corpus: the King James Bible, 4,137,847 characters of 63 distinct ones, one verse a line
+// (data/kjv.txt, written by scripts/prepare-corpus.mjs from Debian's bible-kjv-text; provenance
+// in data/README.md), and its index (data/kjv-index.json: each book's name, testament and
+// number of verses per chapter, in canonical order). Verse i of the Bible is line i of the text
+// (its "\n" included); a chapter is a run of lines.
+//
+// A corpus, as tasks.text({ corpus }) and tasks.verses({ corpus }) take it, is { text, index }:
+// the text and the parsed index. In Node both tasks read the shipped corpus by themselves, once,
+// on first use (next to dist/tasks.js in the package, in data/ in the source tree). A browser
+// fetches it first:
+//   const corpus = await loadCorpus();   // kjv.txt and kjv-index.json next to tasks.js (4.1 MB)
+//   const task = tasks.text({ corpus }); // its parse is kept for the next task of the same object
+// loadCorpus({ text, index }) takes other URLs (in Node also file paths).
+//
+// The split, shared by text and verses: chapters are numbered 0..1188 in canonical order
+// (Genesis 1 is chapter 0, Revelation 22 chapter 1188), and chapter c is held out of training when
+// c % 10 === 9 (Genesis 10, Genesis 20, ..., Revelation 13: 118 chapters, 398,939 characters, 9.6 %
+// of the text). Those alternate between two sets: 'validation', c % 20 === 9 (Genesis 10, Genesis
+// 30, ...: 59 chapters, 196,904 characters, 1,484 verses), where a study chooses its settings, and
+// 'heldout', the test set, c % 20 === 19 (Genesis 20, Genesis 40, ...: 59 chapters, 202,035
+// characters, 1,573 verses), where it reports; both span both testaments and every book group of
+// the verses task (verses.js). The other 1,071 chapters are the training chapters. No sample of the 'train' split
+// reads or predicts a character of a validation or test chapter.
 
-import { fail } from './task-args.js';
+import { fail } from './args.js';
 
-/** The corpus files, next to this module (and tasks.js) in dist/, and in data/ of the source tree. */
+/** The corpus files, next to tasks.js in dist/, and in data/ of the source tree. */
 export const CORPUS_FILES = Object.freeze({ text: 'kjv.txt', index: 'kjv-index.json' });
 /** Chapter c (0-based, canonical order) is held out of training when c % HELD_OUT_EVERY === HELD_OUT_EVERY - 1. */
 export const HELD_OUT_EVERY = 10;
@@ -36,7 +60,7 @@ export function shipped(task) {
       `must fetch first: tasks.${task}({ corpus: await loadCorpus() }), with loadCorpus from 'attnlab/corpus'`);
   }
   // A computed URL, not a literal one: bundlers must not try to follow it.
-  for (const dir of ['./', '../../data/']) {
+  for (const dir of ['../', '../../../data/']) {
     const textUrl = new URL(dir + CORPUS_FILES.text, import.meta.url);
     if (!fs.existsSync(textUrl)) continue;
     const text = fs.readFileSync(textUrl, 'utf8');

@@ -1,8 +1,8 @@
-// task-args.js — what every task of tasks.js shares: the checks of its arguments (an Error that
+// tasks/args.js — what every task of tasks.js shares: the checks of its arguments (an Error that
 // names the argument), sample()'s splits and its PRNG stream per (seed, task, split), and the
 // small random helpers. A plain ES module: no DOM, no Node imports, no work at import time.
 
-import { mulberry32, streamSeed } from './prng.js';
+import { mulberry32, streamSeed } from '../prng.js';
 
 export function fail(task, arg, msg) {
   throw new Error(`tasks.${task}: ${arg} ${msg}`);
@@ -27,7 +27,7 @@ export function checkKnown(task, opts, known) {
 /**
  * The splits sample() takes: 'train'; 'validation', where a study chooses its settings (a learning
  * rate); 'heldout', where it reports. For the synthetic tasks each is an independent stream; for
- * the corpus, disjoint sets of chapters (tasks.js, above the text task; corpus-parse.js).
+ * the corpus, disjoint sets of chapters (corpus-parse.js).
  */
 export const SPLITS = ['train', 'validation', 'heldout'];
 
