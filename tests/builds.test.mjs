@@ -27,7 +27,7 @@ test('the manifest: three builds, each with its words, init() options and two di
 });
 
 test('the binding\'s literal module URLs are exactly the manifest\'s modules', () => {
-  const source = readFileSync(path.join(ROOT, 'src/js/attnlab.js'), 'utf8');
+  const source = readFileSync(path.join(ROOT, 'src/js/loader.js'), 'utf8'); // where init() finds them
   const literals = [...source.matchAll(/new URL\('\.\/(attnlab-[^']+\.wasm)', import\.meta\.url\)/g)].map((m) => m[1]);
   assert.deepEqual(sorted(literals), sorted(BUILD_FILES));
 });
