@@ -1,4 +1,4 @@
-// Runs every stored fixture (tests/fixtures/*.json, made by tests/make-fixtures.mjs from the float64
+// Runs every stored fixture (tests/fixtures/*.json, made by tests/fixtures/make-fixtures.mjs from the float64
 // reference, src/js/reference.js) on every build and checks output, and weights where stored, against
 // the accuracy bar of docs/contract.md.
 //
@@ -31,9 +31,9 @@ test('there is one fixture file per variant in lab.variants, and none for other 
   const missing = VARIANT_IDS.filter((id) => !ids.includes(id));
   const stale = ids.filter((id) => !VARIANT_IDS.includes(id));
   assert.deepEqual(missing, [], `variants without a fixture file in tests/fixtures: ${missing.join(', ')}; ` +
-    'run npm run fixtures (tests/make-fixtures.mjs)');
+    'run npm run fixtures (tests/fixtures/make-fixtures.mjs)');
   assert.deepEqual(stale, [], `fixture files for ids not in lab.variants: ${stale.join(', ')}; ` +
-    'run npm run fixtures (tests/make-fixtures.mjs), which removes them');
+    'run npm run fixtures (tests/fixtures/make-fixtures.mjs), which removes them');
   fixtures.forEach((f, idx) => {
     assert.equal(path.basename(files[idx], '.json'), f.variant, `tests/fixtures/${files[idx]} holds variant ${f.variant}`);
     assert.ok(f.cases.length > 0, `tests/fixtures/${files[idx]} has no cases`);
@@ -73,7 +73,7 @@ for (const build of buildList) {
           const sum = inputChecksum(inputs);
           assert.ok(Math.abs(sum - c.checksum) <= 1e-9 * Math.max(1, Math.abs(c.checksum)),
             `${name}: regenerated inputs do not match the fixture (checksum ${sum} vs ${c.checksum}); ` +
-            'tests/helpers.mjs changed: run node tests/make-fixtures.mjs');
+            'tests/helpers.mjs changed: run node tests/fixtures/make-fixtures.mjs');
           if (plain) inputs = asPlainArrays(inputs);
           const ctx = { variant: c.id, build, dims: c.dims, seed: c.seed, options: c.options, cols: c.dims.dv };
 

@@ -1,5 +1,5 @@
 // model-pins.mjs — the models whose training tests/model-pins.test.mjs pins bit for bit against
-// tests/fixtures/models/pins.json, which tests/make-model-pins.mjs records. A change that is meant to
+// tests/fixtures/models/pins.json, which tests/fixtures/make-model-pins.mjs records. A change that is meant to
 // leave training's numbers alone (a faster kernel, a pass that no longer repeats work: the kept
 // forward pass of each head) must give the recorded hashes on every thread count; one that changes
 // them on purpose records them again and says why in its commit.

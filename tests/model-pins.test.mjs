@@ -3,7 +3,7 @@
 // AdamW moments and loss recorded in tests/fixtures/models/pins.json, bit for bit, on the SIMD and
 // scalar builds at 1 and 2 threads. They were recorded with the binding of the commit before each
 // head's backward pass read its forward pass's y and lse instead of running that forward pass
-// again (tests/make-model-pins.mjs says how to record them), so this shows that change moved no bit.
+// again (tests/fixtures/make-model-pins.mjs says how to record them), so this shows that change moved no bit.
 //
 //   node --test tests/model-pins.test.mjs
 import { test } from 'node:test';
@@ -26,7 +26,7 @@ for (const build of PIN_BUILDS) {
         const got = pinHashes(lab);
         const unpinned = Object.keys(got).filter((m) => !Object.hasOwn(want, m)), gone = Object.keys(want).filter((m) => !Object.hasOwn(got, m));
         assert.ok(unpinned.length === 0 && gone.length === 0, `${key}: the pinned models differ from the recorded set:` +
-          (unpinned.length ? ` no pin for ${unpinned.join(', ')} (a new variant's models: record them with node tests/make-model-pins.mjs)` : '') +
+          (unpinned.length ? ` no pin for ${unpinned.join(', ')} (a new variant's models: record them with node tests/fixtures/make-model-pins.mjs)` : '') +
           (gone.length ? ` pinned but no longer trained: ${gone.join(', ')}` : ''));
         const moved = Object.keys(want).filter((name) => got[name] !== want[name]);
         assert.deepEqual(moved, [], `${key}: ${moved.length} model(s) trained to other bits than recorded (${recorded.recordedWith}): ` +

@@ -1,6 +1,6 @@
 // Every variant in the registry (lab.variants, from src/c/variants.def) is covered everywhere the
 // suite and the page need it: a fixture file with cases (tests/fixtures, made by
-// tests/make-fixtures.mjs), a definition in src/js/reference.js (logits or weights, explain, flops,
+// tests/fixtures/make-fixtures.mjs), a definition in src/js/reference.js (logits or weights, explain, flops,
 // grad) whose explanation and defaults agree with the reference and the binding, fixtures the generic
 // sweep of make-fixtures.mjs can produce; and that the Experiment view's colours name no stale or shared entry.
 // A failure says what is missing and which file to edit.
@@ -18,14 +18,14 @@ import {
 import {
   builds, loadBuild, makeInputs, randomArray, closeTo, caseName, causalValues, MIXTURE_COMPONENTS, isMixable, isMixture,
 } from './helpers.mjs';
-import { genericCases } from './make-fixtures.mjs';
+import { genericCases } from './fixtures/make-fixtures.mjs';
 import { experimentVariants } from '../src/js/experiment.js';
 import { COLORS, FALLBACK } from '../web/experiment/colors.js';
 
 const FIXTURE_DIR = fileURLToPath(new URL('./fixtures/', import.meta.url));
 const DIMS = { n: 6, d: 4, dv: 3, h: 5, L: 8, a: 2, b: 4, rank: 2 };
 const REFERENCE = 'src/js/reference.js';
-const FIXTURES = 'run npm run fixtures (tests/make-fixtures.mjs)';
+const FIXTURES = 'run npm run fixtures (tests/fixtures/make-fixtures.mjs)';
 
 const buildList = await builds();
 const labs = {};
@@ -148,7 +148,7 @@ for (const build of buildList) {
         const cases = [];
         let t = 0;
         genericCases(v, (id, dims, options = {}, extra = {}) => cases.push({ id, dims, options, seed: 50000 + t++, magnitude: extra.magnitude ?? 1 }));
-        assert.ok(cases.length > 0, `tests/make-fixtures.mjs genericCases gives no case for '${v.id}'`);
+        assert.ok(cases.length > 0, `tests/fixtures/make-fixtures.mjs genericCases gives no case for '${v.id}'`);
         for (const c of cases.filter((x) => x.dims.n <= 9)) {
           const inputs = makeInputs(c.id, c.dims, c.seed, { magnitude: c.magnitude, components: c.options.components });
           const expected = reference(c.id, inputs, c.options).output;

@@ -3,7 +3,7 @@
 // This is the project's independent oracle. It is written from the math in docs/contract.md, not
 // from the C code: it builds the explicit n×n effective attention matrix A by the definitions (no
 // streaming, no prefix-sum tricks, no running maxima) and returns y = A·v. The tests compare every
-// build against it (tests/make-fixtures.mjs stores its answers), the page explains a hovered cell
+// build against it (tests/fixtures/make-fixtures.mjs stores its answers), the page explains a hovered cell
 // with its numbers (explain) and prints its flop counts (flopCount), and the benchmark uses the
 // same counts. Adding a variant adds one entry to `definitions` below.
 //
