@@ -5,7 +5,8 @@
 // Starts scripts/serve.mjs on port 0, drives the page, and checks what it shows against the
 // binding run in Node on the same inputs (read back from the page's window.__attnlab hook).
 // Screenshots go to test-artifacts/ (git-ignored). No timing assertions. The shared set-up is
-// harness.mjs; page-fixes.test.mjs covers the page's edge cases (bad links, layouts, cancelling).
+// harness.mjs; the page's edge cases are in files named by what they check (links, serving, maps,
+// inputs, scaling, layout, experiment-form, keyboard).
 
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -150,7 +151,7 @@ describe('attnlab page', () => {
           continue;
         }
         // a mixture's option that belongs to its components has a field only while a chosen
-        // component takes it (page-fixes.test.mjs checks it appears when one is chosen)
+        // component takes it (inputs.test.mjs checks it appears when one is chosen)
         const owners = v.composite ? (m.appliesTo ?? []).filter((id) => id !== v.id && nodeLab.variants.find((x) => x.id === id)?.mixable) : [];
         if (owners.length) {
           const chosen = await page.$$eval('#variant-options [data-option="components"] input:checked', (cs) => cs.map((c) => c.dataset.value));

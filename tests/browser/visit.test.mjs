@@ -21,7 +21,7 @@ describe('attnlab page: what a visitor runs into', () => {
   before(startEnv);
   after(stopEnv);
 
-  test('1. a run cancelled part-way is never called the study\'s settings nor judged against it; a threshold crossed before stopping is marked as such', async (t) => {
+  test('a run cancelled part-way is never called the study\'s settings nor judged against it; a threshold crossed before stopping is marked as such', async (t) => {
     const page = await newPage(t, { hash: '#view=experiment', viewport: DESKTOP });
     // the copy preset on seed 1: every setting is the recorded study's, so only the stop differs
     await page.click('button[data-preset="token-copy"]');
@@ -59,7 +59,7 @@ describe('attnlab page: what a visitor runs into', () => {
     assertNoProblems(page);
   });
 
-  test('2. the scaling chart states the slopes it draws: two default runs recorded in a row give softmax ≈ 2 and linear ≈ 1; no advice the form does not offer', async (t) => {
+  test('the scaling chart states the slopes it draws: two default runs recorded in a row give softmax ≈ 2 and linear ≈ 1; no advice the form does not offer', async (t) => {
     const page = await newPage(t, { viewport: DESKTOP });
     const rec = JSON.parse(fs.readFileSync(new URL('./fixtures/scaling-default-runs.json', import.meta.url), 'utf8'));
     const plan = { variants: [{ id: 'softmax' }, { id: 'linear' }], builds: ['relaxed', 'scalar'], ns: [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384] };
@@ -97,7 +97,7 @@ describe('attnlab page: what a visitor runs into', () => {
     assertNoProblems(page);
   });
 
-  test('4. status and labels: the status line counts training and queued runs apart; the badge names the build that ran; the active preset is marked and an edit says it left it', async (t) => {
+  test('status and labels: the status line counts training and queued runs apart; the badge names the build that ran; the active preset is marked and an edit says it left it', async (t) => {
     const page = await newPage(t, { hash: '#view=experiment', viewport: DESKTOP });
     // presets: the chosen one is marked, the others are not; the seed is the user's and keeps it
     await page.click('button[data-preset="token-copy"]');
@@ -143,7 +143,7 @@ describe('attnlab page: what a visitor runs into', () => {
     assertNoProblems(page);
   });
 
-  test('5. history: switching views is a step Back undoes; each view keeps its own state in the link', async (t) => {
+  test('history: switching views is a step Back undoes; each view keeps its own state in the link', async (t) => {
     const page = await newPage(t, { hash: '#v=linear&n=12', viewport: DESKTOP });
     const view = () => page.evaluate(() => document.body.dataset.currentView);
     const depth = await page.evaluate(() => history.length);
@@ -183,7 +183,7 @@ describe('attnlab page: what a visitor runs into', () => {
     assertNoProblems(again);
   });
 
-  test('3. the estimate before training schedules what the run does: its runs on the lanes it shows, each run\'s steps and evaluations', async (t) => {
+  test('the estimate before training schedules what the run does: its runs on the lanes it shows, each run\'s steps and evaluations', async (t) => {
     // three runs on two lanes or more, evaluated often: every part of the schedule counts
     const hash = '#view=experiment&' + Object.entries({ task: 'copy', seqLen: 16, vocab: 8, vars: 'softmax,linear,dense', dModel: 32, heads: 2, layers: 2, dFF: 64, steps: 300, batch: 16, lr: 0.003, warmup: 10, evalEvery: 10, evalBatch: 128, seed: 3 })
       .map(([k, v]) => `x.${k}=${v}`).join('&');
@@ -222,7 +222,7 @@ describe('attnlab page: what a visitor runs into', () => {
     assertNoProblems(page);
   });
 
-  test('4. labels: the fixed pattern the page starts on is in the link and the menu names the library\'s default; an empty chart has a plain axis clear of its title; losses say nats', async (t) => {
+  test('labels: the fixed pattern the page starts on is in the link and the menu names the library\'s default; an empty chart has a plain axis clear of its title; losses say nats', async (t) => {
     const page = await newPage(t, { hash: '#v=fixed', viewport: DESKTOP });
     assert.equal(await page.inputValue('#opt-pattern'), 'previous');
     assert.match(page.url(), /o\.fixed\.pattern=previous/, `the link records the pattern that ran: ${page.url()}`);
@@ -258,7 +258,7 @@ describe('attnlab page: what a visitor runs into', () => {
     assertNoProblems(x);
   });
 
-  test('4. maps: Tab onto the y heatmap opens no tooltip over A (the read-out says the cell; the arrows open it); the enlarged map has its colour legend; a bad cell is said once', async (t) => {
+  test('maps: Tab onto the y heatmap opens no tooltip over A (the read-out says the cell; the arrows open it); the enlarged map has its colour legend; a bad cell is said once', async (t) => {
     const page = await newPage(t, { viewport: DESKTOP });
     await page.focus('#output-map canvas.hm-canvas');
     const tip = () => page.evaluate(() => window.__attnlab.tooltip());
