@@ -178,6 +178,14 @@ test('lab.variants says what each variant keeps, and the calls do it: lse from a
     const lowest = weights.reduce((m, x) => Math.min(m, x), Infinity);
     if (v.signedWeights) assert.ok(lowest < 0, `${v.id}: signedWeights, but A (seed 71) has no negative entry`);
     else assert.ok(lowest >= 0, `${v.id}: signedWeights false, but A (seed 71) has ${lowest}`);
+    // inputFree: A is the same for other inputs of the same shape exactly when it reads none of them
+    const other = lab.attention(v.id, inputsFor(v, 72), { ...optionsFor(v), weights: true }).weights;
+    const same = other.length === weights.length && other.every((x, i) => x === weights[i]);
+    assert.equal(same, v.inputFree, `${v.id}: inputFree ${v.inputFree}, but A for seeds 71 and 72 is ${same ? 'the same' : 'different'}`);
+    // learnedLogits: the logits are parameters (r, projections of x) rather than q·k — a variant
+    // that reads no q; the mixture mixes such logits with softmax's
+    const readsQ = v.inputs.some((x) => x.name === 'q');
+    assert.equal(v.learnedLogits, v.composite || (!readsQ && !v.inputFree), `${v.id}: learnedLogits ${v.learnedLogits}, reads q: ${readsQ}`);
     assert.equal(v.composite, v.options.includes('components'), `${v.id}: composite is the variant that takes components`);
     // the cost column, written by hand per variant, agrees with the family's fact
     assert.equal(v.quadratic, /n\^2/.test(v.cost) || v.composite, `${v.id}: quadratic ${v.quadratic}, cost ${v.cost}`);
@@ -191,6 +199,8 @@ test('lab.variants says what each variant keeps, and the calls do it: lse from a
   assert.deepEqual(ids((v) => v.causalOnly), lab.variants.filter((v) => v.family === 'recurrent').map((v) => v.id).sort());
   assert.deepEqual(ids((v) => !v.inModels), lab.variants.filter((v) => v.family === 'recurrent').map((v) => v.id).sort());
   assert.deepEqual(ids((v) => v.signedWeights), lab.variants.filter((v) => v.family === 'recurrent').map((v) => v.id).sort());
+  assert.deepEqual(ids((v) => v.inputFree), ['fixed']);
+  assert.deepEqual(ids((v) => v.learnedLogits), ['dense', 'dense1', 'factorized-dense', 'factorized-random', 'mixture', 'random']);
   assert.deepEqual(ids((v) => v.composite), ['mixture']);
 });
 

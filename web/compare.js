@@ -175,23 +175,20 @@ function renderTable() {
     }
     const f = flopCount(id, r.dims, r.options);
     tb.append(el('tr', { dataset: { variant: id, maxAbs: String(r.maxAbs ?? ''), nmse: String(r.nmse ?? '') } },
-      el('th', { scope: 'row', text: `${r.info.label}${UNTRAINED_FAMILIES.has(r.info.family) ? ' *' : ''}` }),
-      el('td', { text: UNTRAINED_FAMILIES.has(r.info.family) ? `${r.info.family} (random, untrained parameters)` : r.info.family }),
+      el('th', { scope: 'row', text: `${r.info.label}${r.info.learnedLogits ? ' *' : ''}` }),
+      el('td', { text: r.info.learnedLogits ? `${r.info.family} (random, untrained parameters)` : r.info.family }),
       el('td', { text: id === baseId ? '— (baseline)' : fmt(r.maxAbs) }),
       el('td', { text: id === baseId ? '—' : fmt(r.nmse) }),
       el('td', { text: `${fmtMs(r.timing.median)} (${r.build})` }),
       el('td', { text: fmt(gflops(f.flops, r.timing.median), 3) })));
   }
   table.append(tb);
-  const untrained = ids.filter((id) => UNTRAINED_FAMILIES.has(store.byId[id]?.family) && results[id] && !results[id].error);
+  const untrained = ids.filter((id) => store.byId[id]?.learnedLogits && results[id] && !results[id].error);
   const caveat = untrained.length
     ? el('p', { class: 'note', id: 'compare-caveat', text: `* ${untrained.map((id) => store.byId[id].label).join(', ')}: ${untrained.length > 1 ? 'their' : 'its'} attention comes from parameters drawn at random from the seed (a Synthesizer learns them in training: the Experiment view trains them), not from q and k, so the difference from softmax here measures two unrelated maps, not how well ${untrained.length > 1 ? 'they approximate' : 'it approximates'} softmax.` })
     : null;
   $('#compare-summary').replaceChildren(table, ...(caveat ? [caveat] : []));
 }
-
-/** Families whose attention here comes from random, untrained parameters rather than from the inputs. */
-const UNTRAINED_FAMILIES = new Set(['synthesizer']);
 
 function dropMaps(set) {
   for (const k of ['A', 'y', 'diff']) {
@@ -236,8 +233,11 @@ function buildCard(set, id, r, baseId) {
   });
 }
 
-/** Families whose A is a fixed pattern of 0s and 1s: on their own scale, so they do not wash out the others. */
-const OWN_SCALE_FAMILIES = new Set(['fixed', 'recurrent']);
+/**
+ * A map on its own scale in the shared view: a pattern of the positions (inputFree: weights up to
+ * 1 that would wash the others out) or a signed A (signedWeights: drawn diverging, around 0).
+ */
+const ownScale = (info) => Boolean(info && (info.inputFree || info.signedWeights));
 
 /**
  * With the shared scale on: one range for every A, one for every y, one for every Δy. A map
@@ -260,7 +260,7 @@ function sharedRanges(ids, results, baseId) {
   }
   // fixed patterns put all of a row's weight on one key (or spread it evenly over a window): a
   // pattern, not a distribution over the keys, whose 1s would set everyone's scale
-  const ownA = new Set([...amax.keys()].filter((id) => amax.size > 1 && OWN_SCALE_FAMILIES.has(store.byId[id]?.family)));
+  const ownA = new Set([...amax.keys()].filter((id) => amax.size > 1 && ownScale(store.byId[id])));
   const a = Math.max(0, ...[...amax].filter(([id]) => !ownA.has(id)).map(([, x]) => x));
   return { A: { vmin: 0, vmax: a || 1, shared: true }, ownA, y: { vmin: -(y || 1), vmax: y || 1, shared: true }, diff: { vmin: -(d || 1e-12), vmax: d || 1e-12, shared: true } };
 }

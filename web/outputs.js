@@ -45,7 +45,7 @@ export function renderOutputs() {
         'scale·β_j·q_iᵀ(the transitions between j and i)k_j is computed only to draw it; its entries take either sign and its rows need not sum to 1.'
       : linear
       ? `${r.info.label} never builds A to compute y (cost ${r.info.cost}); the page asks for it (weights: true) only to draw it.`
-      : r.info.family === 'fixed' ? 'A fixed pattern: no softmax, no dependence on the input.' : 'Rows are softmax distributions: non-negative, summing to 1.';
+      : r.info.inputFree ? 'A fixed pattern: no softmax, no dependence on the input.' : 'Rows are softmax distributions: non-negative, summing to 1.';
   } else {
     wcard.classList.add('no-weights');
     maps.weights.release();

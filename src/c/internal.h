@@ -158,15 +158,22 @@ typedef enum option_id {
  *   signed_weights: its A may hold entries of either sign (the recurrent family's effective W,
  *                where q and k meet without a softmax or a positive feature map); every other
  *                family's A is non-negative, so a map of it may start its scale at 0
+ *   input_free:  its A depends on none of the call's arrays, only on the positions (the fixed
+ *                family's patterns): a map of it shows a pattern of weights up to 1, not a
+ *                distribution the inputs shaped, so it is not put on another variant's scale
+ *   learned_logits: its logits are (all or, for the mixture, in part) parameters a model learns —
+ *                r, or projections of x — rather than q·k: outside a trained model the caller
+ *                gives them, so they are as untrained as the caller's numbers (the Synthesizers)
  * Every switch over the families ends in FAMILY_COUNT with no default, so the compiler names each
  * place a new family must join (api.c's forward and backward, model_decode.c's state and step).
- * X(name, keeps_lse, keeps_state, keeps_normalizer, quadratic, causal_only, in_models, signed_weights) */
-#define ATTN_FAMILY_LIST(X)              \
-    X(softmax, 1, 0, 0, 1, 0, 1, 0)      \
-    X(synthesizer, 1, 0, 0, 1, 0, 1, 0)  \
-    X(linear, 0, 1, 1, 0, 0, 1, 0)       \
-    X(fixed, 0, 0, 0, 0, 0, 1, 0)        \
-    X(recurrent, 0, 1, 0, 0, 1, 0, 1)
+ * X(name, keeps_lse, keeps_state, keeps_normalizer, quadratic, causal_only, in_models, signed_weights,
+ *   input_free, learned_logits) */
+#define ATTN_FAMILY_LIST(X)                   \
+    X(softmax, 1, 0, 0, 1, 0, 1, 0, 0, 0)     \
+    X(synthesizer, 1, 0, 0, 1, 0, 1, 0, 0, 1) \
+    X(linear, 0, 1, 1, 0, 0, 1, 0, 0, 0)      \
+    X(fixed, 0, 0, 0, 0, 0, 1, 0, 1, 0)       \
+    X(recurrent, 0, 1, 0, 0, 1, 0, 1, 0, 0)
 typedef enum family_id {
 #define ATTN_FAMILY_ID(name, ...) FAMILY_##name,
     ATTN_FAMILY_LIST(ATTN_FAMILY_ID)
@@ -176,6 +183,7 @@ typedef enum family_id {
 typedef struct family_facts {
     const char *name;
     int keeps_lse, keeps_state, keeps_normalizer, quadratic, causal_only, in_models, signed_weights;
+    int input_free, learned_logits;
 } family_facts;
 family_id attn_family_of(attn_variant v);
 /* The variant's id ("softmax", ...), and whether a mixture may combine its logits. */

@@ -9,8 +9,10 @@
 
 /* The families' facts (internal.h, ATTN_FAMILY_LIST). */
 static const family_facts families[FAMILY_COUNT] = {
-#define X(name, keeps_lse, keeps_state, keeps_normalizer, quadratic, causal_only, in_models, signed_weights) \
-    {#name, keeps_lse, keeps_state, keeps_normalizer, quadratic, causal_only, in_models, signed_weights},
+#define X(name, keeps_lse, keeps_state, keeps_normalizer, quadratic, causal_only, in_models, signed_weights, \
+          input_free, learned_logits)                                                                       \
+    {#name, keeps_lse, keeps_state, keeps_normalizer, quadratic, causal_only, in_models, signed_weights,        \
+     input_free, learned_logits},
     ATTN_FAMILY_LIST(X)
 #undef X
 };
@@ -313,10 +315,12 @@ static const char metadata_json[] =
 #undef X
     "null],"
     "\"families\":["
-#define X(name, keeps_lse, keeps_state, keeps_normalizer, quadratic, causal_only, in_models, signed_weights) \
+#define X(name, keeps_lse, keeps_state, keeps_normalizer, quadratic, causal_only, in_models, signed_weights, \
+          input_free, learned_logits)                                                                       \
     "{\"name\":\"" #name "\",\"keepsLse\":" #keeps_lse ",\"keepsState\":" #keeps_state                     \
     ",\"keepsNormalizer\":" #keeps_normalizer ",\"quadratic\":" #quadratic ",\"causalOnly\":" #causal_only     \
-    ",\"inModels\":" #in_models ",\"signedWeights\":" #signed_weights "},"
+    ",\"inModels\":" #in_models ",\"signedWeights\":" #signed_weights ",\"inputFree\":" #input_free           \
+    ",\"learnedLogits\":" #learned_logits "},"
     ATTN_FAMILY_LIST(X)
 #undef X
     "null],"

@@ -189,6 +189,13 @@ export interface VariantInfo {
   /** Whether `weights: true` may return entries of either sign (the recurrent family's effective W:
    * q and k meet without a softmax or a positive feature map); every other variant's are >= 0. */
   signedWeights: boolean;
+  /** Whether its A depends on none of the call's arrays, only on the positions (the fixed
+   * patterns): a map of it shows a pattern, not a distribution the inputs shaped. */
+  inputFree: boolean;
+  /** Whether its logits are (all or, for the mixture, in part) parameters a model learns — r, or
+   * projections of x — rather than q·k (the Synthesizers): outside a trained model they are the
+   * caller's numbers, untrained. */
+  learnedLogits: boolean;
   /** Whether its forward pass costs n² (it scores every pair of positions: the softmax-type
    * families); otherwise its cost is linear in n (the linear family, fixed patterns). */
   quadratic: boolean;

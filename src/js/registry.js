@@ -28,6 +28,8 @@ export function parseMetadata(json) {
     causalOnly: families.get(v.family).causalOnly === 1,
     inModels: families.get(v.family).inModels === 1,
     signedWeights: families.get(v.family).signedWeights === 1,
+    inputFree: families.get(v.family).inputFree === 1,
+    learnedLogits: families.get(v.family).learnedLogits === 1,
     composite: words(v.options).includes('components'),
     mixable: v.mixable === 1,
     summary: v.summary,

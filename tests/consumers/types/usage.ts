@@ -59,7 +59,7 @@ const INPUT_KEYS: Record<keyof AttentionInputs, true> = {
 const VARIANT_INFO_KEYS: Record<keyof VariantInfo, true> = {
   id: true, label: true, family: true, summary: true, formula: true, cost: true, dims: true, inputs: true, options: true,
   mixable: true, keepsLse: true, keepsState: true, keepsNormalizer: true, quadratic: true, composite: true, causalOnly: true,
-  inModels: true, signedWeights: true,
+  inModels: true, signedWeights: true, inputFree: true, learnedLogits: true,
 };
 const OPTION_INFO_KEYS: Record<keyof OptionInfo, true> = {
   type: true, default: true, values: true, description: true, appliesTo: true, min: true, max: true, grad: true,
