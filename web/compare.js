@@ -160,11 +160,16 @@ async function compareBuilds(worker, isCurrent) {
     `max |Δy| ${fmt(mx)} · ${fmtMs(g.timing.median)} against ${fmtMs(w.timing.median)} a call`;
 }
 
+/** The summary table's column heads, against baseline variant baseId. */
+const COLUMNS = (baseId) => ['variant', 'family', `max |y − y_${baseId}|`, `NMSE vs ${baseId}`, 'median time', 'GFLOP/s'];
+
 function renderTable() {
   const { baseId, ids, results } = store.compare;
   const table = el('table', { class: 'stats compare-table', id: 'compare-table' },
     el('caption', { class: 'visually-hidden', text: 'Comparison against softmax' }),
-    el('thead', {}, el('tr', {}, ['variant', 'family', `max |y − y_${baseId}|`, `NMSE vs ${baseId}`, 'median time', 'GFLOP/s'].map((t) => el('th', { scope: 'col', text: t })))));
+    el('thead', {}, el('tr', {}, COLUMNS(baseId).map((t) => el('th', { scope: 'col', text: t })))));
+  // each cell names its column too: on a phone the rows stack and the header row is not shown
+  const cell = (k, text) => el('td', { text, dataset: { label: COLUMNS(baseId)[k] } });
   const tb = el('tbody');
   for (const id of ids) {
     const r = results[id];
@@ -176,11 +181,11 @@ function renderTable() {
     const f = flopCount(id, r.dims, r.options);
     tb.append(el('tr', { dataset: { variant: id, maxAbs: String(r.maxAbs ?? ''), nmse: String(r.nmse ?? '') } },
       el('th', { scope: 'row', text: `${r.info.label}${r.info.learnedLogits ? ' *' : ''}` }),
-      el('td', { text: r.info.learnedLogits ? `${r.info.family} (random, untrained parameters)` : r.info.family }),
-      el('td', { text: id === baseId ? '— (baseline)' : fmt(r.maxAbs) }),
-      el('td', { text: id === baseId ? '—' : fmt(r.nmse) }),
-      el('td', { text: `${fmtMs(r.timing.median)} (${r.build})` }),
-      el('td', { text: fmt(gflops(f.flops, r.timing.median), 3) })));
+      cell(1, r.info.learnedLogits ? `${r.info.family} (random, untrained parameters)` : r.info.family),
+      cell(2, id === baseId ? '— (baseline)' : fmt(r.maxAbs)),
+      cell(3, id === baseId ? '—' : fmt(r.nmse)),
+      cell(4, `${fmtMs(r.timing.median)} (${r.build})`),
+      cell(5, fmt(gflops(f.flops, r.timing.median), 3))));
   }
   table.append(tb);
   const untrained = ids.filter((id) => store.byId[id]?.learnedLogits && results[id] && !results[id].error);

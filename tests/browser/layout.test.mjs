@@ -10,7 +10,7 @@
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { startEnv, stopEnv, ARTIFACTS, newPage, assertNoProblems } from './harness.mjs';
+import { startEnv, stopEnv, ARTIFACTS, newPage, idle, assertNoProblems } from './harness.mjs';
 import { WIDE, PHONE, SIZES, hashOf, xIdle, top, rgbOf, contrast, deltaE } from './page-helpers.mjs';
 
 describe("attnlab page: layout: the first screen, the phone, aligned fields and distinct colours", () => {
@@ -96,5 +96,31 @@ describe("attnlab page: layout: the first screen, the phone, aligned fields and 
       }
     }
     assertNoProblems(page);
+  });
+  test('phone: the comparison\'s table stacks each variant\'s numbers under its name, every one labelled and on screen; a desktop keeps the header row', async (t) => {
+    const hash = '#v=softmax&n=16&d=8&dv=8&seed=1&cmp=softmax,linear,fixed,random,factorized-random';
+    const read = async (page) => {
+      await idle(page);
+      await page.waitForFunction(() => !window.__attnlab.status().compareBusy && document.querySelectorAll('#compare-table tbody tr').length === 5, null, { timeout: 30000 });
+      return page.evaluate(() => {
+        const box = document.querySelector('#compare-summary');
+        const cells = [...document.querySelectorAll('#compare-table tbody td')].map((td) => {
+          const r = td.getBoundingClientRect();
+          return { text: td.textContent, label: td.dataset.label, before: getComputedStyle(td, '::before').content, left: r.left, right: r.right };
+        });
+        return { scrolls: box.scrollWidth > box.clientWidth + 1, width: window.innerWidth, cells, headVisible: document.querySelector('#compare-table thead').getBoundingClientRect().width > 2 };
+      });
+    };
+    const phone = await read(await newPage(t, { hash, viewport: PHONE }));
+    assert.equal(phone.scrolls, false, 'the summary does not scroll sideways on a phone');
+    assert.equal(phone.cells.length, 25);
+    for (const c of phone.cells) {
+      assert.ok(c.left >= 0 && c.right <= phone.width, `"${c.text}" lies at ${Math.round(c.left)}..${Math.round(c.right)}, outside the ${phone.width} px screen`);
+      assert.ok(c.label && c.before.includes(c.label), `"${c.text}" is shown after its column's name (${c.label}; ::before ${c.before})`);
+    }
+    assert.equal(phone.headVisible, false, 'the header row is not shown on a phone: each cell names its column');
+    const desk = await read(await newPage(t, { hash, viewport: WIDE }));
+    assert.equal(desk.headVisible, true, 'a desktop shows the header row');
+    assert.ok(desk.cells.every((c) => c.before === 'none' || c.before === 'normal'), 'and no per-cell labels');
   });
 });
