@@ -72,6 +72,38 @@ for (const build of buildList) {
     });
   });
 
+  describe(`an overflowing recurrent state is named with advice for the arrays the variant reads [${build}]`, () => {
+    // n = 2, d = dv = 1. plain-linear: q = k = v = 1e20, so S = k v = 1e40 is past float32's range
+    // at the first token; gla: S = 1e30 after the first token, then a decay e^g = e^88 (1.7e38)
+    // multiplies it past the range at the second.
+    const cases = {
+      'plain-linear': { inputs: { n: 2, d: 1, dv: 1, q: [1e20, 1e20], k: [1e20, 1e20], v: [1e20, 1e20] }, advice: [], not: [/\bg\b/, /beta/] },
+      gla: { inputs: { n: 2, d: 1, dv: 1, q: [1, 1], k: [1, 1], v: [1e30, 1e30], g: [88, 88] }, advice: [/keep g <= 0/], not: [/beta/] },
+    };
+    for (const [id, c] of Object.entries(cases)) {
+      test(`${id}: the message says the state overflowed and advises ${c.advice.length ? 'on ' + c.advice.map(String).join(', ') : 'scaling the inputs alone'}`, () => {
+        assert.throws(() => lab.attention(id, c.inputs), (err) => {
+          assert.equal(err.code, 'VALUE', err.message);
+          assert.match(err.message, /came out .*: the recurrent state left float32's range; .*scale the inputs down$/, `${id}: ${err.message}`);
+          for (const re of c.advice) assert.match(err.message, re, `${id}: ${err.message}`);
+          for (const re of c.not) assert.doesNotMatch(err.message, re, `${id} reads no such array: ${err.message}`);
+          return true;
+        });
+      });
+    }
+    test('deltanet and gated-deltanet advise on beta and unit keys (and gated-deltanet on g), from the arrays they read', async () => {
+      const { overflowError } = await import(new URL('../src/js/errors.js', import.meta.url).href);
+      const byId = Object.fromEntries(lab.variants.map((v) => [v.id, v]));
+      const delta = overflowError(byId.deltanet, {}, 'output', 0, 1, Infinity).message;
+      assert.match(delta, /beta in \[0, 1\] and keys of unit norm/);
+      assert.doesNotMatch(delta, /\bg <= 0/);
+      const gated = overflowError(byId['gated-deltanet'], {}, 'output', 0, 1, Infinity).message;
+      assert.match(gated, /keep g <= 0.*beta in \[0, 1\]/);
+      const soft = overflowError(byId.softmax, { scale: 2 }, 'output', 0, 1, NaN).message;
+      assert.match(soft, /an intermediate .* or use a smaller scale than 2$/);
+    });
+  });
+
   describe(`inputs are read once, before the call is committed [${build}]`, () => {
     const v = VARIANTS.find((x) => x.id === 'softmax');
     const base = inputsFor(v, 3);

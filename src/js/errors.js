@@ -24,13 +24,19 @@ export const STATUS_CODES = Object.freeze([null, 'SHAPE', 'VALUE', 'UNKNOWN', 'U
 
 /**
  * The VALUE error of an output that came out NaN or infinite from finite inputs: what[row][col]
- * (index of an array of `cols` columns) and the likely cause, for the family of the variant.
+ * (index of an array of `cols` columns) and the likely cause: for a variant that keeps a state
+ * without a normaliser (the recurrences), the state, with advice for the arrays it reads (g, beta);
+ * for the others, an intermediate.
  */
 export function overflowError(variant, opt, what, index, cols, value) {
+  const reads = (name) => variant.inputs.some((i) => i.name === name);
+  const stateAdvice = [
+    ...(reads('g') ? ['keep g <= 0 (a decay e^g above 1 grows the state every token)'] : []),
+    ...(reads('beta') ? ['beta in [0, 1] and keys of unit norm'] : []),
+  ];
   return new AttnError('VALUE', `${what}[${Math.floor(index / cols)}][${index % cols}] came out ${value}: ` +
-    (variant.family === 'recurrent'
-      ? 'the recurrent state left float32\'s range; keep g <= 0 (a decay e^g above 1 grows the state every token), ' +
-        'beta in [0, 1] and keys of unit norm, or scale the inputs down'
+    (variant.keepsState && !variant.keepsNormalizer
+      ? `the recurrent state left float32's range; ${stateAdvice.length ? `${stateAdvice.join(', ')}, or ` : ''}scale the inputs down`
       : 'an intermediate (a logit, exp or normaliser) left float32\'s range; scale the inputs down' +
         (opt.scale != null ? ` or use a smaller scale than ${opt.scale}` : '') + (opt.eps === 0 ? ' or use eps > 0' : '')));
 }
