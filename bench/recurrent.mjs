@@ -29,13 +29,13 @@ import { commitText, machineInfo, respawnWithFlags } from './cli.mjs';
 import { CONTENDED, roundRobin } from './measure.mjs';
 import { callInputs, D, dimsFor, DV, makeInputs } from './plan.mjs';
 import { fmtMs, writeRecorded } from './record.mjs';
-import { definitions } from '../src/js/reference.js';
+import { ACCURACY_BAR, definitions } from '../src/js/reference.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const BINDING = new URL('../dist/attnlab.js', import.meta.url).href;
 export const FORWARD_GOAL = 1.5; // plain-linear and gla / linear
 export const BACKWARD_GOAL = 4; // kept backward / forward
-const ABS_BAR = 1e-5, REL_BAR = 1e-4; // the accuracy bar (docs/contract.md §3)
+const { abs: ABS_BAR, rel: REL_BAR } = ACCURACY_BAR; // the contract's (docs/contract.md §3)
 const roundsFor = (n, quick) => (quick ? 5 : n >= 16384 ? 9 : 15);
 const x2 = (r) => (r == null ? '–' : `${r.toFixed(2)}×`);
 const cell = (s) => `${fmtMs(s.median_ms)} ±${(50 * (s.q3_ms - s.q1_ms) / s.median_ms).toFixed(0)}%${s.cpu_wall_ratio < CONTENDED ? ' †' : ''}`;

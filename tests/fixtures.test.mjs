@@ -11,8 +11,13 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import {
-  binding, builds, loadBuild, makeInputs, inputChecksum, closeTo, caseName, ARRAY_SHAPES, VARIANT_IDS,
+  binding, builds, loadBuild, makeInputs, inputChecksum, closeTo, caseName, ARRAY_SHAPES, VARIANT_IDS, ABS_TOL, REL_TOL,
 } from './helpers.mjs';
+import { ACCURACY_BAR } from '../src/js/reference.js';
+
+test('the bar the package publishes (reference.js ACCURACY_BAR, the benchmark\'s unit) is the contract\'s, as these tests hold it', () => {
+  assert.deepEqual({ ...ACCURACY_BAR }, { abs: ABS_TOL, rel: REL_TOL });
+});
 
 const FIXTURE_DIR = fileURLToPath(new URL('./fixtures/', import.meta.url));
 const files = readdirSync(FIXTURE_DIR).filter((f) => f.endsWith('.json')).sort();

@@ -17,6 +17,7 @@
 //   referenceGrad(id, inputs, dOutput, options) -> { output, grads }: the gradient of Σ dOutput ⊙ y
 //                                            with respect to every array the variant reads
 //   gflops(flops, ms), hasDefinition(id)
+//   ACCURACY_BAR                          the contract's bar against this reference: { abs, rel }
 //
 // A Step is { label, formula, value, terms? }: read it as `label = formula = value`; `terms`, when
 // present, are the [a, b] pairs of the sum of products the formula stands for (all of them; a
@@ -1105,6 +1106,14 @@ const gatedDeltanet = recurrentEntry('gated_delta', 'gated-deltanet');
 // The table and the functions over it.
 
 /** One entry per variant id (the ids of lab.variants). */
+/**
+ * The accuracy bar of docs/contract.md: every float32 result y of a build is within
+ * abs + rel·|ref| of this reference's ref, elementwise (for the recurrent family under the input
+ * conditions the contract states). The benchmark measures errors in units of it; the tests keep
+ * their own copy of the contract's numbers and check this one against it.
+ */
+export const ACCURACY_BAR = Object.freeze({ abs: 1e-5, rel: 1e-4 });
+
 export const definitions = {
   softmax,
   dense,
