@@ -44,8 +44,8 @@ recurrent family against linear attention, forward and backward, interleaved (be
 bench/recurrent.md). Then threads
 (bench/threads.mjs) and training tokens/s of every variant at seqLen 64 … 2048, one thread and all
 (bench/throughput.mjs), each thread count in a process of its own; and the cost of a step (trainStep,
-evaluate, a token of generate) of every experiment variant at the recall, copy and text defaults
-(bench/step-cost.mjs). See bench/README.md.`;
+evaluate, a token of generate) of every experiment variant at the recall, copy and text defaults,
+one thread and every core (bench/step-cost.mjs). See bench/README.md.`;
 
 /**
  * glibc's allocator settings for every benchmark process. Each call returns fresh arrays (4 MiB of

@@ -30,7 +30,7 @@ import { recurrentPhase } from './recurrent.mjs';
 import { writeReports } from './report.mjs';
 import { tfjsWasm } from './tfjs-wasm.mjs';
 import { threadsPhase } from './threads.mjs';
-import { stepCostPhase } from './step-cost.mjs';
+import { stepCostPhase, stepCostThreadsPhase } from './step-cost.mjs';
 import { throughputPhase } from './throughput.mjs';
 import { trainingPhase } from './training.mjs';
 
@@ -185,6 +185,9 @@ async function main() {
   results.threads = cfg.want('threads') ? await threadsPhase({ quick: cfg.quick, dir: cfg.out, log }) : null; // bench/threads.md
   results.throughput = cfg.want('throughput') ? await throughputPhase({ quick: cfg.quick, dir: cfg.out, log, machine }) : null; // bench/throughput.md
   results.step_cost = cfg.want('step-cost') ? await stepCostPhase({ quick: cfg.quick, dir: cfg.out, log, baseline: cfg.baseline }) : null; // bench/step-cost.md
+  const cores = Math.min(8, os.availableParallelism?.() ?? os.cpus().length);
+  results.step_cost_threads = cfg.want('step-cost') && cores > 1 // bench/step-cost-threads.md
+    ? await stepCostThreadsPhase({ threads: cores, quick: cfg.quick, dir: cfg.out, log, baseline: cfg.baseline }) : null;
   results.peak = peaksAfter(before, cfg.quick);
   log(`\nSIMD128 peak: before ${before.simd128.gflops.toFixed(1)}, after ${results.peak.simd128.after.toFixed(1)} GFLOP/s (the higher is used)`);
   finish(results, plan, cfg);

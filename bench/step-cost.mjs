@@ -10,8 +10,14 @@
 // time as a ratio to the baseline's: the before and after of a change, measured side by side.
 //
 //   node --experimental-wasm-relaxed-simd bench/step-cost.mjs [--quick] [--out DIR] [--baseline DIR]
+//   node --experimental-wasm-relaxed-simd bench/step-cost.mjs --threads N [--reps K] [--baseline DIR] ...
 //
 // Writes step-cost.md and step-cost.json (step-cost-quick.* with --quick) into DIR (bench/).
+// --threads N (N > 1) measures the threaded module instead, and each contender in a process of its
+// own (two pools in one process would share the cores): K rounds (default 3, 2 with --quick), in
+// each one child process per build, in alternating order, times every model in interleaved rounds
+// of its own; a time is the median over the K processes' medians, the spread half their range.
+// Writes step-cost-threads.md and .json (-quick with --quick).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -38,9 +44,74 @@ function distCommit(dir) {
   return r.status === 0 ? r.stdout.trim() : 'unknown';
 }
 
-async function open(dir) {
+async function open(dir, threads = 1) {
   const { init } = await import(pathToFileURL(path.join(dir, 'attnlab.js')).href);
-  return init({ simd: true, threads: 1, fresh: true });
+  const lab = await init({ simd: true, threads, fresh: true });
+  if (lab.threads !== threads) throw new Error(`${dir}: asked for ${threads} threads, runs ${lab.threads}`);
+  return lab;
+}
+
+/** Every experiment model of the step-cost tasks, timed in interleaved rounds on one instance. */
+async function timeModels(lab, rounds, log = () => {}) {
+  const rows = [];
+  for (const name of STEP_COST_TASKS) {
+    const task = tasks[name]();
+    const d = task.defaults;
+    const batch = task.sample(d.batch, 1, 'train');
+    const prompt = batch.tokens.subarray(0, 1);
+    for (const v of experimentVariants(lab.variants)) {
+      const m = lab.model(modelConfig(task, v, d, 1));
+      try {
+        const st = await roundRobin([
+          { key: 'trainStep', fn: () => m.trainStep(batch.tokens, batch.targets, { lr: LR }) },
+          { key: 'evaluate', fn: () => m.evaluate(batch.tokens, batch.targets) },
+          { key: 'generate', fn: () => m.generate(prompt, task.seqLen - 1, { temperature: 0 }) },
+        ], rounds);
+        rows.push({ task: name, variant: v.name, parameters: m.parameterCount,
+          shape: { seqLen: task.seqLen, vocab: task.vocab, batch: d.batch, dModel: d.dModel, heads: d.heads, layers: d.layers, dFF: d.dFF },
+          train_step: st.trainStep.median_ms, evaluate: st.evaluate.median_ms, generate_token: st.generate.median_ms / (task.seqLen - 1) });
+        log(`    ${name} ${v.name}: trainStep ${fmtMs(st.trainStep.median_ms)} ms`);
+      } finally { m.dispose(); }
+    }
+  }
+  return rows;
+}
+
+const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
+
+/** The threaded step cost: each build's models in child processes of their own, builds alternating. */
+export async function stepCostThreadsPhase({ threads, quick = false, dir = HERE, log = console.log, baseline = null, reps = quick ? 2 : 3 } = {}) {
+  const machine = machineInfo();
+  const builds = [{ key: 'this', dist: CURRENT, commit: commitText(machine) }];
+  if (baseline) builds.push({ key: 'baseline', dist: baseline, commit: distCommit(baseline) });
+  const rounds = quick ? 3 : 7;
+  log(`\nstep cost: SIMD build, ${threads} threads, a process per build and round (${reps} rounds); ${STEP_COST_TASKS.join(', ')} at their defaults` +
+    (baseline ? `; against the baseline ${builds[1].commit} (${baseline})` : ''));
+  const runs = new Map(builds.map((b) => [b.key, []]));
+  for (let rep = 0; rep < reps; rep++) {
+    const order = rep % 2 ? [...builds].reverse() : builds;
+    for (const b of order) {
+      log(`  round ${rep + 1}: ${b.key} (${b.commit})`);
+      const r = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--child', b.dist, '--threads', String(threads), '--rounds', String(rounds)],
+        { encoding: 'utf8', env: { ...process.env, ATTNLAB_BENCH_CHILD: '1' }, maxBuffer: 1 << 26 });
+      if (r.status !== 0) throw new Error(`step-cost child (${b.dist}, ${threads} threads) failed: ${r.stderr}`);
+      runs.get(b.key).push(JSON.parse(r.stdout.trim().split('\n').pop()));
+    }
+  }
+  const stat = (xs) => ({ median_ms: median(xs), q1_ms: Math.min(...xs), q3_ms: Math.max(...xs), reps: xs.length });
+  const rows = runs.get('this')[0].map((first, i) => {
+    const row = { task: first.task, variant: first.variant, shape: first.shape, parameters: first.parameters };
+    for (const b of builds) {
+      const of = runs.get(b.key).map((run) => run[i]);
+      row[b.key] = { train_step: stat(of.map((x) => x.train_step)), evaluate: stat(of.map((x) => x.evaluate)), generate_token: stat(of.map((x) => x.generate_token)) };
+    }
+    if (baseline) for (const k of ['train_step', 'evaluate', 'generate_token']) row[`${k}_ratio`] = row.this[k].median_ms / row.baseline[k].median_ms;
+    return row;
+  });
+  const md = report(rows, builds, machine, quick, baseline, threads);
+  const results = { meta: { ...machine, loadavg_end: os.loadavg()[0], quick, rounds, reps, threads, baseline: baseline && { dir: baseline, commit: builds[1].commit } }, rows };
+  writeRecorded(dir, 'step-cost-threads', quick, md, results);
+  return results;
 }
 
 export async function stepCostPhase({ quick = false, dir = HERE, log = console.log, baseline = null } = {}) {
@@ -93,17 +164,19 @@ export async function stepCostPhase({ quick = false, dir = HERE, log = console.l
 
 const scale = (s, f) => Object.fromEntries(Object.entries(s).map(([k, x]) => [k, k.endsWith('_ms') ? x * f : x]));
 
-function report(rows, builds, machine, quick, baseline) {
+function report(rows, builds, machine, quick, baseline, threads = 1) {
   const L = [];
   const x2 = (r) => `${r.toFixed(2)}×`;
   L.push('# The cost of a step at the experiments\' shapes', '');
   L.push(`${machine.cpu} (${machine.cores} cores), Node ${machine.node}, ${machine.platform}; ${machine.date.slice(0, 10)}; commit ${builds[0].commit}` +
-    (baseline ? `, against commit ${builds[1].commit} (the baseline)` : '') + `. SIMD build, one thread. Load average (1 min) at the start / end: ` +
+    (baseline ? `, against commit ${builds[1].commit} (the baseline)` : '') + `. SIMD build, ${threads === 1 ? 'one thread' : `${threads} threads`}. Load average (1 min) at the start / end: ` +
     `${machine.loadavg_start.toFixed(2)} / ${os.loadavg()[0].toFixed(2)}. Written by \`node bench/step-cost.mjs\`${quick ? ' --quick' : ''}` +
-    `${baseline ? ' --baseline DIR' : ''} (a part of \`npm run bench\`).`, '');
+    `${threads > 1 ? ` --threads ${threads}` : ''}${baseline ? ' --baseline DIR' : ''} (a part of \`npm run bench\`${threads > 1 ? ' with --threads' : ''}).`, '');
   L.push('Each model is the experiments\' (src/js/experiment.js) at the task\'s defaults (src/js/tasks.js), seed 1, on one training batch of the task. ' +
     '*trainStep* is the loss, the backward pass and the AdamW step; *evaluate* the loss alone; *generate* a token of `generate(prompt, seqLen − 1, { temperature: 0 })`, one position decoded a step. ' +
-    'Every time is the median over interleaved rounds ± half the IQR; † marks less than 90 % CPU/wall.' +
+    (threads > 1
+      ? 'Each build ran in a child process of its own in every round (builds alternating first), its models in interleaved rounds; every time is the median over the rounds\' processes\' medians ± half their range.'
+      : 'Every time is the median over interleaved rounds ± half the IQR; † marks less than 90 % CPU/wall.') +
     (baseline ? ' The ratios divide this build\'s median by the baseline\'s from the same rounds: below 1 is faster.' : ''), '');
   if (baseline) {
     const span = (k) => {
@@ -133,7 +206,19 @@ const isMain = process.argv[1] && fileURLToPath(import.meta.url) === path.resolv
 if (isMain) {
   const status = respawnWithFlags(fileURLToPath(import.meta.url), () => true);
   if (status != null) process.exit(status);
-  const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, out: { type: 'string' }, baseline: { type: 'string' } } });
-  stepCostPhase({ quick: values.quick, dir: values.out ? path.resolve(values.out) : HERE, baseline: values.baseline ? path.resolve(values.baseline) : null })
-    .catch((e) => { console.error(e?.stack ?? e); process.exit(1); });
+  const { values } = parseArgs({ options: {
+    quick: { type: 'boolean', default: false }, out: { type: 'string' }, baseline: { type: 'string' },
+    threads: { type: 'string', default: '1' }, reps: { type: 'string' }, child: { type: 'string' }, rounds: { type: 'string' },
+  } });
+  const threads = Number(values.threads);
+  if (!Number.isInteger(threads) || threads < 1 || threads > 16) { console.error(`--threads must be an integer from 1 to 16, got ${values.threads}`); process.exit(2); }
+  const fail = (e) => { console.error(e?.stack ?? e); process.exit(1); };
+  if (values.child) { // one build's models, for the threaded phase: JSON rows on the last line
+    open(path.resolve(values.child), threads)
+      .then(async (lab) => { const rows = await timeModels(lab, Number(values.rounds)); lab.dispose(); console.log(JSON.stringify(rows)); process.exit(0); })
+      .catch(fail);
+  } else {
+    const common = { quick: values.quick, dir: values.out ? path.resolve(values.out) : HERE, baseline: values.baseline ? path.resolve(values.baseline) : null };
+    (threads > 1 ? stepCostThreadsPhase({ ...common, threads, reps: values.reps ? Number(values.reps) : undefined }) : stepCostPhase(common)).catch(fail);
+  }
 }
