@@ -51,28 +51,33 @@ async function open(dir, threads = 1) {
   return lab;
 }
 
-/** Every experiment model of the step-cost tasks, timed in interleaved rounds on one instance. */
-async function timeModels(lab, rounds, log = () => {}) {
-  const rows = [];
+/** Every model the step cost times: each experiment variant at each step-cost task's defaults, seed 1, with a training batch and a one-token prompt. */
+function* stepCostModels(variants) {
   for (const name of STEP_COST_TASKS) {
     const task = tasks[name]();
     const d = task.defaults;
     const batch = task.sample(d.batch, 1, 'train');
     const prompt = batch.tokens.subarray(0, 1);
-    for (const v of experimentVariants(lab.variants)) {
-      const m = lab.model(modelConfig(task, v, d, 1));
-      try {
-        const st = await roundRobin([
-          { key: 'trainStep', fn: () => m.trainStep(batch.tokens, batch.targets, { lr: LR }) },
-          { key: 'evaluate', fn: () => m.evaluate(batch.tokens, batch.targets) },
-          { key: 'generate', fn: () => m.generate(prompt, task.seqLen - 1, { temperature: 0 }) },
-        ], rounds);
-        rows.push({ task: name, variant: v.name, parameters: m.parameterCount,
-          shape: { seqLen: task.seqLen, vocab: task.vocab, batch: d.batch, dModel: d.dModel, heads: d.heads, layers: d.layers, dFF: d.dFF },
-          train_step: st.trainStep.median_ms, evaluate: st.evaluate.median_ms, generate_token: st.generate.median_ms / (task.seqLen - 1) });
-        log(`    ${name} ${v.name}: trainStep ${fmtMs(st.trainStep.median_ms)} ms`);
-      } finally { m.dispose(); }
-    }
+    for (const v of experimentVariants(variants)) yield { name, task, d, batch, prompt, v, config: modelConfig(task, v, d, 1) };
+  }
+}
+
+/** Every experiment model of the step-cost tasks, timed in interleaved rounds on one instance. */
+async function timeModels(lab, rounds, log = () => {}) {
+  const rows = [];
+  for (const { name, task, d, batch, prompt, v, config } of stepCostModels(lab.variants)) {
+    const m = lab.model(config);
+    try {
+      const st = await roundRobin([
+        { key: 'trainStep', fn: () => m.trainStep(batch.tokens, batch.targets, { lr: LR }) },
+        { key: 'evaluate', fn: () => m.evaluate(batch.tokens, batch.targets) },
+        { key: 'generate', fn: () => m.generate(prompt, task.seqLen - 1, { temperature: 0 }) },
+      ], rounds);
+      rows.push({ task: name, variant: v.name, parameters: m.parameterCount,
+        shape: { seqLen: task.seqLen, vocab: task.vocab, batch: d.batch, dModel: d.dModel, heads: d.heads, layers: d.layers, dFF: d.dFF },
+        train_step: st.trainStep.median_ms, evaluate: st.evaluate.median_ms, generate_token: st.generate.median_ms / (task.seqLen - 1) });
+      log(`    ${name} ${v.name}: trainStep ${fmtMs(st.trainStep.median_ms)} ms`);
+    } finally { m.dispose(); }
   }
   return rows;
 }
@@ -121,39 +126,32 @@ export async function stepCostPhase({ quick = false, dir = HERE, log = console.l
   const rounds = quick ? 3 : 9;
   log(`\nstep cost: SIMD build, one thread; ${STEP_COST_TASKS.join(', ')} at their defaults${baseline ? `; against the baseline ${builds[1].commit} (${baseline})` : ''}`);
   const rows = [];
-  for (const name of STEP_COST_TASKS) {
-    const task = tasks[name]();
-    const d = task.defaults;
-    const batch = task.sample(d.batch, 1, 'train');
-    const prompt = batch.tokens.subarray(0, 1);
-    for (const v of experimentVariants(builds[0].lab.variants)) {
-      const config = modelConfig(task, v, d, 1);
-      const models = builds.map((b) => b.lab.model(config));
-      try {
-        const entries = [];
-        models.forEach((m, i) => {
-          const k = builds[i].key;
-          entries.push({ key: `${k} trainStep`, fn: () => m.trainStep(batch.tokens, batch.targets, { lr: LR }) });
-          entries.push({ key: `${k} evaluate`, fn: () => m.evaluate(batch.tokens, batch.targets) });
-          entries.push({ key: `${k} generate`, fn: () => m.generate(prompt, task.seqLen - 1, { temperature: 0 }) });
-        });
-        const st = await roundRobin(entries, rounds);
-        const row = { task: name, variant: v.name, shape: { seqLen: task.seqLen, vocab: task.vocab, batch: d.batch, dModel: d.dModel, heads: d.heads, layers: d.layers, dFF: d.dFF },
-          parameters: models[0].parameterCount };
-        for (const b of builds) {
-          row[b.key] = {
-            train_step: st[`${b.key} trainStep`], evaluate: st[`${b.key} evaluate`],
-            // a generate call decodes seqLen - 1 positions (the prompt's one, then each drawn token)
-            generate_token: scale(st[`${b.key} generate`], 1 / (task.seqLen - 1)),
-          };
-        }
-        if (baseline) for (const k of ['train_step', 'evaluate', 'generate_token']) row[`${k}_ratio`] = row.this[k].median_ms / row.baseline[k].median_ms;
-        rows.push(row);
-        log(`  ${name} ${v.name}: trainStep ${fmtMs(row.this.train_step.median_ms)} ms, evaluate ${fmtMs(row.this.evaluate.median_ms)} ms, ` +
-          `generate ${fmtMs(row.this.generate_token.median_ms)} ms/token` +
-          (baseline ? ` (× ${row.train_step_ratio.toFixed(2)}, ${row.evaluate_ratio.toFixed(2)}, ${row.generate_token_ratio.toFixed(2)} of the baseline)` : ''));
-      } finally { for (const m of models) m.dispose(); }
-    }
+  for (const { name, task, d, batch, prompt, v, config } of stepCostModels(builds[0].lab.variants)) {
+    const models = builds.map((b) => b.lab.model(config));
+    try {
+      const entries = [];
+      models.forEach((m, i) => {
+        const k = builds[i].key;
+        entries.push({ key: `${k} trainStep`, fn: () => m.trainStep(batch.tokens, batch.targets, { lr: LR }) });
+        entries.push({ key: `${k} evaluate`, fn: () => m.evaluate(batch.tokens, batch.targets) });
+        entries.push({ key: `${k} generate`, fn: () => m.generate(prompt, task.seqLen - 1, { temperature: 0 }) });
+      });
+      const st = await roundRobin(entries, rounds);
+      const row = { task: name, variant: v.name, shape: { seqLen: task.seqLen, vocab: task.vocab, batch: d.batch, dModel: d.dModel, heads: d.heads, layers: d.layers, dFF: d.dFF },
+        parameters: models[0].parameterCount };
+      for (const b of builds) {
+        row[b.key] = {
+          train_step: st[`${b.key} trainStep`], evaluate: st[`${b.key} evaluate`],
+          // a generate call decodes seqLen - 1 positions (the prompt's one, then each drawn token)
+          generate_token: scale(st[`${b.key} generate`], 1 / (task.seqLen - 1)),
+        };
+      }
+      if (baseline) for (const k of ['train_step', 'evaluate', 'generate_token']) row[`${k}_ratio`] = row.this[k].median_ms / row.baseline[k].median_ms;
+      rows.push(row);
+      log(`  ${name} ${v.name}: trainStep ${fmtMs(row.this.train_step.median_ms)} ms, evaluate ${fmtMs(row.this.evaluate.median_ms)} ms, ` +
+        `generate ${fmtMs(row.this.generate_token.median_ms)} ms/token` +
+        (baseline ? ` (× ${row.train_step_ratio.toFixed(2)}, ${row.evaluate_ratio.toFixed(2)}, ${row.generate_token_ratio.toFixed(2)} of the baseline)` : ''));
+    } finally { for (const m of models) m.dispose(); }
   }
   for (const b of builds) b.lab.dispose();
   const md = report(rows, builds, machine, quick, baseline);
