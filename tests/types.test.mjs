@@ -116,6 +116,8 @@ describe('attnlab.d.ts from the packed package', () => {
       `the corpus and its tasks through the installed package: ${JSON.stringify(report.corpus)}`);
     assert.deepEqual(report.experiment, { first: 'softmax', extras: 2, runVocab: 64, threshold: 0.9, evalPoints: 40, chance: true },
       `the experiments' facts through attnlab/experiment: ${JSON.stringify(report.experiment)}`);
+    assert.deepEqual(report.tasks, { same: true, names: 6, copyKnobs: 2, split: 'validation', validation: 16, text: true, heldOutEvery: 10, file: 'kjv.txt', tokenName: '|', options: true },
+      `the tasks through attnlab/tasks: ${JSON.stringify(report.tasks)}`);
     assert.deepEqual(D.model, sorted(report.model.members.filter((k) => k !== 'constructor')), 'Model members vs a model');
     const task = pkg.tasks.copy({ seqLen: 8, vocab: 6 });
     for (const k of D.task) assert.ok(k in task, `Task declares ${k}, which a task lacks`);

@@ -455,6 +455,13 @@ export interface TrainResult {
   aborted: boolean;
 }
 
+/**
+ * sample()'s splits: 'train'; 'validation', where a study chooses its settings (a learning rate);
+ * 'heldout', where it reports. A text of your own has no 'validation' (its last 10 % is its only
+ * held-out part): asking for it throws.
+ */
+export type Split = 'train' | 'validation' | 'heldout';
+
 export interface TaskBatch {
   tokens: Int32Array;
   /** -1 where there is no loss. */
@@ -467,10 +474,14 @@ export interface Task {
   readonly seqLen: number;
   readonly causal: boolean;
   readonly defaults: Readonly<Record<string, number>>;
-  /** A batch drawn from the seed; 'heldout' draws from the held-out split. */
-  sample(batch: number, seed: number, split?: 'train' | 'heldout'): TaskBatch;
+  /** The task's arguments, resolved (the defaults filled in). */
+  readonly options: Readonly<Record<string, unknown>>;
+  /** A batch drawn from the seed, from the split's own stream (or chapters). */
+  sample(batch: number, seed: number, split?: Split): TaskBatch;
   /** Sequence i of tokens, readable. */
   describe(tokens: ArrayLike<number>, i: number): string;
+  /** A token, readable. */
+  tokenName(token: number): string;
 }
 
 /**
@@ -497,7 +508,7 @@ export interface TextTask extends Task {
   readonly chars: readonly string[];
   /** Characters in the text (the corpus or the string). */
   readonly length: number;
-  sample(batch: number, seed: number, split?: 'train' | 'heldout'): TextWindows;
+  sample(batch: number, seed: number, split?: Split): TextWindows;
   /** Every held-out character predicted exactly once. */
   heldOutWindows(): TextWindows;
   /** Corpus only: 128 evenly spaced windows of heldOutWindows(), what train() evaluates as it goes. */
@@ -519,6 +530,8 @@ export interface TextTask extends Task {
   };
   /** Corpus only: whether a text position lies in a held-out chapter. */
   isHeldOut?(position: number): boolean;
+  /** Corpus only: the split of the chapter a text position lies in. */
+  splitOf?(position: number): Split;
   tokenName(token: number): string;
   /** The token ids of a string of the vocabulary's characters. */
   encode(text: string): Int32Array;
@@ -535,6 +548,8 @@ export interface VerseInfo {
   /** Its class index. */
   label: number;
   heldOut: boolean;
+  /** The split of its chapter. */
+  split: Split;
 }
 
 /** tasks.verses(): which part of the Bible a verse comes from, answered at its last position. */
@@ -546,8 +561,11 @@ export interface VersesTask extends Task {
   readonly chance: number;
   /** The padding token ("\n") before a verse shorter than seqLen. */
   readonly padding: number;
-  readonly counts: { readonly train: readonly number[]; readonly heldout: readonly number[] };
-  sample(batch: number, seed: number, split?: 'train' | 'heldout'): TaskBatch & { verses: Int32Array; labels: Int32Array };
+  /** The verses of each class in each split. */
+  readonly counts: { readonly train: readonly number[]; readonly validation: readonly number[]; readonly heldout: readonly number[] };
+  sample(batch: number, seed: number, split?: Split): TaskBatch & { verses: Int32Array; labels: Int32Array };
+  /** Every verse of a held-out split once (classes as unbalanced as the Bible), for balanced accuracy. */
+  allVerses(split?: 'heldout' | 'validation'): TaskBatch & { verses: Int32Array; labels: Int32Array };
   verse(index: number): VerseInfo;
   tokenName(token: number): string;
 }

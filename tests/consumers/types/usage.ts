@@ -7,6 +7,8 @@
 
 import { init, features, version, AttnError, tasks, evaluateHeldOut } from 'attnlab';
 import { loadCorpus } from 'attnlab/corpus';
+import subpathTasks, { TASK_NAMES, TASK_KNOBS, DEFAULT_TEXT, CORPUS_FILES, HELD_OUT_EVERY, chapterSplit } from 'attnlab/tasks';
+import type { Split, TaskName } from 'attnlab/tasks';
 import { experimentVariants, modelConfig, chanceOf, THRESHOLD, EVAL_POINTS } from 'attnlab/experiment';
 import type { ExperimentVariant } from 'attnlab/experiment';
 import { initWebGPU, AttnError as WebGPUError } from 'attnlab/webgpu';
@@ -92,7 +94,7 @@ const TRAIN_OPTION_KEYS: Record<keyof TrainOptions, true> = {
   steps: true, batch: true, lr: true, warmup: true, evalEvery: true, evalBatch: true, seed: true, onProgress: true,
   signal: true, pause: true,
 };
-const TASK_KEYS: Record<keyof Task, true> = { name: true, vocab: true, seqLen: true, causal: true, defaults: true, sample: true, describe: true };
+const TASK_KEYS: Record<keyof Task, true> = { name: true, vocab: true, seqLen: true, causal: true, defaults: true, options: true, sample: true, describe: true, tokenName: true };
 const KNOWN_VARIANTS: Record<KnownVariantId, true> = {
   softmax: true, dense: true, dense1: true, random: true, 'factorized-dense': true, 'factorized-random': true,
   mixture: true, linear: true, efficient: true, taylor: true, fixed: true, 'plain-linear': true, gla: true, deltanet: true,
@@ -308,6 +310,16 @@ export async function exercise(env: Env) {
   };
   oneRun.dispose();
 
+  // the tasks alone, from their subpath: the same factories, their names, knobs and the corpus's split
+  const names: readonly TaskName[] = TASK_NAMES;
+  const validationSplit: Split = chapterSplit(9);
+  const validation: TaskBatch = subpathTasks.copy({ seqLen: 8, vocab: 6 }).sample(2, 1, 'validation');
+  const tasksSummary = {
+    same: subpathTasks === tasks, names: names.length, copyKnobs: TASK_KNOBS.copy.length, split: validationSplit,
+    validation: validation.tokens.length, text: DEFAULT_TEXT.length > 0, heldOutEvery: HELD_OUT_EVERY, file: CORPUS_FILES.text,
+    tokenName: task.tokenName(0), options: Object.keys(task.options).length > 0,
+  };
+
   // errors, narrowed on their code
   const errors = {
     shape: codeOf(() => lab.attention('softmax', { n, d, dv, q: q.subarray(1), k, v })),
@@ -350,6 +362,7 @@ export async function exercise(env: Env) {
     model: modelSummary,
     corpus: corpusSummary,
     experiment: experimentSummary,
+    tasks: tasksSummary,
     calls, firstWeight, stateLength: state?.length ?? null, matrixLength: m.length, memory, errors,
   };
 }
@@ -420,4 +433,6 @@ export async function wrongCalls(lab: AttnLab): Promise<void> {
   void initWebGPU({ powerPreference: 'fast' });
   // @ts-expect-error recall's layout is 'sparse' or 'dense'
   tasks.recall({ layout: 'medium' });
+  // @ts-expect-error the splits are 'train', 'validation' and 'heldout'
+  task.sample(1, 1, 'test');
 }
