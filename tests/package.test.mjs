@@ -18,7 +18,7 @@ import { VARIANT_IDS } from './helpers.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-const EXPECTED_FILES = ['dist/attnlab.js', 'dist/loader.js', 'dist/inputs.js', 'dist/builds.js', 'dist/attnlab.d.ts', 'dist/errors.js', 'dist/model.js', 'dist/model-config.js', 'dist/model-file.js', 'dist/registry.js', 'dist/heap.js', 'dist/options.js', 'dist/tasks.js', 'dist/tasks.d.ts', 'dist/tasks/args.js', 'dist/tasks/corpus-parse.js', 'dist/tasks/defaults.js', 'dist/tasks/recall.js', 'dist/tasks/sequence.js', 'dist/tasks/text.js', 'dist/tasks/verses.js', 'dist/experiment.js', 'dist/train.js',
+const EXPECTED_FILES = ['dist/attnlab.js', 'dist/loader.js', 'dist/inputs.js', 'dist/builds.js', 'dist/attnlab.d.ts', 'dist/errors.js', 'dist/model.js', 'dist/model-config.js', 'dist/model-file.js', 'dist/registry.js', 'dist/heap.js', 'dist/options.js', 'dist/tasks.js', 'dist/tasks.d.ts', 'dist/reference.d.ts', 'dist/reference-model.d.ts', 'dist/prng.d.ts', 'dist/tasks/args.js', 'dist/tasks/corpus-parse.js', 'dist/tasks/defaults.js', 'dist/tasks/recall.js', 'dist/tasks/sequence.js', 'dist/tasks/text.js', 'dist/tasks/verses.js', 'dist/experiment.js', 'dist/train.js',
   'dist/reference.js', 'dist/reference-model.js', 'dist/prng.js', 'dist/attnlab-simd.wasm', 'dist/attnlab-scalar.wasm',
   'dist/attnlab-relaxed.wasm', 'dist/attnlab-simd-threads.wasm', 'dist/attnlab-scalar-threads.wasm',
   'dist/attnlab-relaxed-threads.wasm', 'dist/pool.js', 'dist/pool-worker.js', 'dist/kjv.txt', 'dist/kjv-index.json',

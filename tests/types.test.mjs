@@ -118,6 +118,8 @@ describe('attnlab.d.ts from the packed package', () => {
       `the experiments' facts through attnlab/experiment: ${JSON.stringify(report.experiment)}`);
     assert.deepEqual(report.tasks, { same: true, names: 6, copyKnobs: 2, split: 'validation', validation: 16, text: true, heldOutEvery: 10, file: 'kjv.txt', tokenName: '|', options: true },
       `the tasks through attnlab/tasks: ${JSON.stringify(report.tasks)}`);
+    assert.deepEqual(report.oracles, { weights: 4, upperZero: true, steps: true, bar: 1e-5, known: true, flops: true, dh: 4, tableMatches: true, lossFinite: true, random: true },
+      `the float64 oracles and the PRNG through their subpaths: ${JSON.stringify(report.oracles)}`);
     assert.deepEqual(D.model, sorted(report.model.members.filter((k) => k !== 'constructor')), 'Model members vs a model');
     const task = pkg.tasks.copy({ seqLen: 8, vocab: 6 });
     for (const k of D.task) assert.ok(k in task, `Task declares ${k}, which a task lacks`);

@@ -9,6 +9,10 @@ import { init, features, version, AttnError, tasks, evaluateHeldOut } from 'attn
 import { loadCorpus } from 'attnlab/corpus';
 import subpathTasks, { TASK_NAMES, TASK_KNOBS, DEFAULT_TEXT, CORPUS_FILES, HELD_OUT_EVERY, chapterSplit } from 'attnlab/tasks';
 import type { Split, TaskName } from 'attnlab/tasks';
+import { reference, explain, flopCount, ACCURACY_BAR, hasDefinition } from 'attnlab/reference';
+import type { Step } from 'attnlab/reference';
+import { resolveConfig, parameterTable, initParameters, forwardLoss } from 'attnlab/reference-model';
+import { mulberry32, uniformArray, streamSeed } from 'attnlab/prng';
 import { experimentVariants, modelConfig, chanceOf, THRESHOLD, EVAL_POINTS } from 'attnlab/experiment';
 import type { ExperimentVariant } from 'attnlab/experiment';
 import { initWebGPU, AttnError as WebGPUError } from 'attnlab/webgpu';
@@ -314,6 +318,18 @@ export async function exercise(env: Env) {
   const names: readonly TaskName[] = TASK_NAMES;
   const validationSplit: Split = chapterSplit(9);
   const validation: TaskBatch = subpathTasks.copy({ seqLen: 8, vocab: 6 }).sample(2, 1, 'validation');
+  // the float64 oracles and the PRNG, from their subpaths
+  const qk = uniformArray(2 * 4, 1, 'q');
+  const ref = reference('softmax', { n: 2, d: 4, dv: 4, q: qk, k: uniformArray(8, 1, 'k'), v: uniformArray(8, 1, 'v') }, { causal: true });
+  const steps: Step[] = explain('softmax', { n: 2, d: 4, dv: 4, q: qk, k: qk, v: qk }, { causal: true }, 1, 0);
+  const refConfig = { ...config, registry: { variants: lab.variants, options: lab.options } };
+  const refParams = initParameters(refConfig);
+  const refLoss = forwardLoss(refConfig, refParams, batch.tokens.subarray(0, task.seqLen), batch.targets.subarray(0, task.seqLen), 1);
+  const oraclesSummary = {
+    weights: ref.weights.length, upperZero: ref.weights[1] === 0, steps: steps.length > 0, bar: ACCURACY_BAR.abs, known: hasDefinition('softmax'),
+    flops: flopCount('softmax', { n: 2, d: 4, dv: 4 }).flops > 0, dh: resolveConfig(refConfig)['dh'], tableMatches: parameterTable(refConfig).length === modelSummary.parameters,
+    lossFinite: Number.isFinite(refLoss.loss), random: mulberry32(streamSeed(1, 'x'))() < 1,
+  };
   const tasksSummary = {
     same: subpathTasks === tasks, names: names.length, copyKnobs: TASK_KNOBS.copy.length, split: validationSplit,
     validation: validation.tokens.length, text: DEFAULT_TEXT.length > 0, heldOutEvery: HELD_OUT_EVERY, file: CORPUS_FILES.text,
@@ -363,6 +379,7 @@ export async function exercise(env: Env) {
     corpus: corpusSummary,
     experiment: experimentSummary,
     tasks: tasksSummary,
+    oracles: oraclesSummary,
     calls, firstWeight, stateLength: state?.length ?? null, matrixLength: m.length, memory, errors,
   };
 }
