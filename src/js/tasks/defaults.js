@@ -1,4 +1,5 @@
-// tasks/defaults.js — each task's default model and training settings (its `defaults`). A plain ES module: no DOM, no Node imports, no work at import time.
+// tasks/defaults.js — each task's default model and training settings (its `defaults`). A plain
+// ES module: no DOM, no Node imports, no work at import time.
 //
 // Defaults: chosen by pilot runs of softmax alone (the goal: >= 90 % held-out accuracy within 60 s of
 // one-thread training; text: <= 2.4 held-out bits per character within 3 minutes), never by how

@@ -1,4 +1,5 @@
-// tasks/recall.js — the recall task of tasks.js. A plain ES module: no DOM, no Node imports, no work at import time.
+// tasks/recall.js — the recall task of tasks.js. A plain ES module: no DOM, no Node imports, no
+// work at import time.
 
 import { fail, checkInt, checkKnown, sampler, choose, checkSequence } from './args.js';
 import { DEFAULTS } from './defaults.js';

@@ -1,4 +1,5 @@
-// tasks/sequence.js — the copy, reverse and sort tasks of tasks.js. A plain ES module: no DOM, no Node imports, no work at import time.
+// tasks/sequence.js — the copy, reverse and sort tasks of tasks.js. A plain ES module: no DOM, no
+// Node imports, no work at import time.
 
 import { fail, checkInt, checkKnown, sampler, randInt, checkSequence } from './args.js';
 import { DEFAULTS } from './defaults.js';

@@ -127,7 +127,6 @@ export function text(opts = {}) {
   };
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // text on the corpus (vocabulary: the corpus's characters sorted by code, "\n" among them;
 // seqLen 64 unless given; starts are positions in the corpus text):

@@ -1,4 +1,5 @@
-// tasks/verses.js — the verses task of tasks.js: which part of the Bible a verse comes from. A plain ES module: no DOM, no Node imports, no work at import time.
+// tasks/verses.js — the verses task of tasks.js: which part of the Bible a verse comes from. A
+// plain ES module: no DOM, no Node imports, no work at import time.
 // In Node the shipped corpus is read on first use (corpus-parse.js).
 
 import { fail, checkInt, checkKnown, SPLITS, sampler, randInt, checkSequence } from './args.js';
