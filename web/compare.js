@@ -190,7 +190,9 @@ function renderTable() {
   table.append(tb);
   const untrained = ids.filter((id) => store.byId[id]?.learnedLogits && results[id] && !results[id].error);
   const caveat = untrained.length
-    ? el('p', { class: 'note', id: 'compare-caveat', text: `* ${untrained.map((id) => store.byId[id].label).join(', ')}: ${untrained.length > 1 ? 'their' : 'its'} attention comes from parameters drawn at random from the seed (a Synthesizer learns them in training: the Experiment view trains them), not from q and k, so the difference from softmax here measures two unrelated maps, not how well ${untrained.length > 1 ? 'they approximate' : 'it approximates'} softmax.` })
+    ? el('p', { class: 'note', id: 'compare-caveat', text: `* ${untrained.map((id) => store.byId[id].label).join(', ')}: ${untrained.length > 1 ? 'their' : 'its'} attention comes ` +
+      `${untrained.some((id) => store.byId[id].composite) ? '(a mixture\'s in part) ' : ''}from parameters drawn at random from the seed (a Synthesizer learns them in training: the Experiment view trains them) rather than from q and k, ` +
+      `so ${untrained.length > 1 ? 'their' : 'its'} difference from softmax here does not measure how well ${untrained.length > 1 ? 'they approximate' : 'it approximates'} softmax.` })
     : null;
   $('#compare-summary').replaceChildren(table, ...(caveat ? [caveat] : []));
 }
