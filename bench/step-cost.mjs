@@ -25,7 +25,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { commitText, machineInfo, respawnWithFlags } from './cli.mjs';
-import { CONTENDED, roundRobin } from './measure.mjs';
+import { CONTENDED, roundRobin, summarize } from './measure.mjs';
 import { fmtMs, writeRecorded } from './record.mjs';
 import { tasks } from '../src/js/tasks.js';
 import { modelConfig, experimentVariants } from '../src/js/experiment.js';
@@ -82,8 +82,6 @@ async function timeModels(lab, rounds, log = () => {}) {
   return rows;
 }
 
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
-
 /** The threaded step cost: each build's models in child processes of their own, builds alternating. */
 export async function stepCostThreadsPhase({ threads, quick = false, dir = HERE, log = console.log, baseline = null, reps = quick ? 2 : 3 } = {}) {
   const machine = machineInfo();
@@ -103,7 +101,8 @@ export async function stepCostThreadsPhase({ threads, quick = false, dir = HERE,
       runs.get(b.key).push(JSON.parse(r.stdout.trim().split('\n').pop()));
     }
   }
-  const stat = (xs) => ({ median_ms: median(xs), q1_ms: Math.min(...xs), q3_ms: Math.max(...xs), reps: xs.length });
+  // the spread of a few processes' medians is their range
+  const stat = (xs) => { const s = summarize([...xs]); return { median_ms: s.median_ms, q1_ms: s.min_ms, q3_ms: s.max_ms, reps: xs.length }; };
   const rows = runs.get('this')[0].map((first, i) => {
     const row = { task: first.task, variant: first.variant, shape: first.shape, parameters: first.parameters };
     for (const b of builds) {

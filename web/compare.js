@@ -165,11 +165,12 @@ const COLUMNS = (baseId) => ['variant', 'family', `max |y − y_${baseId}|`, `NM
 
 function renderTable() {
   const { baseId, ids, results } = store.compare;
+  const columns = COLUMNS(baseId);
   const table = el('table', { class: 'stats compare-table', id: 'compare-table' },
     el('caption', { class: 'visually-hidden', text: 'Comparison against softmax' }),
-    el('thead', {}, el('tr', {}, COLUMNS(baseId).map((t) => el('th', { scope: 'col', text: t })))));
+    el('thead', {}, el('tr', {}, columns.map((t) => el('th', { scope: 'col', text: t })))));
   // each cell names its column too: on a phone the rows stack and the header row is not shown
-  const cell = (k, text) => el('td', { text, dataset: { label: COLUMNS(baseId)[k] } });
+  const cell = (k, text) => el('td', { text, dataset: { label: columns[k] } });
   const tb = el('tbody');
   for (const id of ids) {
     const r = results[id];
